@@ -1,0 +1,184 @@
+/*
+ * neuroc — convert trained ANNs (ONNX) into spiking networks and run them.
+ *
+ * Conventions (DESIGN §5):
+ *  - Every fallible call returns an nc_status and hands its result through a
+ *    final `**out`, which is set to NULL on failure.
+ *  - nc_last_error() holds the detail of the last failure on the calling
+ *    thread (file, node, op, opset, what was expected).
+ *  - `*_free(NULL)` is a no-op. Options structs are taken by const pointer;
+ *    NULL means defaults.
+ *  - The library never prints; messages go to the log callback, if any.
+ */
+#ifndef NEUROC_NEUROC_H
+#define NEUROC_NEUROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define NC_API
+#else
+#define NC_API __attribute__((visibility("default")))
+#endif
+
+#define NC_MAX_DIMS 8
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum nc_status {
+    NC_OK = 0,
+    NC_ERR_INVALID_ARG,          /* NULL or out-of-range argument from the caller */
+    NC_ERR_NOMEM,                /* an allocation failed */
+    NC_ERR_IO,                   /* a file could not be opened, read or written */
+    NC_ERR_PARSE,                /* a file is truncated, corrupt or of the wrong format */
+    NC_ERR_UNSUPPORTED,          /* an op, attribute, data type or feature neuroc lacks */
+    NC_ERR_SHAPE,                /* shapes that do not match or cannot be resolved */
+    NC_ERR_MODEL,                /* a structurally invalid model (cycle, missing value) */
+    NC_ERR_LIMIT,                /* an input exceeds a size limit */
+    NC_ERR_BACKEND_UNAVAILABLE,  /* the backend was not built or has no device */
+    NC_ERR_DEVICE,               /* a device (CUDA, cuBLAS, cuSPARSE) call failed */
+    NC_ERR_INTERNAL              /* a bug in neuroc: please report it */
+} nc_status;
+
+/* A static string naming the category of `s`. Never NULL. */
+NC_API const char *nc_status_str(nc_status s);
+
+/* Detail of the last failure on this thread; "" if none. The string is owned
+ * by the library and valid until the next neuroc call on this thread. */
+NC_API const char *nc_last_error(void);
+
+/* Library version, e.g. "0.1.0". Static string. */
+NC_API const char *nc_version(void);
+
+/* Features compiled in, e.g. "cpu blas cuda". Static string. */
+NC_API const char *nc_build_features(void);
+
+typedef enum nc_log_level {
+    NC_LOG_ERROR = 0,
+    NC_LOG_WARN = 1,
+    NC_LOG_INFO = 2,
+    NC_LOG_DEBUG = 3
+} nc_log_level;
+
+/* Receives the library's warnings and notes. `msg` is valid only during the
+ * call. The callback is process-wide; pass NULL to silence the library. */
+typedef void (*nc_log_fn)(nc_log_level level, const char *msg, void *user);
+NC_API void nc_set_log_callback(nc_log_fn fn, void *user);
+
+/* ---------------------------------------------------------------- tensors */
+
+/* Values match ONNX's TensorProto.DataType where they overlap. */
+typedef enum nc_dtype {
+    NC_DTYPE_F32 = 1,
+    NC_DTYPE_U8 = 2,
+    NC_DTYPE_I64 = 7
+} nc_dtype;
+
+/* A dense, C-ordered host tensor. Opaque; owned by whoever created it. */
+typedef struct nc_tensor nc_tensor;
+
+/* New zero-filled tensor. The caller owns *out and frees it with
+ * nc_tensor_free. ndim may be 0 (a scalar). */
+NC_API nc_status nc_tensor_create(nc_dtype dtype, int ndim, const int64_t *shape,
+                                  nc_tensor **out);
+/* New tensor holding a copy of `data` (numel elements of dtype). */
+NC_API nc_status nc_tensor_create_from(nc_dtype dtype, int ndim, const int64_t *shape,
+                                       const void *data, nc_tensor **out);
+NC_API void nc_tensor_free(nc_tensor *t);
+NC_API nc_dtype nc_tensor_dtype(const nc_tensor *t);
+NC_API int nc_tensor_ndim(const nc_tensor *t);
+/* Pointer to ndim dimensions, owned by the tensor. */
+NC_API const int64_t *nc_tensor_shape(const nc_tensor *t);
+NC_API int64_t nc_tensor_numel(const nc_tensor *t);
+/* The element buffer, owned by the tensor (NULL only for numel == 0). */
+NC_API void *nc_tensor_data(nc_tensor *t);
+NC_API const void *nc_tensor_data_const(const nc_tensor *t);
+
+/* ---------------------------------------------------------------- data files */
+
+/* Reads a .npy file (float32, float64, uint8, int64; C order, little-endian)
+ * or an IDX file (optionally gzip-compressed, as Fashion-MNIST ships).
+ * `want` is the dtype of the returned tensor: NC_DTYPE_F32 converts any
+ * numeric data to float32 (values unchanged), NC_DTYPE_I64 accepts integer
+ * data only, 0 keeps the file's type (float64 becomes float32). The caller
+ * owns *out. */
+NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
+
+/* Writes `t` as .npy (float32, uint8 or int64). The file appears complete or
+ * not at all: it is written to a temporary file in the same folder, then
+ * renamed. */
+NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
+
+/* ---------------------------------------------------------------- ANN models */
+
+/* An imported ANN: immutable after loading, so several threads may run it. */
+typedef struct nc_model nc_model;
+
+typedef struct nc_load_options {
+    /* Largest number of elements one tensor may declare; 0 = default (2^31). */
+    int64_t max_tensor_elems;
+    /* Folder for external-data tensors; NULL = the model file's folder. */
+    const char *external_data_dir;
+} nc_load_options;
+
+/* Loads an ONNX model. The caller owns *out (free with nc_model_free). */
+NC_API nc_status nc_model_load_onnx(const char *path, const nc_load_options *opt,
+                                    nc_model **out);
+/* Same, from a buffer the caller keeps ownership of (it may be freed after
+ * the call). `name` is used in error messages; may be NULL. */
+NC_API nc_status nc_model_load_onnx_memory(const void *data, size_t size, const char *name,
+                                           const nc_load_options *opt, nc_model **out);
+NC_API void nc_model_free(nc_model *m);
+
+/* A graph input or output. A dimension of -1 is symbolic (any size). Strings
+ * are owned by the model. */
+typedef struct nc_value_info {
+    const char *name;
+    nc_dtype dtype;
+    int ndim;
+    int64_t shape[NC_MAX_DIMS];
+} nc_value_info;
+
+NC_API size_t nc_model_num_inputs(const nc_model *m);
+NC_API size_t nc_model_num_outputs(const nc_model *m);
+NC_API nc_status nc_model_input(const nc_model *m, size_t i, nc_value_info *out);
+NC_API nc_status nc_model_output(const nc_model *m, size_t i, nc_value_info *out);
+
+/* One computing node of the imported graph, with shapes for a batch of one
+ * (or the model's fixed batch). Strings are owned by the model. */
+typedef struct nc_layer_info {
+    const char *name;
+    const char *op;       /* ONNX op type, e.g. "Conv" */
+    int in_ndim;          /* shape of the first input */
+    int64_t in_shape[NC_MAX_DIMS];
+    int out_ndim;         /* shape of the first output */
+    int64_t out_shape[NC_MAX_DIMS];
+    int64_t params;       /* elements of constant float inputs (weights, biases) */
+    int64_t macs;         /* multiply-accumulates for one batch of in_shape */
+} nc_layer_info;
+
+NC_API size_t nc_model_num_layers(const nc_model *m);
+NC_API nc_status nc_model_layer(const nc_model *m, size_t i, nc_layer_info *out);
+
+/* Runs the ANN forward on the CPU reference path. `inputs` has one tensor per
+ * graph input, in order (the caller keeps ownership); `outputs` receives
+ * n_outputs new tensors that the caller owns, all NULL on failure. n_outputs
+ * may be smaller than the model's output count (the first ones are returned). */
+NC_API nc_status nc_model_run(const nc_model *m, const nc_tensor *const *inputs, size_t n_inputs,
+                              nc_tensor **outputs, size_t n_outputs);
+
+/* ---------------------------------------------------------------- devices */
+
+/* Number of usable CUDA devices in *count. NC_ERR_BACKEND_UNAVAILABLE when
+ * neuroc was built without CUDA or no device/driver is present (count 0). */
+NC_API nc_status nc_cuda_device_count(int *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEUROC_NEUROC_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what neuroc needs to build and test, from Debian's packages.
+# Idempotent and quick when everything is already there. Run as root.
+#   scripts/setup.sh            build and test dependencies, data sets
+#   scripts/setup.sh --torch    also Debian's PyTorch and ONNX, to retrain the examples
+set -euo pipefail
+
+pkgs=(cmake make gcc pkg-config
+      libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+      libhdf5-dev libcmocka-dev libopenblas-dev zlib1g-dev
+      libonnx-testdata dataset-fashion-mnist
+      python3 python3-venv python3-numpy python3-h5py)
+if [[ "${1:-}" == "--torch" ]]; then
+    pkgs+=(python3-torch python3-onnx)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: dependencies present"

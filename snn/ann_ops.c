@@ -1,0 +1,66 @@
+/* The table of supported ONNX ops. Constant is not here: the importer turns
+ * Constant nodes into constant values. */
+#include "ann_ops.h"
+
+#include <string.h>
+
+static const nc_op_def g_ops[] = {
+    {"Conv", 2, 3, 1, nc_op_conv},
+    {"Gemm", 2, 3, 1, nc_op_gemm},
+    {"MatMul", 2, 2, 1, nc_op_matmul},
+    {"BatchNormalization", 5, 5, 1, nc_op_batchnorm},
+    {"AveragePool", 1, 1, 1, nc_op_averagepool},
+    {"MaxPool", 1, 1, 1, nc_op_maxpool},
+    {"GlobalAveragePool", 1, 1, 1, nc_op_globalaveragepool},
+    {"Pad", 1, 4, 1, nc_op_pad},
+    {"Add", 2, 2, 1, nc_op_add},
+    {"Sub", 2, 2, 1, nc_op_sub},
+    {"Mul", 2, 2, 1, nc_op_mul},
+    {"Div", 2, 2, 1, nc_op_div},
+    {"Relu", 1, 1, 1, nc_op_relu},
+    {"Clip", 1, 3, 1, nc_op_clip},
+    {"LeakyRelu", 1, 1, 1, nc_op_leakyrelu},
+    {"Floor", 1, 1, 1, nc_op_floor},
+    {"Softmax", 1, 1, 1, nc_op_softmax},
+    {"LogSoftmax", 1, 1, 1, nc_op_logsoftmax},
+    {"Identity", 1, 1, 1, nc_op_identity},
+    {"Dropout", 1, 3, 2, nc_op_dropout},
+    {"Flatten", 1, 1, 1, nc_op_flatten},
+    {"Reshape", 2, 2, 1, nc_op_reshape},
+    {"Squeeze", 1, 2, 1, nc_op_squeeze},
+    {"Unsqueeze", 1, 2, 1, nc_op_unsqueeze},
+    {"Concat", 1, 64, 1, nc_op_concat},
+    {"Shape", 1, 1, 1, nc_op_shape},
+    {"Gather", 2, 2, 1, nc_op_gather},
+    {"Slice", 1, 5, 1, nc_op_slice},
+    {"Cast", 1, 1, 1, nc_op_cast},
+};
+
+const nc_op_def *nc_op_lookup(const char *op_type)
+{
+    for (size_t i = 0; i < sizeof g_ops / sizeof g_ops[0]; i++)
+        if (strcmp(g_ops[i].name, op_type) == 0)
+            return &g_ops[i];
+    return NULL;
+}
+
+const char *nc_op_supported_list(void)
+{
+    static char buf[512];
+    if (!buf[0]) {
+        size_t off = 0;
+        for (size_t i = 0; i < sizeof g_ops / sizeof g_ops[0]; i++) {
+            size_t n = strlen(g_ops[i].name);
+            if (off + n + 3 >= sizeof buf)
+                break;
+            if (off) {
+                memcpy(buf + off, ", ", 2);
+                off += 2;
+            }
+            memcpy(buf + off, g_ops[i].name, n);
+            off += n;
+        }
+        buf[off] = '\0';
+    }
+    return buf;
+}
