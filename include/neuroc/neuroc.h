@@ -181,4 +181,7 @@ NC_API nc_status nc_cuda_device_count(int *count);
 #ifdef __cplusplus
 }
 #endif
+
+#include "neuroc/snn.h"
+
 #endif /* NEUROC_NEUROC_H */

@@ -1,0 +1,175 @@
+/*
+ * neuroc — spiking networks: build, load/save as NIR, run on a backend.
+ * Included by <neuroc/neuroc.h>; the same conventions hold (DESIGN §5).
+ *
+ * Semantics (DESIGN §3): discrete time t = 1..T; every layer sees the
+ * outputs of its inputs at the same step. An IF neuron integrates
+ *   m = v + I;  s = (m >= θ);  v = m − θ·s  (or v = 0 with reset-to-zero)
+ * from v(0) (θ/2 by default for converted networks) and emits s times its
+ * spike value (θ by default, so residual Adds need no rescaling). A readout
+ * layer is non-spiking: it sums its input current over time.
+ */
+#ifndef NEUROC_SNN_H
+#define NEUROC_SNN_H
+
+#ifndef NEUROC_NEUROC_H
+#include "neuroc/neuroc.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A spiking network. Built in code, converted from an ANN, or loaded from
+ * NIR; immutable once a session runs it. */
+typedef struct nc_snn nc_snn;
+
+typedef enum nc_snn_layer_kind {
+    NC_SNN_INPUT = 0,  /* the network's input (static image or event frames) */
+    NC_SNN_AFFINE,     /* y = W·x + b, W [out, in] */
+    NC_SNN_CONV2D,     /* W [C_out, C_in/groups, kH, kW], NCHW */
+    NC_SNN_POOL2D,     /* sum pooling times a scale (1/k² for average pooling) */
+    NC_SNN_FLATTEN,    /* (C,H,W) → (C·H·W) */
+    NC_SNN_ADD,        /* element-wise sum of two or more inputs */
+    NC_SNN_CONCAT,     /* along the channel axis */
+    NC_SNN_IF,         /* integrate-and-fire neurons */
+    NC_SNN_LIF,        /* leaky integrate-and-fire (NIR LIF), forward Euler with dt */
+    NC_SNN_CUBALIF,    /* current-based LIF (NIR CubaLIF), forward Euler with dt */
+    NC_SNN_READOUT     /* non-spiking accumulator of its input over time */
+} nc_snn_layer_kind;
+
+typedef enum nc_reset_mode {
+    NC_RESET_SUBTRACT = 0, /* v = m − θ·s (DESIGN §3 default) */
+    NC_RESET_ZERO = 1      /* v = 0 after a spike */
+} nc_reset_mode;
+
+/* Returns the name of a layer kind ("IF", "Conv2d", ...). Static string. */
+NC_API const char *nc_snn_kind_name(nc_snn_layer_kind k);
+
+/* New network with one input layer of per-sample shape `shape` (e.g. {1,28,28}
+ * or {784}); the input layer has id 0. The caller owns *out. */
+NC_API nc_status nc_snn_create(int ndim, const int64_t *shape, nc_snn **out);
+NC_API void nc_snn_free(nc_snn *s);
+
+/* Layer builders. Each appends a layer that reads layer `from` (an id returned
+ * earlier), copies the tensors it is given (the caller keeps ownership), and
+ * returns the new layer's id in *id. `name` may be NULL (a name is made up);
+ * names are unique within a network. Shapes are checked here. */
+NC_API nc_status nc_snn_add_affine(nc_snn *s, int from, const nc_tensor *weight,
+                                   const nc_tensor *bias, const char *name, int *id);
+
+typedef struct nc_conv2d_params {
+    int64_t stride[2], padding[2], dilation[2]; /* 0 means 1 for stride/dilation */
+    int64_t groups;                             /* 0 means 1 */
+} nc_conv2d_params;
+NC_API nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight,
+                                   const nc_tensor *bias, const nc_conv2d_params *p,
+                                   const char *name, int *id);
+
+/* Sum pooling over kernel×kernel windows times `scale` (use 1/(kh·kw) for
+ * average pooling; padding counts as zeros). */
+NC_API nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2],
+                                   const int64_t stride[2], const int64_t padding[2], float scale,
+                                   const char *name, int *id);
+NC_API nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id);
+NC_API nc_status nc_snn_add_add(nc_snn *s, int n_from, const int *from, const char *name, int *id);
+NC_API nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const char *name,
+                                   int *id);
+
+/* IF neuron parameters. threshold and v_init are tensors of 1 element (per
+ * layer), C elements (per channel, the first dimension of the layer's shape)
+ * or the layer's full shape (per neuron); v_init NULL means θ/2, spike_value
+ * NULL means θ (1 element, C, or full shape too). */
+typedef struct nc_if_params {
+    const nc_tensor *threshold;
+    const nc_tensor *v_init;
+    const nc_tensor *spike_value;
+    nc_reset_mode reset;
+} nc_if_params;
+NC_API nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *name,
+                               int *id);
+NC_API nc_status nc_snn_add_readout(nc_snn *s, int from, const char *name, int *id);
+
+/* The network's output layer: the readout if there is one, else the last
+ * layer added, unless set explicitly. */
+NC_API nc_status nc_snn_set_output(nc_snn *s, int id);
+
+typedef struct nc_snn_layer_info {
+    const char *name;           /* owned by the network */
+    nc_snn_layer_kind kind;
+    int n_inputs;
+    const int *inputs;          /* ids of the layers it reads; owned by the network */
+    int ndim;                   /* per-sample output shape */
+    int64_t shape[NC_MAX_DIMS];
+    int64_t params;             /* weights + biases + neuron parameters */
+} nc_snn_layer_info;
+
+NC_API size_t nc_snn_num_layers(const nc_snn *s);
+NC_API nc_status nc_snn_get_layer(const nc_snn *s, int id, nc_snn_layer_info *out);
+/* Id of the layer named `name`, or -1. */
+NC_API int nc_snn_find_layer(const nc_snn *s, const char *name);
+NC_API int nc_snn_output_layer(const nc_snn *s);
+
+/* ---------------------------------------------------------------- NIR */
+
+typedef struct nc_nir_options {
+    /* For IF/LIF nodes in files without neuroc's own group: reset mode
+     * (plain NIR leaves it open; neuroc assumes subtraction by default). */
+    nc_reset_mode reset;
+    /* Time step in seconds for LIF/CubaLIF dynamics; 0 = 1e-4. */
+    double dt;
+} nc_nir_options;
+
+/* Loads a .nir (HDF5) file written by neuroc or another tool. The caller owns
+ * *out. Unsupported node types are an error naming the node. */
+NC_API nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out);
+/* Writes `s` as NIR (DESIGN §4): binary spikes with θ folded into the next
+ * layer's weights, plus a /neuroc group that makes the round trip lossless.
+ * Written to a temporary file that is renamed when complete. */
+NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
+
+/* ---------------------------------------------------------------- sessions */
+
+typedef enum nc_encoding {
+    NC_ENCODING_DIRECT = 0,  /* the analog input is the current at every step */
+    NC_ENCODING_POISSON = 1  /* Bernoulli spikes with p = clamp(x, 0, 1) each step */
+} nc_encoding;
+
+typedef struct nc_session_options {
+    const char *backend;     /* "cpu" (reference; default) */
+    int timesteps;           /* T for static inputs; ignored for time-series input */
+    nc_encoding encoding;
+    uint64_t seed;           /* for Poisson encoding */
+    int per_step;            /* output every step (T, N, ...) instead of the sum */
+    /* Layers whose spikes and membrane potentials are recorded, by name. */
+    const char *const *record;
+    int n_record;
+} nc_session_options;
+
+/* A network bound to a backend and a configuration. One thread at a time. */
+typedef struct nc_session nc_session;
+
+/* The session keeps a pointer to `s`: free the session first. */
+NC_API nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt,
+                                   nc_session **out);
+NC_API void nc_session_free(nc_session *ss);
+
+/* Runs a batch. `input` is static, (N, *input_shape), fed at every one of T
+ * steps, or a time series, (T, N, *input_shape). *output (owned by the
+ * caller) is the output layer's value summed over the steps, (N, *out_shape),
+ * or per step with per_step, (T, N, *out_shape). */
+NC_API nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **output);
+
+/* Spikes emitted by layer `id` in the last run, summed over batch and time
+ * (0 for non-spiking layers). */
+NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *count);
+/* Recorded trace of a layer from the last run: kind 0 = spikes (0/1),
+ * 1 = membrane potential after the update; shape (T, N, *layer_shape). The
+ * caller owns *out. */
+NC_API nc_status nc_session_trace(const nc_session *ss, const char *layer, int kind,
+                                  nc_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEUROC_SNN_H */

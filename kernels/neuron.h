@@ -1,0 +1,40 @@
+/* Per-element neuron math, shared by the CPU backends and the CUDA kernels
+ * (compiled as C and as CUDA), so the arithmetic is tested without a GPU. */
+#ifndef NC_KERNELS_NEURON_H
+#define NC_KERNELS_NEURON_H
+
+#if defined(__CUDACC__)
+#define NC_HD __host__ __device__ __forceinline__
+#else
+#define NC_HD static inline
+#endif
+
+/* One IF step (DESIGN §3): m = v + I; spike if m >= θ; reset by subtracting θ
+ * or to zero. Updates *v and returns 1 on a spike. */
+NC_HD int nc_if_step(float *v, float current, float theta, int reset_zero)
+{
+    float m = *v + current;
+    int s = m >= theta;
+    *v = s ? (reset_zero ? 0.0f : m - theta) : m;
+    return s;
+}
+
+/* One forward-Euler step of NIR's LIF: τ·dv/dt = (v_leak − v) + r·I; spike
+ * if v >= θ, then v = 0 (NIR's default v_reset) or v − θ. */
+NC_HD int nc_lif_step(float *v, float current, float dt_over_tau, float v_leak, float r,
+                      float theta, int reset_zero)
+{
+    float m = *v + dt_over_tau * ((v_leak - *v) + r * current);
+    int s = m >= theta;
+    *v = s ? (reset_zero ? 0.0f : m - theta) : m;
+    return s;
+}
+
+/* NIR's CubaLIF synaptic current: τ_syn·dI/dt = −I + w_in·x. */
+NC_HD float nc_cuba_syn_step(float *i_syn, float x, float dt_over_tau_syn, float w_in)
+{
+    *i_syn = *i_syn + dt_over_tau_syn * (w_in * x - *i_syn);
+    return *i_syn;
+}
+
+#endif
