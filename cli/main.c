@@ -1,4 +1,75 @@
-/* STUB: to be replaced by the CLI. */
+/* neuroc: command dispatch, --help and --version. */
 #include <stdio.h>
-#include "neuroc/neuroc.h"
-int main(void) { printf("neuroc %s\n", nc_version()); return 0; }
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_command COMMANDS[] = {
+    {"info", "show a model's layers, shapes, parameters and MACs", CMD_INFO_HELP, cmd_info},
+    {"run", "run a model's ANN forward pass on data (npy or IDX files)", CMD_RUN_HELP, cmd_run},
+    /* later: convert, eval, sim, finetune, export ... */
+};
+#define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *f)
+{
+    fputs("usage: neuroc <command> [options]\n"
+          "       neuroc --help | --version\n"
+          "\n"
+          "Convert trained ANNs (ONNX) into spiking networks and run them.\n"
+          "\n"
+          "commands:\n",
+          f);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fputs("\nRun 'neuroc <command> --help' for a command's options.\n"
+          "Exit status: 0 success, 1 failure, 2 bad command line.\n",
+          f);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+        printf("neuroc %s\nfeatures: %s\n", nc_version(), nc_build_features());
+        return CLI_OK;
+    }
+    if (strcmp(a, "help") == 0) {
+        const cli_command *c = argc > 2 ? find_command(argv[2]) : NULL;
+        if (argc > 2 && !c)
+            return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+        if (c)
+            fputs(c->help, stdout);
+        else
+            usage(stdout);
+        return CLI_OK;
+    }
+    if (a[0] == '-') {
+        fprintf(stderr, "neuroc: unknown option '%s'\n\n", a);
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const cli_command *c = find_command(a);
+    if (!c) {
+        fprintf(stderr, "neuroc: unknown command '%s'\n\n", a);
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,122 @@
+/* neuroc info: the layer table of a model, its totals, inputs and outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char CMD_INFO_HELP[] =
+    "usage: neuroc info MODEL.onnx\n"
+    "\n"
+    "Shows the model's layers (index, name, op, input -> output shape, parameters,\n"
+    "multiply-accumulates), the totals, and the graph inputs and outputs.\n"
+    "Layer shapes are for a batch of one (or the model's fixed batch); in the\n"
+    "input/output list a symbolic dimension is shown as N.\n";
+
+#define NAME_MAX_SHOWN 40
+
+typedef struct row {
+    char idx[24], name[NAME_MAX_SHOWN + 4], op[32], shapes[2 * 200 + 8], params[24], macs[24];
+} row;
+
+static void clip_copy(char *dst, size_t cap, const char *src, size_t max_shown)
+{
+    size_t n = strlen(src ? src : "");
+    if (n > max_shown)
+        snprintf(dst, cap, "%.*s...", (int)(max_shown - 3), src);
+    else
+        snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void widen(int *w, const char *s)
+{
+    int n = (int)strlen(s);
+    if (n > *w)
+        *w = n;
+}
+
+static int print_values(const nc_model *m, int inputs)
+{
+    size_t n = inputs ? nc_model_num_inputs(m) : nc_model_num_outputs(m);
+    printf("%s:\n", inputs ? "inputs" : "outputs");
+    for (size_t i = 0; i < n; i++) {
+        nc_value_info v;
+        nc_status st = inputs ? nc_model_input(m, i, &v) : nc_model_output(m, i, &v);
+        if (st != NC_OK)
+            return cli_fail(st);
+        char sb[200];
+        printf("  %-20s %-8s %s\n", v.name ? v.name : "?", cli_dtype_name(v.dtype),
+               cli_shape(v.ndim, v.shape, sb, sizeof sb));
+    }
+    return CLI_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *pos[1];
+    int n_pos;
+    cli_opt opts[] = {{NULL, NULL, NULL, NULL}};
+    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_INFO_HELP);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    if (n_pos != 1)
+        return cli_usage_error("info", "expected one model file");
+
+    nc_model *m = NULL;
+    nc_status st = nc_model_load_onnx(pos[0], NULL, &m);
+    if (st != NC_OK)
+        return cli_fail(st);
+
+    size_t n = nc_model_num_layers(m);
+    row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) {
+        nc_model_free(m);
+        return cli_failf(NC_ERR_NOMEM, "out of memory");
+    }
+    int64_t total_params = 0, total_macs = 0;
+    int w[6] = {1, 4, 2, 14, 6, 4}; /* header widths: #, name, op, shapes, params, MACs */
+    for (size_t i = 0; i < n; i++) {
+        nc_layer_info L;
+        if ((st = nc_model_layer(m, i, &L)) != NC_OK) {
+            free(rows);
+            nc_model_free(m);
+            return cli_fail(st);
+        }
+        row *r = &rows[i];
+        char a[200], b[200];
+        snprintf(r->idx, sizeof r->idx, "%zu", i);
+        clip_copy(r->name, sizeof r->name, L.name, NAME_MAX_SHOWN);
+        clip_copy(r->op, sizeof r->op, L.op, sizeof r->op - 1);
+        snprintf(r->shapes, sizeof r->shapes, "%s -> %s", cli_shape(L.in_ndim, L.in_shape, a, sizeof a),
+                 cli_shape(L.out_ndim, L.out_shape, b, sizeof b));
+        snprintf(r->params, sizeof r->params, "%lld", (long long)L.params);
+        snprintf(r->macs, sizeof r->macs, "%lld", (long long)L.macs);
+        total_params += L.params;
+        total_macs += L.macs;
+        widen(&w[0], r->idx);
+        widen(&w[1], r->name);
+        widen(&w[2], r->op);
+        widen(&w[3], r->shapes);
+        widen(&w[4], r->params);
+        widen(&w[5], r->macs);
+    }
+
+    printf("model: %s\n\n", pos[0]);
+    printf("%*s  %-*s  %-*s  %-*s  %*s  %*s\n", w[0], "#", w[1], "name", w[2], "op", w[3],
+           "input -> output", w[4], "params", w[5], "MACs");
+    for (size_t i = 0; i < n; i++) {
+        row *r = &rows[i];
+        printf("%*s  %-*s  %-*s  %-*s  %*s  %*s\n", w[0], r->idx, w[1], r->name, w[2], r->op, w[3],
+               r->shapes, w[4], r->params, w[5], r->macs);
+    }
+    char hp[32], hm[32];
+    printf("\ntotal: %zu layers, %lld params (%s), %lld MACs (%s) per sample\n\n", n,
+           (long long)total_params, cli_human(total_params, hp, sizeof hp), (long long)total_macs,
+           cli_human(total_macs, hm, sizeof hm));
+    free(rows);
+    rc = print_values(m, 1);
+    if (rc == CLI_OK)
+        rc = print_values(m, 0);
+    nc_model_free(m);
+    return rc;
+}

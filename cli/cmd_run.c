@@ -1,0 +1,367 @@
+/* neuroc run: the ANN forward pass over a data file, in chunks, with an
+ * optional output file and accuracy against labels. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char CMD_RUN_HELP[] =
+    "usage: neuroc run MODEL.onnx --input X [--output Y.npy] [--labels L]\n"
+    "                  [--batch N] [--raw-input]\n"
+    "\n"
+    "Runs the model's ANN forward pass (CPU reference path) on the samples in X.\n"
+    "\n"
+    "  -i, --input X      input data: .npy (float32/64, uint8, int) or IDX\n"
+    "                     (gzip-compressed or not, as MNIST/Fashion-MNIST ship).\n"
+    "                     The first dimension is the sample; each sample is\n"
+    "                     reshaped to the model's input shape when the number\n"
+    "                     of values agrees (e.g. [N,28,28] -> [N,1,28,28]).\n"
+    "      --raw-input    uint8 input is normally scaled by 1/255 into [0,1], as\n"
+    "                     torchvision's ToTensor does; this flag feeds the raw\n"
+    "                     0..255 values instead.\n"
+    "  -o, --output Y     write output 0 for all samples to Y (.npy); the file\n"
+    "                     appears complete or not at all.\n"
+    "  -l, --labels L     integer class labels (.npy or IDX), one per sample;\n"
+    "                     prints the accuracy of argmax over output 0's last\n"
+    "                     dimension, e.g. 'accuracy: 0.8731 (8731/10000)'.\n"
+    "  -b, --batch N      samples per forward pass (default 256). A model with a\n"
+    "                     fixed batch size uses that size; the last chunk is\n"
+    "                     padded and the padding dropped.\n"
+    "\n"
+    "Progress is shown on stderr when it is a terminal.\n";
+
+#define DEFAULT_BATCH 256
+
+typedef struct run_args {
+    const char *model, *input, *output, *labels, *batch;
+    int raw_input;
+} run_args;
+
+/* The input samples in the model's dtype, reshaped: n samples of `per`
+ * elements, each of shape sample[0..sample_ndim). */
+typedef struct samples {
+    nc_tensor *t; /* owns the data */
+    int64_t n, per;
+    int sample_ndim;
+    int64_t sample[NC_MAX_DIMS];
+} samples;
+
+static int parse_batch(const char *s, int64_t *out)
+{
+    if (!s) {
+        *out = DEFAULT_BATCH;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < 1 || v > (1LL << 30))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* uint8 → [0,1] floats unless raw; other data is converted as is. */
+static int load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
+{
+    nc_tensor *raw = NULL;
+    nc_status st = nc_data_load(a->input, in->dtype == NC_DTYPE_F32 ? 0 : in->dtype, &raw);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (in->dtype != NC_DTYPE_F32 || nc_tensor_dtype(raw) == NC_DTYPE_F32) {
+        *out = raw;
+        return CLI_OK;
+    }
+    nc_tensor *f = NULL;
+    st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
+    if (st != NC_OK) {
+        nc_tensor_free(raw);
+        return cli_fail(st);
+    }
+    int64_t n = nc_tensor_numel(raw);
+    float *d = nc_tensor_data(f);
+    if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
+        const uint8_t *s = nc_tensor_data(raw);
+        float scale = a->raw_input ? 1.0f : 1.0f / 255.0f;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = (float)s[i] * scale;
+    } else {
+        const int64_t *s = nc_tensor_data(raw);
+        for (int64_t i = 0; i < n; i++)
+            d[i] = (float)s[i];
+    }
+    nc_tensor_free(raw);
+    *out = f;
+    return CLI_OK;
+}
+
+/* Views the data as n samples of the model's per-sample shape. */
+static int fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s)
+{
+    char ds[200], ms[200];
+    int nd = nc_tensor_ndim(t);
+    const int64_t *dshape = nc_tensor_shape(t);
+    cli_shape(nd, dshape, ds, sizeof ds);
+    cli_shape(in->ndim, in->shape, ms, sizeof ms);
+    if (in->ndim < 1)
+        return cli_failf(NC_ERR_UNSUPPORTED, "model input '%s' is a scalar; run feeds batches of "
+                                             "samples", in->name);
+    s->t = t;
+    s->sample_ndim = in->ndim - 1;
+    int symbolic = 0;
+    s->per = 1;
+    for (int i = 1; i < in->ndim; i++) {
+        s->sample[i - 1] = in->shape[i];
+        if (in->shape[i] < 0)
+            symbolic = 1;
+        else
+            s->per *= in->shape[i];
+    }
+    int64_t numel = nc_tensor_numel(t);
+    int64_t per_data = 1;
+    for (int i = 1; i < nd; i++)
+        per_data *= dshape[i]; /* cannot overflow: the product of all dims fits */
+    if (symbolic) {
+        /* Only the file can say what the free dimensions are. */
+        int ok = nd == in->ndim;
+        for (int i = 1; ok && i < nd; i++)
+            ok = in->shape[i] < 0 || in->shape[i] == dshape[i];
+        if (!ok)
+            return cli_failf(NC_ERR_SHAPE, "input %s has shape %s but model input '%s' is %s",
+                             a->input, ds, in->name, ms);
+        memcpy(s->sample, dshape + 1, (size_t)(nd - 1) * sizeof *dshape);
+        s->per = per_data;
+        s->n = dshape[0];
+    } else if (nd >= 1 && per_data == s->per) {
+        s->n = dshape[0];
+    } else if (numel == s->per) {
+        s->n = 1; /* a single sample without a batch dimension */
+    } else {
+        return cli_failf(NC_ERR_SHAPE,
+                         "input %s has shape %s (%lld values per sample) but model input '%s' is "
+                         "%s (%lld values per sample)",
+                         a->input, ds, (long long)(nd ? per_data : numel), in->name, ms,
+                         (long long)s->per);
+    }
+    if (s->n == 0)
+        return cli_failf(NC_ERR_SHAPE, "input %s has shape %s: no samples", a->input, ds);
+    return CLI_OK;
+}
+
+/* Collects output 0 of every chunk into one tensor of n rows. */
+typedef struct collector {
+    nc_tensor *all;
+    size_t row_bytes;
+} collector;
+
+static int collect(collector *c, const nc_tensor *y, int64_t fed, int64_t used, int64_t row0,
+                   int64_t n, int single_chunk)
+{
+    char ys[200];
+    int nd = nc_tensor_ndim(y);
+    const int64_t *sh = nc_tensor_shape(y);
+    size_t es = cli_dtype_size(nc_tensor_dtype(y));
+    if (nd < 1 || sh[0] != fed) {
+        if (single_chunk && fed == used && !c->all) {
+            /* Not batch-major, but there is nothing to concatenate. */
+            nc_status st = nc_tensor_create_from(nc_tensor_dtype(y), nd, sh,
+                                                 nc_tensor_data_const(y), &c->all);
+            return st == NC_OK ? CLI_OK : cli_fail(st);
+        }
+        return cli_failf(NC_ERR_SHAPE, "output 0 has shape %s for a chunk of %lld samples; its "
+                                       "first dimension is not the batch, so chunks cannot be "
+                                       "joined (try --batch %lld)",
+                         cli_shape(nd, sh, ys, sizeof ys), (long long)fed, (long long)n);
+    }
+    if (!c->all) {
+        int64_t shape[NC_MAX_DIMS];
+        memcpy(shape, sh, (size_t)nd * sizeof *sh);
+        shape[0] = n;
+        nc_status st = nc_tensor_create(nc_tensor_dtype(y), nd, shape, &c->all);
+        if (st != NC_OK)
+            return cli_fail(st);
+        c->row_bytes = fed ? (size_t)nc_tensor_numel(y) / (size_t)fed * es : 0;
+    }
+    const int64_t *as = nc_tensor_shape(c->all);
+    int same = nc_tensor_dtype(y) == nc_tensor_dtype(c->all) && nd == nc_tensor_ndim(c->all);
+    for (int i = 1; same && i < nd; i++)
+        same = sh[i] == as[i];
+    if (!same)
+        return cli_failf(NC_ERR_SHAPE, "output 0 changed shape between chunks (now %s)",
+                         cli_shape(nd, sh, ys, sizeof ys));
+    if (used && c->row_bytes)
+        memcpy((char *)nc_tensor_data(c->all) + (size_t)row0 * c->row_bytes,
+               nc_tensor_data_const(y), (size_t)used * c->row_bytes);
+    return CLI_OK;
+}
+
+/* Feeds the samples `chunk` at a time. With `pad` (a fixed-batch model) the
+ * last chunk is filled up with zero rows, whose outputs are dropped. */
+static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pad, collector *c)
+{
+    int show = isatty(STDERR_FILENO);
+    int64_t n_chunks = (s->n + chunk - 1) / chunk;
+    size_t es = cli_dtype_size(nc_tensor_dtype(s->t));
+    const char *src = nc_tensor_data_const(s->t);
+    int64_t shape[NC_MAX_DIMS];
+    memcpy(shape + 1, s->sample, (size_t)s->sample_ndim * sizeof *shape);
+    for (int64_t k = 0; k < n_chunks; k++) {
+        int64_t row0 = k * chunk;
+        int64_t used = s->n - row0 < chunk ? s->n - row0 : chunk;
+        int64_t fed = pad ? chunk : used;
+        nc_tensor *x = NULL, *y = NULL;
+        shape[0] = fed;
+        nc_status st = nc_tensor_create(nc_tensor_dtype(s->t), s->sample_ndim + 1, shape, &x);
+        if (st != NC_OK)
+            return cli_fail(st);
+        memcpy(nc_tensor_data(x), src + (size_t)row0 * (size_t)s->per * es,
+               (size_t)used * (size_t)s->per * es);
+        const nc_tensor *inputs[1] = {x};
+        st = nc_model_run(m, inputs, 1, &y, 1);
+        nc_tensor_free(x);
+        if (st != NC_OK) {
+            if (show)
+                fputc('\n', stderr);
+            return cli_fail(st);
+        }
+        int rc = collect(c, y, fed, used, row0, s->n, n_chunks == 1);
+        nc_tensor_free(y);
+        if (rc != CLI_OK)
+            return rc;
+        if (show)
+            fprintf(stderr, "\r  %lld/%lld batches", (long long)(k + 1), (long long)n_chunks);
+    }
+    if (show)
+        fputc('\n', stderr);
+    return CLI_OK;
+}
+
+static int check_labels(const run_args *a, int64_t n, nc_tensor **out)
+{
+    nc_status st = nc_data_load(a->labels, NC_DTYPE_I64, out);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (nc_tensor_numel(*out) != n) {
+        char ls[200];
+        return cli_failf(NC_ERR_SHAPE, "labels %s have shape %s (%lld labels) but input %s has "
+                                       "%lld samples",
+                         a->labels, cli_shape(nc_tensor_ndim(*out), nc_tensor_shape(*out), ls,
+                                              sizeof ls),
+                         (long long)nc_tensor_numel(*out), a->input, (long long)n);
+    }
+    return CLI_OK;
+}
+
+static int accuracy(const nc_tensor *y, const nc_tensor *labels)
+{
+    char ys[200];
+    int nd = nc_tensor_ndim(y);
+    int64_t n = nc_tensor_numel(labels);
+    int64_t classes = nd ? nc_tensor_shape(y)[nd - 1] : 0;
+    if (nc_tensor_dtype(y) != NC_DTYPE_F32 || classes < 1 || nc_tensor_numel(y) != n * classes)
+        return cli_failf(NC_ERR_SHAPE, "output 0 (%s %s) is not one row of class scores per label",
+                         cli_dtype_name(nc_tensor_dtype(y)),
+                         cli_shape(nd, nc_tensor_shape(y), ys, sizeof ys));
+    const float *v = nc_tensor_data_const(y);
+    const int64_t *l = nc_tensor_data_const(labels);
+    int64_t correct = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float *r = v + i * classes;
+        int64_t best = 0;
+        for (int64_t j = 1; j < classes; j++)
+            if (r[j] > r[best])
+                best = j;
+        correct += best == l[i];
+    }
+    printf("accuracy: %.4f (%lld/%lld)\n", (double)correct / (double)n, (long long)correct,
+           (long long)n);
+    return CLI_OK;
+}
+
+static int run(const run_args *a, int64_t batch, int batch_given)
+{
+    nc_model *m = NULL;
+    nc_tensor *data = NULL, *labels = NULL;
+    samples s = {0};
+    collector c = {0};
+    nc_value_info in;
+    int rc;
+    nc_status st = nc_model_load_onnx(a->model, NULL, &m);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (nc_model_num_inputs(m) != 1) {
+        rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; run feeds exactly one", a->model,
+                       nc_model_num_inputs(m));
+        goto done;
+    }
+    if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if ((rc = load_input(a, &in, &data)) != CLI_OK || (rc = fit_samples(a, &in, data, &s)) != CLI_OK)
+        goto done;
+    if (a->labels && (rc = check_labels(a, s.n, &labels)) != CLI_OK)
+        goto done;
+    int64_t chunk = batch;
+    int fixed = in.shape[0] > 0;
+    if (fixed) {
+        if (batch_given && batch != in.shape[0])
+            fprintf(stderr, "neuroc: note: %s has a fixed batch size of %lld; using it\n", a->model,
+                    (long long)in.shape[0]);
+        chunk = in.shape[0];
+    } else if (chunk > s.n) {
+        chunk = s.n;
+    }
+    if ((rc = run_chunks(m, &s, chunk, fixed, &c)) != CLI_OK)
+        goto done;
+    if (a->output && (st = nc_npy_save(a->output, c.all)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if (labels)
+        rc = accuracy(c.all, labels);
+    else if (!a->output) {
+        char ys[200];
+        nc_value_info out;
+        const char *name = nc_model_output(m, 0, &out) == NC_OK ? out.name : "0";
+        printf("output %s: %s %s (use --output to save it)\n", name,
+               cli_dtype_name(nc_tensor_dtype(c.all)),
+               cli_shape(nc_tensor_ndim(c.all), nc_tensor_shape(c.all), ys, sizeof ys));
+    }
+done:
+    nc_tensor_free(c.all);
+    nc_tensor_free(labels);
+    nc_tensor_free(data);
+    nc_model_free(m);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a = {0};
+    const char *pos[1];
+    int n_pos;
+    cli_opt opts[] = {
+        {"--input", "-i", &a.input, NULL},   {"--output", "-o", &a.output, NULL},
+        {"--labels", "-l", &a.labels, NULL}, {"--batch", "-b", &a.batch, NULL},
+        {"--raw-input", NULL, NULL, &a.raw_input}, {NULL, NULL, NULL, NULL},
+    };
+    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_RUN_HELP);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    if (n_pos != 1)
+        return cli_usage_error("run", "expected one model file");
+    a.model = pos[0];
+    if (!a.input)
+        return cli_usage_error("run", "--input is required");
+    int64_t batch;
+    if (!parse_batch(a.batch, &batch))
+        return cli_usage_error("run", "--batch must be a whole number from 1 to 2^30, not '%s'",
+                               a.batch);
+    return run(&a, batch, a.batch != NULL);
+}

@@ -1,0 +1,145 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_fail(nc_status st)
+{
+    const char *detail = nc_last_error();
+    if (detail && *detail)
+        fprintf(stderr, "neuroc: %s: %s\n", nc_status_str(st), detail);
+    else
+        fprintf(stderr, "neuroc: %s\n", nc_status_str(st));
+    return CLI_FAIL;
+}
+
+int cli_failf(nc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "neuroc: %s: ", nc_status_str(st));
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_FAIL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    if (cmd)
+        fprintf(stderr, "neuroc %s: ", cmd);
+    else
+        fputs("neuroc: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'neuroc %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    return CLI_USAGE;
+}
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *arg, size_t len)
+{
+    for (const cli_opt *o = opts; o->name; o++) {
+        if (strlen(o->name) == len && strncmp(o->name, arg, len) == 0)
+            return o;
+        if (o->alias && strlen(o->alias) == len && strncmp(o->alias, arg, len) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int max_pos,
+              int *n_pos, const char *help)
+{
+    const char *cmd = argv[0];
+    int only_pos = 0;
+    *n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            fputs(help, stdout);
+            return -1;
+        }
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (only_pos || a[0] != '-' || a[1] == '\0') {
+            if (*n_pos >= max_pos)
+                return cli_usage_error(cmd, "unexpected argument '%s'", a);
+            pos[(*n_pos)++] = a;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const cli_opt *o = find_opt(opts, a, len);
+        if (!o)
+            return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, a);
+        if (o->flag) {
+            if (eq)
+                return cli_usage_error(cmd, "option '%s' takes no value", o->name);
+            *o->flag = 1;
+        } else if (eq) {
+            *o->value = eq + 1;
+        } else if (i + 1 < argc) {
+            *o->value = argv[++i];
+        } else {
+            return cli_usage_error(cmd, "option '%s' needs a value", o->name);
+        }
+    }
+    return CLI_OK;
+}
+
+char *cli_shape(int ndim, const int64_t *shape, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    off += (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < ndim && off < len; i++) {
+        if (shape[i] < 0)
+            off += (size_t)snprintf(buf + off, len - off, i ? ", N" : "N");
+        else
+            off += (size_t)snprintf(buf + off, len - off, i ? ", %lld" : "%lld", (long long)shape[i]);
+    }
+    if (off < len)
+        snprintf(buf + off, len - off, "]");
+    return buf;
+}
+
+char *cli_human(int64_t n, char *buf, size_t len)
+{
+    static const char *suffix[] = {"", " K", " M", " G", " T"};
+    double v = (double)n;
+    int k = 0;
+    while (v >= 1000.0 && k < 4) {
+        v /= 1000.0;
+        k++;
+    }
+    if (k == 0)
+        snprintf(buf, len, "%lld", (long long)n);
+    else
+        snprintf(buf, len, "%.2f%s", v, suffix[k]);
+    return buf;
+}
+
+const char *cli_dtype_name(nc_dtype dt)
+{
+    switch (dt) {
+    case NC_DTYPE_F32: return "float32";
+    case NC_DTYPE_U8: return "uint8";
+    case NC_DTYPE_I64: return "int64";
+    }
+    return "?";
+}
+
+size_t cli_dtype_size(nc_dtype dt)
+{
+    switch (dt) {
+    case NC_DTYPE_F32: return 4;
+    case NC_DTYPE_U8: return 1;
+    case NC_DTYPE_I64: return 8;
+    }
+    return 0;
+}

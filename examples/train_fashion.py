@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""Train neuroc's example networks on Fashion-MNIST and export them as ONNX.
+
+Run with Debian's Python (its torch and onnx live there):
+
+    /usr/bin/python3 examples/train_fashion.py
+
+Writes, relative to the repository root:
+  examples/models/{mlp,cnn,resnet}.onnx      opset 13, dynamic batch, input "input", output "logits"
+  examples/data/fmnist_test_x.npy            first 256 test images, float32 [256,1,28,28] in [0,1]
+  examples/data/fmnist_test_y.npy            their labels, int64 [256]
+  examples/data/<model>_logits.npy           PyTorch's float32 output for those images
+  examples/README-accuracy.md                full-test-set accuracy table
+  tests/fixtures/opsets/cnn_op{9,13,17}_{fold,nofold}_{fixed,dyn}.onnx, input.npy, expected.npy
+
+Images are only scaled to [0,1] (x/255), with no mean/std normalisation, so the
+CLI's uint8 -> /255 convention feeds the models exactly what they were trained on.
+Everything is seeded; the run takes about six minutes on two CPU cores.
+"""
+import argparse
+import gzip
+import os
+import time
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA_DIR = "/usr/share/datasets/fashion-mnist"
+N_FIXTURE = 256
+
+
+def read_idx(path):
+    """An IDX file (gzip-compressed) as a numpy array."""
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    if raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise ValueError(f"{path}: not an unsigned-byte IDX file")
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    return data.reshape(dims)
+
+
+def load_split(prefix):
+    x = read_idx(os.path.join(DATA_DIR, f"{prefix}-images-idx3-ubyte.gz"))
+    y = read_idx(os.path.join(DATA_DIR, f"{prefix}-labels-idx1-ubyte.gz"))
+    x = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
+    return x, torch.from_numpy(y.astype(np.int64))
+
+
+# ---------------------------------------------------------------- networks
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Flatten(), nn.Linear(784, 256), nn.ReLU(),
+            nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class CNN(nn.Module):
+    """Conv-BN-ReLU-AvgPool blocks; flattened with x.view(x.size(0), -1), as users write it."""
+
+    def __init__(self, c1=16, c2=32, hidden=128):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, c1, 3, padding=1), nn.BatchNorm2d(c1), nn.ReLU(), nn.AvgPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1), nn.BatchNorm2d(c2), nn.ReLU(), nn.AvgPool2d(2))
+        self.fc1 = nn.Linear(c2 * 7 * 7, hidden)
+        self.fc2 = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = x.view(x.size(0), -1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Identity()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.shortcut(x))
+
+
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(16), nn.ReLU())
+        self.block1 = Block(16, 16, 1)   # identity shortcut
+        self.block2 = Block(16, 32, 2)   # 1x1-conv shortcut, stride 2
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.block2(self.block1(self.stem(x)))
+        x = self.pool(x)
+        return self.fc(torch.flatten(x, 1))
+
+
+# ---------------------------------------------------------------- training
+
+def accuracy(model, x, y, batch=1000):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            correct += (model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum().item()
+    return correct / len(x)
+
+
+def train(name, model, epochs, train_xy, test_xy, seed):
+    torch.manual_seed(seed)
+    x, y = train_xy
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    gen = torch.Generator().manual_seed(seed)
+    for epoch in range(1, epochs + 1):
+        model.train()
+        t0 = time.time()
+        perm = torch.randperm(len(x), generator=gen)
+        for i in range(0, len(x), 128):
+            idx = perm[i:i + 128]
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x[idx]), y[idx])
+            loss.backward()
+            opt.step()
+        acc = accuracy(model, *test_xy)
+        print(f"{name}: epoch {epoch}/{epochs}  loss {loss.item():.4f}  "
+              f"test acc {acc:.4f}  ({time.time() - t0:.0f} s)", flush=True)
+    model.eval()
+    return acc
+
+
+def export(model, path, opset, fold, dynamic, batch=1):
+    """fold=False also keeps BatchNormalization nodes: in EVAL mode torch fuses
+    BN into the Conv before export whatever do_constant_folding says, while
+    PRESERVE (with the model in eval mode) exports them as inference-mode BN."""
+    model.eval()
+    dummy = torch.zeros(batch, 1, 28, 28)
+    kwargs = {"training": torch.onnx.TrainingMode.EVAL if fold else torch.onnx.TrainingMode.PRESERVE}
+    if dynamic:
+        kwargs["dynamic_axes"] = {"input": {0: "batch"}, "logits": {0: "batch"}}
+    torch.onnx.export(model, dummy, path, opset_version=opset, input_names=["input"],
+                      output_names=["logits"], do_constant_folding=fold, **kwargs)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--epochs-mlp", type=int, default=10)
+    ap.add_argument("--epochs-cnn", type=int, default=8)
+    ap.add_argument("--epochs-resnet", type=int, default=8)
+    args = ap.parse_args()
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    np.random.seed(0)
+    train_xy = load_split("train")
+    test_xy = load_split("t10k")
+
+    models_dir = os.path.join(ROOT, "examples", "models")
+    data_dir = os.path.join(ROOT, "examples", "data")
+    opsets_dir = os.path.join(ROOT, "tests", "fixtures", "opsets")
+    for d in (models_dir, data_dir, opsets_dir):
+        os.makedirs(d, exist_ok=True)
+
+    fx = test_xy[0][:N_FIXTURE].contiguous()
+    np.save(os.path.join(data_dir, "fmnist_test_x.npy"), fx.numpy().astype(np.float32))
+    np.save(os.path.join(data_dir, "fmnist_test_y.npy"), test_xy[1][:N_FIXTURE].numpy().astype(np.int64))
+
+    specs = [("mlp", MLP, args.epochs_mlp), ("cnn", CNN, args.epochs_cnn),
+             ("resnet", ResNet, args.epochs_resnet)]
+    rows = []
+    for seed, (name, cls, epochs) in enumerate(specs, start=1):
+        torch.manual_seed(seed)
+        model = cls()
+        acc = train(name, model, epochs, train_xy, test_xy, seed)
+        path = os.path.join(models_dir, f"{name}.onnx")
+        export(model, path, 13, True, True)
+        with torch.no_grad():
+            logits = model(fx).numpy().astype(np.float32)
+        np.save(os.path.join(data_dir, f"{name}_logits.npy"), logits)
+        params = sum(p.numel() for p in model.parameters())
+        rows.append((name, epochs, params, acc, os.path.getsize(path)))
+
+    # The opset variants only need equal outputs, not accuracy: a narrow CNN
+    # trained for one epoch keeps the twelve files small while still carrying
+    # BN (folding) and the x.view(x.size(0), -1) shape arithmetic.
+    torch.manual_seed(7)
+    variant = CNN(c1=4, c2=8, hidden=32)
+    train("cnn-variant", variant, 1, train_xy, test_xy, 7)
+    vx = fx[:4].contiguous()
+    with torch.no_grad():
+        expected = variant(vx).numpy().astype(np.float32)
+    np.save(os.path.join(opsets_dir, "input.npy"), vx.numpy().astype(np.float32))
+    np.save(os.path.join(opsets_dir, "expected.npy"), expected)
+    for opset in (9, 13, 17):
+        for fold in (True, False):
+            for dynamic in (False, True):
+                fname = f"cnn_op{opset}_{'fold' if fold else 'nofold'}_{'dyn' if dynamic else 'fixed'}.onnx"
+                export(variant, os.path.join(opsets_dir, fname), opset, fold, dynamic, batch=4)
+
+    with open(os.path.join(ROOT, "examples", "README-accuracy.md"), "w") as f:
+        f.write("| model | epochs | parameters | test accuracy (10k) | ONNX size |\n")
+        f.write("|---|---:|---:|---:|---:|\n")
+        for name, epochs, params, acc, size in rows:
+            f.write(f"| `{name}` | {epochs} | {params:,} | {100 * acc:.2f} % | {size / 1024:.0f} KiB |\n")
+        f.write("\nTrained by `examples/train_fashion.py` (PyTorch "
+                f"{torch.__version__.split('a')[0]}, Adam lr 1e-3, batch 128, inputs x/255, "
+                "seeded) and exported with opset 13.\n")
+    for r in rows:
+        print(*r)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/bin/bash
+# Installs neuroc into a temporary prefix and builds examples/c_api_example.c
+# against it twice: with pkg-config and with CMake's find_package(neuroc).
+# Both programs must run the example MLP on the example images.
+# Usage: bash test_install.sh <neuroc-binary> <source-dir> <build-dir>
+set -euo pipefail
+
+src=$(cd "$2" && pwd)
+build=$(cd "$3" && pwd)
+model=$src/examples/models/mlp.onnx
+images=$src/examples/data/fmnist_test_x.npy
+
+for tool in cc pkg-config cmake; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "SKIP: $tool not found"
+        exit 77
+    fi
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; fail "cmake --install"; }
+
+[ -f "$prefix/include/neuroc/neuroc.h" ] || fail "neuroc.h not installed"
+[ -x "$prefix/bin/neuroc" ] || fail "the neuroc program not installed"
+# GNUInstallDirs picks lib or lib/<multiarch>; take whichever holds the .pc.
+pc=$(find "$prefix" -name neuroc.pc -path '*/pkgconfig/*' | head -n 1)
+[ -n "$pc" ] || fail "neuroc.pc not installed"
+libdir=$(dirname "$(dirname "$pc")")
+echo "libdir: ${libdir#"$prefix"/}"
+[ -f "$libdir/cmake/neuroc/neurocConfig.cmake" ] || fail "CMake package not installed"
+
+# The example's output: the model's description and one line per shown row.
+check_output() {
+    local out=$1
+    grep -q '^neuroc ' "$out" || fail "$2: no version line"
+    grep -q 'input  input: float32 \[?, 1, 28, 28\]' "$out" || fail "$2: input not described"
+    grep -q 'output logits: float32 \[?, 10\]' "$out" || fail "$2: output not described"
+    grep -q '^ran 256 images' "$out" || fail "$2: did not run 256 images"
+    [ "$(grep -c '^  image [0-9]*: class [0-9]' "$out")" = 8 ] || fail "$2: expected 8 predictions"
+}
+
+# ---- pkg-config: the .pc must point into the prefix it was installed to
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
+flags=$(pkg-config --cflags --libs neuroc) || fail "pkg-config --cflags --libs neuroc"
+case "$flags" in
+    *"$prefix"*) ;;
+    *) fail "pkg-config flags do not point into the install prefix: $flags" ;;
+esac
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c11 -Wall -Wextra -Werror "$src/examples/c_api_example.c" $flags \
+    -Wl,-rpath,"$libdir" -o "$tmp/example_pc" || fail "building the example with pkg-config"
+rc=0
+"$tmp/example_pc" "$model" "$images" >"$tmp/out_pc.txt" 2>&1 || rc=$?
+[ $rc = 0 ] || { cat "$tmp/out_pc.txt"; fail "example (pkg-config build) exited $rc"; }
+cat "$tmp/out_pc.txt"
+check_output "$tmp/out_pc.txt" "pkg-config build"
+
+# A bad path must fail cleanly with neuroc's message, not crash.
+if "$tmp/example_pc" "$tmp/missing.onnx" "$images" >"$tmp/out_bad.txt" 2>&1; then
+    fail "example succeeded on a missing model"
+fi
+grep -q 'loading the model failed: ' "$tmp/out_bad.txt" || { cat "$tmp/out_bad.txt"; fail "no error message"; }
+
+# ---- CMake package
+mkdir "$tmp/user"
+cat >"$tmp/user/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.20)
+project(use_neuroc C)
+find_package(neuroc REQUIRED)
+add_executable(example "$src/examples/c_api_example.c")
+target_link_libraries(example PRIVATE neuroc::neuroc)
+EOF
+unset PKG_CONFIG_PATH
+cmake -S "$tmp/user" -B "$tmp/user/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+    { cat "$tmp/cmake.log"; fail "configuring a project with find_package(neuroc)"; }
+cmake --build "$tmp/user/build" >>"$tmp/cmake.log" 2>&1 ||
+    { cat "$tmp/cmake.log"; fail "building against neuroc::neuroc"; }
+rc=0
+"$tmp/user/build/example" "$model" "$images" >"$tmp/out_cmake.txt" 2>&1 || rc=$?
+[ $rc = 0 ] || { cat "$tmp/out_cmake.txt"; fail "example (CMake build) exited $rc"; }
+check_output "$tmp/out_cmake.txt" "CMake build"
+cmp -s "$tmp/out_pc.txt" "$tmp/out_cmake.txt" || fail "the two builds print different results"
+
+echo "PASS: installed to ${prefix}; pkg-config and CMake package builds both run"
