@@ -55,4 +55,38 @@ char *cli_human(int64_t n, char *buf, size_t len);
 const char *cli_dtype_name(nc_dtype dt);
 size_t cli_dtype_size(nc_dtype dt);
 
+/* Options of `neuroc run` (shared by the ANN and SNN paths). */
+typedef struct run_args {
+    const char *model, *input, *output, *labels, *batch;
+    int raw_input;
+    /* spiking networks (.nir) */
+    const char *timesteps, *backend, *record, *layer, *encoding, *seed, *nir_reset;
+    int per_step;
+} run_args;
+
+/* The input samples in the model's dtype, reshaped: n samples of `per`
+ * elements, each of shape sample[0..sample_ndim). */
+typedef struct samples {
+    nc_tensor *t; /* owns the data */
+    int64_t n, per;
+    int sample_ndim;
+    int64_t sample[NC_MAX_DIMS];
+} samples;
+
+/* Loads --input; uint8 data becomes floats in [0,1] unless raw_input. `want`
+ * is the dtype the model takes. */
+int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out);
+/* Views the data as samples of the model input's per-sample shape. */
+int cli_fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s);
+/* Loads --labels and checks there is one per sample. */
+int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out);
+/* Prints the argmax accuracy of y's rows against the labels. */
+int cli_accuracy(const nc_tensor *y, const nc_tensor *labels);
+/* 1 if the file starts with HDF5's signature (a .nir file). */
+int cli_is_hdf5(const char *path);
+
+/* The spiking-network (.nir) halves of `info` and `run` (cmd_snn.c). */
+int cli_info_snn(const char *path);
+int cli_run_snn(const run_args *a, int64_t batch);
+
 #endif

@@ -6,12 +6,14 @@
 #include "cli.h"
 
 const char CMD_INFO_HELP[] =
-    "usage: neuroc info MODEL.onnx\n"
+    "usage: neuroc info MODEL.onnx|MODEL.nir\n"
     "\n"
     "Shows the model's layers (index, name, op, input -> output shape, parameters,\n"
     "multiply-accumulates), the totals, and the graph inputs and outputs.\n"
     "Layer shapes are for a batch of one (or the model's fixed batch); in the\n"
-    "input/output list a symbolic dimension is shown as N.\n";
+    "input/output list a symbolic dimension is shown as N.\n"
+    "For a spiking network (.nir): its layers (kind, inputs, per-sample shape,\n"
+    "parameters, neurons) and which layer is the output.\n";
 
 #define NAME_MAX_SHOWN 40
 
@@ -62,6 +64,8 @@ int cmd_info(int argc, char **argv)
     if (n_pos != 1)
         return cli_usage_error("info", "expected one model file");
 
+    if (cli_is_hdf5(pos[0]))
+        return cli_info_snn(pos[0]);
     nc_model *m = NULL;
     nc_status st = nc_model_load_onnx(pos[0], NULL, &m);
     if (st != NC_OK)

@@ -13,19 +13,29 @@
 const char CMD_RUN_HELP[] =
     "usage: neuroc run MODEL.onnx --input X [--output Y.npy] [--labels L]\n"
     "                  [--batch N] [--raw-input]\n"
+    "       neuroc run MODEL.nir --input X [-T 32] [--output Y.npy] [--labels L]\n"
+    "                  [--backend cpu] [--per-step] [--encoding direct|poisson]\n"
+    "                  [--seed S] [--record SPIKES.npy --layer NAME]\n"
+    "                  [--nir-reset subtract|zero] [--batch N] [--raw-input]\n"
     "\n"
-    "Runs the model's ANN forward pass (CPU reference path) on the samples in X.\n"
+    "Runs an ONNX model's ANN forward pass (CPU reference path), or a spiking\n"
+    "network (.nir) for T steps, on the samples in X.\n"
     "\n"
     "  -i, --input X      input data: .npy (float32/64, uint8, int) or IDX\n"
     "                     (gzip-compressed or not, as MNIST/Fashion-MNIST ship).\n"
     "                     The first dimension is the sample; each sample is\n"
     "                     reshaped to the model's input shape when the number\n"
     "                     of values agrees (e.g. [N,28,28] -> [N,1,28,28]).\n"
+    "                     For a .nir model X may also be a time series\n"
+    "                     (T, N, *input_shape), e.g. event frames; T then comes\n"
+    "                     from the file.\n"
     "      --raw-input    uint8 input is normally scaled by 1/255 into [0,1], as\n"
     "                     torchvision's ToTensor does; this flag feeds the raw\n"
     "                     0..255 values instead.\n"
     "  -o, --output Y     write output 0 for all samples to Y (.npy); the file\n"
-    "                     appears complete or not at all.\n"
+    "                     appears complete or not at all. For a .nir model: the\n"
+    "                     output layer summed over the T steps, (N, *out), or\n"
+    "                     every step with --per-step, (T, N, *out).\n"
     "  -l, --labels L     integer class labels (.npy or IDX), one per sample;\n"
     "                     prints the accuracy of argmax over output 0's last\n"
     "                     dimension, e.g. 'accuracy: 0.8731 (8731/10000)'.\n"
@@ -33,23 +43,22 @@ const char CMD_RUN_HELP[] =
     "                     fixed batch size uses that size; the last chunk is\n"
     "                     padded and the padding dropped.\n"
     "\n"
+    "Spiking networks (.nir):\n"
+    "  -T, --timesteps T  steps for a static input (default 32)\n"
+    "      --backend B    cpu (the reference backend; default)\n"
+    "      --per-step     output every step instead of the sum\n"
+    "      --encoding E   direct (the analog input is the current every step;\n"
+    "                     default) or poisson (spikes with p = clamp(x, 0, 1))\n"
+    "      --seed S       seed for poisson encoding (default 0)\n"
+    "      --record F --layer NAME\n"
+    "                     write the spikes of layer NAME, (T, N, *shape), to F\n"
+    "      --nir-reset M  reset of IF/LIF nodes in NIR files from other tools\n"
+    "                     (neuroc's own files carry theirs): subtract (default)\n"
+    "                     or zero. Their threshold test is m >= threshold.\n"
+    "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 #define DEFAULT_BATCH 256
-
-typedef struct run_args {
-    const char *model, *input, *output, *labels, *batch;
-    int raw_input;
-} run_args;
-
-/* The input samples in the model's dtype, reshaped: n samples of `per`
- * elements, each of shape sample[0..sample_ndim). */
-typedef struct samples {
-    nc_tensor *t; /* owns the data */
-    int64_t n, per;
-    int sample_ndim;
-    int64_t sample[NC_MAX_DIMS];
-} samples;
 
 static int parse_batch(const char *s, int64_t *out)
 {
@@ -67,7 +76,7 @@ static int parse_batch(const char *s, int64_t *out)
 }
 
 /* uint8 → [0,1] floats unless raw; other data is converted as is. */
-static int load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
+int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
 {
     nc_tensor *raw = NULL;
     nc_status st = nc_data_load(a->input, in->dtype == NC_DTYPE_F32 ? 0 : in->dtype, &raw);
@@ -101,7 +110,7 @@ static int load_input(const run_args *a, const nc_value_info *in, nc_tensor **ou
 }
 
 /* Views the data as n samples of the model's per-sample shape. */
-static int fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s)
+int cli_fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s)
 {
     char ds[200], ms[200];
     int nd = nc_tensor_ndim(t);
@@ -241,7 +250,7 @@ static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pa
     return CLI_OK;
 }
 
-static int check_labels(const run_args *a, int64_t n, nc_tensor **out)
+int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
 {
     nc_status st = nc_data_load(a->labels, NC_DTYPE_I64, out);
     if (st != NC_OK)
@@ -257,7 +266,7 @@ static int check_labels(const run_args *a, int64_t n, nc_tensor **out)
     return CLI_OK;
 }
 
-static int accuracy(const nc_tensor *y, const nc_tensor *labels)
+int cli_accuracy(const nc_tensor *y, const nc_tensor *labels)
 {
     char ys[200];
     int nd = nc_tensor_ndim(y);
@@ -303,9 +312,9 @@ static int run(const run_args *a, int64_t batch, int batch_given)
         rc = cli_fail(st);
         goto done;
     }
-    if ((rc = load_input(a, &in, &data)) != CLI_OK || (rc = fit_samples(a, &in, data, &s)) != CLI_OK)
+    if ((rc = cli_load_input(a, &in, &data)) != CLI_OK || (rc = cli_fit_samples(a, &in, data, &s)) != CLI_OK)
         goto done;
-    if (a->labels && (rc = check_labels(a, s.n, &labels)) != CLI_OK)
+    if (a->labels && (rc = cli_check_labels(a, s.n, &labels)) != CLI_OK)
         goto done;
     int64_t chunk = batch;
     int fixed = in.shape[0] > 0;
@@ -324,7 +333,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
         goto done;
     }
     if (labels)
-        rc = accuracy(c.all, labels);
+        rc = cli_accuracy(c.all, labels);
     else if (!a->output) {
         char ys[200];
         nc_value_info out;
@@ -349,7 +358,12 @@ int cmd_run(int argc, char **argv)
     cli_opt opts[] = {
         {"--input", "-i", &a.input, NULL},   {"--output", "-o", &a.output, NULL},
         {"--labels", "-l", &a.labels, NULL}, {"--batch", "-b", &a.batch, NULL},
-        {"--raw-input", NULL, NULL, &a.raw_input}, {NULL, NULL, NULL, NULL},
+        {"--raw-input", NULL, NULL, &a.raw_input},
+        {"--timesteps", "-T", &a.timesteps, NULL}, {"--backend", NULL, &a.backend, NULL},
+        {"--per-step", NULL, NULL, &a.per_step},   {"--record", NULL, &a.record, NULL},
+        {"--layer", NULL, &a.layer, NULL},         {"--encoding", NULL, &a.encoding, NULL},
+        {"--seed", NULL, &a.seed, NULL},           {"--nir-reset", NULL, &a.nir_reset, NULL},
+        {NULL, NULL, NULL, NULL},
     };
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_RUN_HELP);
     if (rc)
@@ -363,5 +377,12 @@ int cmd_run(int argc, char **argv)
     if (!parse_batch(a.batch, &batch))
         return cli_usage_error("run", "--batch must be a whole number from 1 to 2^30, not '%s'",
                                a.batch);
+    if (cli_is_hdf5(a.model))
+        return cli_run_snn(&a, batch);
+    if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
+        a.nir_reset)
+        return cli_usage_error("run", "-T, --backend, --per-step, --record, --layer, --encoding, "
+                                      "--seed and --nir-reset apply to spiking networks (.nir); "
+                                      "%s is not one", a.model);
     return run(&a, batch, a.batch != NULL);
 }

@@ -143,3 +143,15 @@ size_t cli_dtype_size(nc_dtype dt)
     }
     return 0;
 }
+
+int cli_is_hdf5(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* the loader reports the missing file */
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}

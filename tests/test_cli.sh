@@ -195,6 +195,51 @@ EOF
     fi
 fi
 
+# ---------------------------------------------------------------- spiking networks (.nir)
+SINABS="$SRC/../shared/nir-samples/cnn_sinabs.nir"
+npy_shape() { # the shape tuple in an npy header
+    head -c 200 "$1" | tr -d '\0' | grep -aoE "'shape': \([0-9, ]*\)" | sed "s/'shape': //"
+}
+expect_shape() { # FILE TUPLE
+    local got; got=$(npy_shape "$1")
+    if [ "$got" = "$2" ]; then pass "$(basename "$1") has shape $2"; else fail "$(basename "$1") has shape '$got', expected $2"; fi
+}
+if [ ! -f "$SINABS" ]; then
+    echo "  note: ../shared/nir-samples is absent (a user's clone): .nir CLI checks skipped"
+else
+    check "info on a NIR file written by sinabs"
+    run_cli 0 info "$SINABS"
+    expect_in "$TMP/out" "Conv2d"
+    expect_in "$TMP/out" "<- output"
+    expect_in "$TMP/out" "8970 spiking neurons"
+
+    check "run a static batch for T steps: output summed, shape (N, 10)"
+    write_npy_f32 "$TMP/static.npy" "(3, 2, 34, 34)" $((3 * 2 * 34 * 34))
+    run_cli 0 run "$SINABS" --input "$TMP/static.npy" -T 4 --output "$TMP/y.npy"
+    expect_shape "$TMP/y.npy" "(3, 10)"
+    expect_in "$TMP/out" "ran 3 samples for 4 steps"
+
+    check "run a time series (T, N, C, H, W) per step, recording a layer's spikes"
+    write_npy_f32 "$TMP/series.npy" "(5, 3, 2, 34, 34)" $((5 * 3 * 2 * 34 * 34))
+    run_cli 0 run "$SINABS" --input "$TMP/series.npy" --per-step --output "$TMP/ys.npy" \
+        --record "$TMP/spk.npy" --layer 1 --batch 2
+    expect_shape "$TMP/ys.npy" "(5, 3, 10)"
+    expect_shape "$TMP/spk.npy" "(5, 3, 16, 16, 16)"
+
+    check "a wrong input shape names both shapes and writes nothing"
+    write_npy_f32 "$TMP/bad.npy" "(3, 1, 28, 28)" $((3 * 28 * 28))
+    run_cli 1 run "$SINABS" --input "$TMP/bad.npy" --output "$TMP/none.npy"
+    expect_one_error_line
+    expect_in "$TMP/err" "[N, 2, 34, 34]"
+    if [ -e "$TMP/none.npy" ]; then fail "output file written on failure"; else pass "no output file"; fi
+
+    check "unknown layer to record, bad options"
+    run_cli 1 run "$SINABS" --input "$TMP/static.npy" --record "$TMP/r.npy" --layer nosuch
+    expect_in "$TMP/err" "nosuch"
+    run_cli 2 run "$SINABS" --input "$TMP/static.npy" --nir-reset sideways
+    run_cli 2 run "$SINABS" --input "$TMP/static.npy" --encoding morse
+fi
+
 echo
 if [ $FAILS -eq 0 ]; then echo "test_cli: all checks passed"; exit 0; fi
 echo "test_cli: $FAILS check(s) failed"

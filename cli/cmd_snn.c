@@ -1,0 +1,307 @@
+/* The spiking-network halves of `neuroc info` and `neuroc run` (.nir files). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int parse_nir_options(const run_args *a, nc_nir_options *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!a || !a->nir_reset || strcmp(a->nir_reset, "subtract") == 0)
+        o->reset = NC_RESET_SUBTRACT;
+    else if (strcmp(a->nir_reset, "zero") == 0)
+        o->reset = NC_RESET_ZERO;
+    else
+        return cli_usage_error("run", "--nir-reset must be subtract or zero, not '%s'", a->nir_reset);
+    return CLI_OK;
+}
+
+int cli_info_snn(const char *path)
+{
+    nc_snn *s = NULL;
+    nc_status st = nc_snn_load_nir(path, NULL, &s);
+    if (st != NC_OK)
+        return cli_fail(st);
+    size_t n = nc_snn_num_layers(s);
+    int out_id = nc_snn_output_layer(s);
+    printf("spiking network: %s\n\n", path);
+    printf("%3s  %-24s  %-8s  %-20s  %-16s  %10s  %9s\n", "#", "name", "kind", "inputs", "shape",
+           "params", "neurons");
+    int64_t total_params = 0, total_neurons = 0;
+    for (size_t i = 0; i < n; i++) {
+        nc_snn_layer_info L;
+        if ((st = nc_snn_get_layer(s, (int)i, &L)) != NC_OK) {
+            nc_snn_free(s);
+            return cli_fail(st);
+        }
+        char ins[64] = "", sh[200];
+        size_t off = 0;
+        for (int k = 0; k < L.n_inputs && off < sizeof ins; k++)
+            off += (size_t)snprintf(ins + off, sizeof ins - off, "%s%d%s", k ? "," : "", L.inputs[k],
+                                    L.inputs[k] >= (int)i ? "(t-1)" : "");
+        int spiking = L.kind == NC_SNN_IF || L.kind == NC_SNN_LIF || L.kind == NC_SNN_CUBALIF;
+        int64_t neurons = 1;
+        for (int d = 0; d < L.ndim; d++)
+            neurons *= L.shape[d];
+        if (spiking)
+            total_neurons += neurons;
+        total_params += L.params;
+        char nb[32] = "-";
+        if (spiking)
+            snprintf(nb, sizeof nb, "%lld", (long long)neurons);
+        printf("%3zu  %-24.24s  %-8s  %-20.20s  %-16s  %10lld  %9s%s\n", i, L.name,
+               nc_snn_kind_name(L.kind), ins, cli_shape(L.ndim, L.shape, sh, sizeof sh),
+               (long long)L.params, nb, (int)i == out_id ? "  <- output" : "");
+    }
+    char hp[32];
+    printf("\ntotal: %zu layers, %lld spiking neurons, %lld params (%s)\n", n, (long long)total_neurons,
+           (long long)total_params, cli_human(total_params, hp, sizeof hp));
+    nc_snn_free(s);
+    return CLI_OK;
+}
+
+/* Copies `used` samples starting at row0 between a (T, n_a, row) and a
+ * (T, n_b, row) layout, for T steps (T = 1 for plain (N, row) tensors). */
+static void copy_rows(float *dst, int64_t dst_n, int64_t dst_row0, const float *src, int64_t src_n,
+                      int64_t src_row0, int64_t T, int64_t used, int64_t row)
+{
+    for (int64_t t = 0; t < T; t++)
+        memcpy(dst + (t * dst_n + dst_row0) * row, src + (t * src_n + src_row0) * row,
+               (size_t)(used * row) * sizeof(float));
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long dflt, long long *out)
+{
+    if (!s) {
+        *out = dflt;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T, int64_t N)
+{
+    size_t n = nc_snn_num_layers(s);
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        nc_snn_layer_info L;
+        int64_t count = counts[i];
+        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+            continue;
+        if (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF)
+            continue;
+        int64_t neurons = 1;
+        for (int d = 0; d < L.ndim; d++)
+            neurons *= L.shape[d];
+        if (!any++)
+            printf("spike rates (spikes per neuron per step):\n");
+        printf("  %-24s %8.4f  (%lld spikes)\n", L.name, (double)count / (double)(neurons * T * N),
+               (long long)count);
+    }
+}
+
+int cli_run_snn(const run_args *a, int64_t batch)
+{
+    long long T, seed;
+    if (!parse_int(a->timesteps, 1, 1 << 20, 32, &T))
+        return cli_usage_error("run", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
+    if (!parse_int(a->seed, 0, INT64_MAX, 0, &seed))
+        return cli_usage_error("run", "--seed must be a non-negative whole number, not '%s'", a->seed);
+    nc_encoding enc = NC_ENCODING_DIRECT;
+    if (a->encoding && strcmp(a->encoding, "poisson") == 0)
+        enc = NC_ENCODING_POISSON;
+    else if (a->encoding && strcmp(a->encoding, "direct") != 0)
+        return cli_usage_error("run", "--encoding must be direct or poisson, not '%s'", a->encoding);
+    if (!!a->record != !!a->layer)
+        return cli_usage_error("run", "--record and --layer go together");
+    nc_nir_options nopt;
+    int rc = parse_nir_options(a, &nopt);
+    if (rc != CLI_OK)
+        return rc;
+
+    nc_snn *s = NULL;
+    nc_session *ss = NULL;
+    nc_tensor *data = NULL, *labels = NULL, *out = NULL, *rec = NULL;
+    int64_t *counts = NULL;
+    nc_status st = nc_snn_load_nir(a->model, &nopt, &s);
+    if (st != NC_OK)
+        return cli_fail(st);
+    counts = calloc(nc_snn_num_layers(s), sizeof *counts);
+    if (!counts) {
+        nc_snn_free(s);
+        return cli_failf(NC_ERR_NOMEM, "out of memory");
+    }
+
+    nc_snn_layer_info in_l, out_l;
+    nc_snn_get_layer(s, 0, &in_l);
+    nc_snn_get_layer(s, nc_snn_output_layer(s), &out_l);
+    nc_value_info in = {.name = in_l.name, .dtype = NC_DTYPE_F32, .ndim = in_l.ndim + 1};
+    in.shape[0] = -1;
+    memcpy(in.shape + 1, in_l.shape, (size_t)in_l.ndim * sizeof *in.shape);
+    int64_t row = 1, out_row = 1, rec_row = 1;
+    for (int d = 0; d < in_l.ndim; d++)
+        row *= in_l.shape[d];
+    for (int d = 0; d < out_l.ndim; d++)
+        out_row *= out_l.shape[d];
+
+    if ((rc = cli_load_input(a, &in, &data)) != CLI_OK)
+        goto done;
+    /* A time series (T, N, *shape) or a static batch (N, *shape). */
+    int nd = nc_tensor_ndim(data);
+    const int64_t *ds = nc_tensor_shape(data);
+    int series = nd == in_l.ndim + 2;
+    for (int d = 0; series && d < in_l.ndim; d++)
+        series = ds[d + 2] == in_l.shape[d];
+    int64_t N;
+    if (series) {
+        T = ds[0];
+        N = ds[1];
+    } else {
+        samples smp = {0};
+        if ((rc = cli_fit_samples(a, &in, data, &smp)) != CLI_OK)
+            goto done;
+        N = smp.n;
+    }
+    if (T < 1 || N < 1) {
+        rc = cli_failf(NC_ERR_SHAPE, "input %s holds no samples or no steps", a->input);
+        goto done;
+    }
+    if (a->labels && (rc = cli_check_labels(a, N, &labels)) != CLI_OK)
+        goto done;
+
+    const char *rec_names[1] = {a->layer};
+    nc_session_options so = {.backend = a->backend ? a->backend : "cpu", .timesteps = (int)T,
+                             .encoding = enc, .seed = (uint64_t)seed, .per_step = a->per_step,
+                             .record = a->layer ? rec_names : NULL, .n_record = a->layer ? 1 : 0};
+    if ((st = nc_session_create(s, &so, &ss)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    int64_t out_T = a->per_step ? T : 1;
+    int64_t oshape[NC_MAX_DIMS + 2];
+    int ond = 0;
+    if (a->per_step)
+        oshape[ond++] = T;
+    oshape[ond++] = N;
+    for (int d = 0; d < out_l.ndim && ond < NC_MAX_DIMS; d++)
+        oshape[ond++] = out_l.shape[d];
+    if ((st = nc_tensor_create(NC_DTYPE_F32, ond, oshape, &out)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if (a->layer) {
+        int id = nc_snn_find_layer(s, a->layer);
+        nc_snn_layer_info rl;
+        if (id < 0 || nc_snn_get_layer(s, id, &rl) != NC_OK) {
+            rc = cli_failf(NC_ERR_INVALID_ARG, "%s has no layer named '%s' (see neuroc info)", a->model,
+                           a->layer);
+            goto done;
+        }
+        int64_t rshape[NC_MAX_DIMS + 2] = {T, N};
+        for (int d = 0; d < rl.ndim; d++) {
+            rshape[2 + d] = rl.shape[d];
+            rec_row *= rl.shape[d];
+        }
+        if ((st = nc_tensor_create(NC_DTYPE_F32, rl.ndim + 2, rshape, &rec)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+    }
+
+    int show = isatty(STDERR_FILENO);
+    int64_t chunk = batch < N ? batch : N, n_chunks = (N + chunk - 1) / chunk;
+    int64_t in_T = series ? T : 1;
+    const float *src = nc_tensor_data_const(data);
+    for (int64_t k = 0; k < n_chunks; k++) {
+        int64_t row0 = k * chunk, used = N - row0 < chunk ? N - row0 : chunk;
+        int64_t xs[NC_MAX_DIMS + 2];
+        int xnd = 0;
+        if (series)
+            xs[xnd++] = T;
+        xs[xnd++] = used;
+        for (int d = 0; d < in_l.ndim; d++)
+            xs[xnd++] = in_l.shape[d];
+        nc_tensor *x = NULL, *y = NULL, *tr = NULL;
+        if ((st = nc_tensor_create(NC_DTYPE_F32, xnd, xs, &x)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        copy_rows(nc_tensor_data(x), used, 0, src, N, row0, in_T, used, row);
+        st = nc_session_run(ss, x, &y);
+        nc_tensor_free(x);
+        if (st == NC_OK && rec)
+            st = nc_session_trace(ss, a->layer, 0, &tr);
+        if (st != NC_OK) {
+            nc_tensor_free(y);
+            if (show)
+                fputc('\n', stderr);
+            rc = cli_fail(st);
+            goto done;
+        }
+        copy_rows(nc_tensor_data(out), N, row0, nc_tensor_data(y), used, 0, out_T, used, out_row);
+        for (size_t i = 0; i < nc_snn_num_layers(s); i++) {
+            int64_t c = 0;
+            nc_session_spike_count(ss, (int)i, &c);
+            counts[i] += c;
+        }
+        if (tr)
+            copy_rows(nc_tensor_data(rec), N, row0, nc_tensor_data(tr), used, 0, T, used, rec_row);
+        nc_tensor_free(y);
+        nc_tensor_free(tr);
+        if (show)
+            fprintf(stderr, "\r  %lld/%lld batches", (long long)(k + 1), (long long)n_chunks);
+    }
+    if (show)
+        fputc('\n', stderr);
+
+    if (a->output && (st = nc_npy_save(a->output, out)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if (rec && (st = nc_npy_save(a->record, rec)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    printf("ran %lld samples for %lld steps on backend '%s'\n", (long long)N, T, so.backend);
+    print_spike_rates(s, counts, T, N);
+    if (labels) {
+        /* accuracy of the summed output */
+        nc_tensor *sum = out;
+        nc_tensor *owned = NULL;
+        if (a->per_step) {
+            int64_t sshape[2] = {N, out_row};
+            if ((st = nc_tensor_create(NC_DTYPE_F32, 2, sshape, &owned)) != NC_OK) {
+                rc = cli_fail(st);
+                goto done;
+            }
+            float *d = nc_tensor_data(owned);
+            const float *o = nc_tensor_data(out);
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t e = 0; e < N * out_row; e++)
+                    d[e] += o[t * N * out_row + e];
+            sum = owned;
+        }
+        rc = cli_accuracy(sum, labels);
+        nc_tensor_free(owned);
+    }
+done:
+    free(counts);
+    nc_tensor_free(rec);
+    nc_tensor_free(out);
+    nc_tensor_free(labels);
+    nc_tensor_free(data);
+    nc_session_free(ss);
+    nc_snn_free(s);
+    return rc;
+}

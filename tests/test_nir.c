@@ -1,0 +1,737 @@
+/* NIR export and import: lossless round trips (IR and bit-identical runs on
+ * the CPU reference backend), plain-NIR reading of neuroc's own files and of
+ * other tools' files in ../shared/nir-samples, and clear errors on broken
+ * files. The .nir files written here are kept in <build>/nir-out/ with a
+ * JSON sidecar of the expected NIR graph, for tests/test_nir_interop.sh. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "export/h5io.h"
+#include "snn/alloc.h"
+#include "snn/snn_ir.h"
+#include "snn/tensor.h"
+
+static const char *out_path(const char *name)
+{
+    static char buf[4096];
+    mkdir(NC_BINARY_DIR "/nir-out", 0755);
+    snprintf(buf, sizeof buf, "%s/nir-out/%s", NC_BINARY_DIR, name);
+    return buf;
+}
+
+static uint32_t rng_state = 12345;
+static float urand(void) /* uniform [0, 1), reproducible */
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 16777216.0f;
+}
+
+static nc_tensor *rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
+    for (int64_t i = 0; i < t->numel; i++)
+        nc_f32(t)[i] = lo + (hi - lo) * urand();
+    return t;
+}
+
+static nc_tensor *vec(int64_t n, const float *v)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 1, &n, v, &t));
+    return t;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ---- the networks ---- */
+
+static const float THETA2[4] = {0.5f, 1.5f, 2.0f, 0.8f};
+
+/* (2,12,12) → conv1 s2 p1 → IF θ .75 (v0 θ/2) → sum pool 2 → conv2 groups 2
+ * → IF per-channel θ, reset to zero → conv3 (no bias) + skip from if2 →
+ * IF θ 1.25 → avg pool 2 s1 → flatten → fc → readout. */
+static nc_snn *build_cnn(void)
+{
+    nc_snn *s = NULL;
+    int64_t in_shape[] = {2, 12, 12};
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    int id, conv1, if1, pool1, conv2, if2, conv3, add, if3, pool2, flat, fc;
+    int64_t w1s[] = {4, 2, 3, 3}, w3s[] = {4, 4, 3, 3}, fcs[] = {10, 16}, four = 4, ten = 10;
+    nc_tensor *w1 = rand_tensor(4, w1s, -0.4f, 0.6f), *b1 = rand_tensor(1, &four, 0.0f, 0.2f);
+    nc_tensor *w2 = rand_tensor(4, w1s, -0.3f, 0.5f), *b2 = rand_tensor(1, &four, 0.0f, 0.1f);
+    nc_tensor *w3 = rand_tensor(4, w3s, -0.3f, 0.4f);
+    nc_tensor *wf = rand_tensor(2, fcs, -0.5f, 0.5f), *bf = rand_tensor(1, &ten, -0.1f, 0.1f);
+    nc_conv2d_params p1 = {{2, 2}, {1, 1}, {1, 1}, 1}, p2 = {{1, 1}, {1, 1}, {1, 1}, 2}, p3 = {{1, 1}, {1, 1}, {0, 0}, 0};
+    float th1 = 0.75f, v1 = 0.375f, th3 = 1.25f;
+    nc_tensor *t1 = vec(1, &th1), *vi1 = vec(1, &v1), *t2 = vec(4, THETA2), *t3 = vec(1, &th3);
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p1, "conv1", &conv1));
+    nc_if_params ip1 = {t1, vi1, NULL, NC_RESET_SUBTRACT};
+    NC_ASSERT_OK(nc_snn_add_if(s, conv1, &ip1, "if1", &if1));
+    int64_t k2[] = {2, 2}, s1[] = {1, 1};
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, if1, k2, k2, NULL, 1.0f, "pool1", &pool1));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, pool1, w2, b2, &p2, "conv2", &conv2));
+    nc_if_params ip2 = {t2, NULL, NULL, NC_RESET_ZERO};
+    NC_ASSERT_OK(nc_snn_add_if(s, conv2, &ip2, "if2", &if2));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, if2, w3, NULL, &p3, "conv3", &conv3));
+    int from[] = {conv3, if2};
+    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, "res", &add));
+    nc_if_params ip3 = {t3, NULL, NULL, NC_RESET_SUBTRACT};
+    NC_ASSERT_OK(nc_snn_add_if(s, add, &ip3, "if3", &if3));
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, if3, k2, s1, NULL, 0.25f, "pool2", &pool2));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pool2, "flat", &flat));
+    NC_ASSERT_OK(nc_snn_add_affine(s, flat, wf, bf, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "readout", &id));
+    nc_tensor *ts[] = {w1, b1, w2, b2, w3, wf, bf, t1, vi1, t2, t3};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+/* (6) → fc1 → IF θ .5 carrying 2.0, v0 .1 → fc2 → IF θ .9 (reset to zero) as the output. */
+static nc_snn *build_mlp(void)
+{
+    nc_snn *s = NULL;
+    int64_t six = 6, w1s[] = {8, 6}, w2s[] = {4, 8}, four = 4;
+    NC_ASSERT_OK(nc_snn_create(1, &six, &s));
+    nc_tensor *w1 = rand_tensor(2, w1s, -0.2f, 0.8f), *w2 = rand_tensor(2, w2s, -0.3f, 0.6f);
+    nc_tensor *b2 = rand_tensor(1, &four, 0.0f, 0.1f);
+    float th = 0.5f, sv = 2.0f, v0 = 0.1f, th2 = 0.9f;
+    nc_tensor *t = vec(1, &th), *svt = vec(1, &sv), *v0t = vec(1, &v0), *t2 = vec(1, &th2);
+    int fc1, ifa, fc2, ifb;
+    NC_ASSERT_OK(nc_snn_add_affine(s, 0, w1, NULL, "fc1", &fc1));
+    nc_if_params pa = {t, v0t, svt, NC_RESET_SUBTRACT}, pb = {t2, NULL, NULL, NC_RESET_ZERO};
+    NC_ASSERT_OK(nc_snn_add_if(s, fc1, &pa, "if_a", &ifa));
+    NC_ASSERT_OK(nc_snn_add_affine(s, ifa, w2, b2, "fc2", &fc2));
+    NC_ASSERT_OK(nc_snn_add_if(s, fc2, &pb, "if_b", &ifb));
+    nc_tensor *ts[] = {w1, w2, b2, t, svt, v0t, t2};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+/* ---- comparing ---- */
+
+static void assert_tensor_same(const nc_tensor *a, const nc_tensor *b, const char *layer, const char *what)
+{
+    if (!a || !b) {
+        if (a || b)
+            fail_msg("layer '%s': %s present in only one network", layer, what);
+        return;
+    }
+    if (a->dtype != b->dtype || a->ndim != b->ndim || a->numel != b->numel ||
+        memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]) != 0 ||
+        memcmp(a->data, b->data, (size_t)a->numel * nc_dtype_size(a->dtype)) != 0)
+        fail_msg("layer '%s': %s differs", layer, what);
+}
+
+static void assert_snn_same(const nc_snn *a, const nc_snn *b)
+{
+    assert_int_equal(a->n_layers, b->n_layers);
+    assert_int_equal(a->output, b->output);
+    for (int i = 0; i < a->n_layers; i++) {
+        const nc_snn_layer *x = &a->layers[i], *y = &b->layers[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->n_inputs, y->n_inputs);
+        assert_memory_equal(x->inputs, y->inputs, (size_t)x->n_inputs * sizeof(int));
+        assert_int_equal(x->ndim, y->ndim);
+        assert_memory_equal(x->shape, y->shape, sizeof x->shape);
+        assert_tensor_same(x->weight, y->weight, x->name, "weight");
+        assert_tensor_same(x->bias, y->bias, x->name, "bias");
+        assert_tensor_same(x->threshold, y->threshold, x->name, "threshold");
+        assert_tensor_same(x->v_init, y->v_init, x->name, "v_init");
+        assert_tensor_same(x->spike_value, y->spike_value, x->name, "spike_value");
+        assert_tensor_same(x->tau, y->tau, x->name, "tau");
+        assert_tensor_same(x->r, y->r, x->name, "r");
+        assert_tensor_same(x->v_leak, y->v_leak, x->name, "v_leak");
+        assert_tensor_same(x->tau_syn, y->tau_syn, x->name, "tau_syn");
+        assert_tensor_same(x->w_in, y->w_in, x->name, "w_in");
+        assert_memory_equal(x->stride, y->stride, sizeof x->stride);
+        assert_memory_equal(x->padding, y->padding, sizeof x->padding);
+        assert_memory_equal(x->dilation, y->dilation, sizeof x->dilation);
+        assert_memory_equal(x->kernel, y->kernel, sizeof x->kernel);
+        assert_int_equal(x->groups, y->groups);
+        assert_memory_equal(&x->scale, &y->scale, sizeof x->scale);
+        assert_int_equal(x->reset, y->reset);
+        assert_memory_equal(&x->dt, &y->dt, sizeof x->dt);
+    }
+}
+
+/* Runs s for T steps on batch `in`, per-step output. Caller frees. */
+static nc_tensor *run(const nc_snn *s, const nc_tensor *in, int T)
+{
+    nc_session_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = "cpu";
+    o.timesteps = T;
+    o.per_step = 1;
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    nc_tensor *out = NULL;
+    NC_ASSERT_OK(nc_session_run(ss, in, &out));
+    nc_session_free(ss);
+    return out;
+}
+
+static void assert_runs_identical(const nc_snn *a, const nc_snn *b, int n)
+{
+    const nc_snn_layer *I = &a->layers[0];
+    int64_t shape[NC_MAX_DIMS + 1] = {n};
+    memcpy(shape + 1, I->shape, (size_t)I->ndim * sizeof shape[0]);
+    nc_tensor *in = rand_tensor(I->ndim + 1, shape, 0.0f, 1.0f);
+    nc_tensor *ya = run(a, in, 8), *yb = run(b, in, 8);
+    assert_int_equal(ya->numel, yb->numel);
+    assert_memory_equal(ya->data, yb->data, (size_t)ya->numel * sizeof(float));
+    int nonzero = 0;
+    for (int64_t i = 0; i < ya->numel; i++)
+        nonzero |= nc_f32(ya)[i] != 0.0f;
+    assert_true(nonzero); /* the comparison means something only if spikes get through */
+    nc_tensor_free(in);
+    nc_tensor_free(ya);
+    nc_tensor_free(yb);
+}
+
+/* ---- sidecars for tests/nir_check.py ---- */
+
+/* Expected NIR graph of build_cnn: node types, field shapes, integer
+ * fields, edges, and float values showing the folds (node, field, flat
+ * index, value) appended by the test. */
+static const char CNN_GRAPH[] =
+    "{\"nodes\": {\n"
+    " \"input\": {\"type\": \"Input\", \"shapes\": {\"input_type\": [3]}, \"ints\": {\"input_type\": [2, 12, 12]}},\n"
+    " \"conv1\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [4, 2, 3, 3], \"bias\": [4]},\n"
+    "   \"ints\": {\"stride\": [2, 2], \"padding\": [1, 1], \"dilation\": [1, 1], \"groups\": 1, \"input_shape\": [12, 12]}},\n"
+    " \"if1\": {\"type\": \"IF\", \"shapes\": {\"r\": [4, 6, 6], \"v_threshold\": [4, 6, 6]}},\n"
+    " \"pool1\": {\"type\": \"SumPool2d\", \"ints\": {\"kernel_size\": [2, 2], \"stride\": [2, 2], \"padding\": [0, 0]}},\n"
+    " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [4, 4, 3, 3], \"bias\": [4]},\n"
+    "   \"ints\": {\"stride\": [1, 1], \"padding\": [1, 1], \"groups\": 1, \"input_shape\": [3, 3]}},\n"
+    " \"if2\": {\"type\": \"IF\", \"shapes\": {\"r\": [4, 3, 3], \"v_threshold\": [4, 3, 3]}},\n"
+    " \"conv3\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [4, 4, 3, 3], \"bias\": [4]}, \"ints\": {\"groups\": 1}},\n"
+    " \"if2_scale\": {\"type\": \"Scale\", \"shapes\": {\"scale\": [4, 3, 3]}},\n"
+    " \"if3\": {\"type\": \"IF\", \"shapes\": {\"r\": [4, 3, 3], \"v_threshold\": [4, 3, 3]}},\n"
+    " \"pool2\": {\"type\": \"SumPool2d\", \"ints\": {\"kernel_size\": [2, 2], \"stride\": [1, 1], \"padding\": [0, 0]}},\n"
+    " \"flat\": {\"type\": \"Flatten\", \"ints\": {\"start_dim\": 0, \"end_dim\": -1, \"input_type\": [4, 2, 2]}},\n"
+    " \"fc\": {\"type\": \"Affine\", \"shapes\": {\"weight\": [10, 16], \"bias\": [10]}},\n"
+    " \"output\": {\"type\": \"Output\", \"ints\": {\"output_type\": [10]}}},\n"
+    "\"edges\": [[\"input\", \"conv1\"], [\"conv1\", \"if1\"], [\"if1\", \"pool1\"], [\"pool1\", \"conv2\"],\n"
+    "  [\"conv2\", \"if2\"], [\"if2\", \"if2_scale\"], [\"if2_scale\", \"conv3\"], [\"conv3\", \"if3\"],\n"
+    "  [\"if2_scale\", \"if3\"], [\"if3\", \"pool2\"], [\"pool2\", \"flat\"], [\"flat\", \"fc\"], [\"fc\", \"output\"]],\n";
+
+static const char MLP_GRAPH[] =
+    "{\"nodes\": {\n"
+    " \"input\": {\"type\": \"Input\", \"ints\": {\"input_type\": [6]}},\n"
+    " \"fc1\": {\"type\": \"Affine\", \"shapes\": {\"weight\": [8, 6], \"bias\": [8]}},\n"
+    " \"if_a\": {\"type\": \"IF\", \"shapes\": {\"r\": [8], \"v_threshold\": [8]}},\n"
+    " \"fc2\": {\"type\": \"Affine\", \"shapes\": {\"weight\": [4, 8], \"bias\": [4]}},\n"
+    " \"if_b\": {\"type\": \"IF\", \"shapes\": {\"r\": [4], \"v_threshold\": [4]}},\n"
+    " \"if_b_scale\": {\"type\": \"Scale\", \"shapes\": {\"scale\": [4]}},\n"
+    " \"output\": {\"type\": \"Output\", \"ints\": {\"output_type\": [4]}}},\n"
+    "\"edges\": [[\"input\", \"fc1\"], [\"fc1\", \"if_a\"], [\"if_a\", \"fc2\"], [\"fc2\", \"if_b\"],\n"
+    "  [\"if_b\", \"if_b_scale\"], [\"if_b_scale\", \"output\"]],\n";
+
+static void write_sidecar(const char *nir, const char *graph, const char *values)
+{
+    char path[4200], text[8192];
+    snprintf(path, sizeof path, "%s.json", nir);
+    snprintf(text, sizeof text, "%s\"values\": [%s]}\n", graph, values);
+    write_text(path, text);
+}
+
+/* ---- round trips ---- */
+
+static nc_snn *save_and_load(const nc_snn *s, const char *name)
+{
+    const char *p = out_path(name);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    unlink(path);
+    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    nc_snn *b = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &b));
+    return b;
+}
+
+static void test_roundtrip_cnn(void **state)
+{
+    (void)state;
+    nc_snn *a = build_cnn();
+    nc_snn *b = save_and_load(a, "cnn.nir");
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, 3);
+
+    /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
+     * (groups 2) is written densely: output channel 0 sees input channels
+     * 0-1 only. if2 also feeds the residual sum, so it goes through a Scale
+     * node and conv3 keeps its weights. */
+    const nc_snn_layer *c2 = &a->layers[nc_snn_find_layer(a, "conv2")];
+    const nc_snn_layer *c3 = &a->layers[nc_snn_find_layer(a, "conv3")];
+    const nc_snn_layer *fc = &a->layers[nc_snn_find_layer(a, "fc")];
+    char values[1024];
+    snprintf(values, sizeof values,
+             "[\"conv2\", \"weight\", 0, %.9g], [\"conv2\", \"weight\", 18, 0], [\"conv2\", \"weight\", 45, %.9g],"
+             " [\"conv2\", \"weight\", 90, %.9g],"
+             " [\"conv3\", \"weight\", 9, %.9g], [\"fc\", \"weight\", 0, %.9g],"
+             " [\"if2_scale\", \"scale\", 9, %.9g], [\"if1\", \"v_threshold\", 0, 0.75], [\"if2\", \"v_threshold\", 18, 2],"
+             " [\"if1\", \"r\", 5, 1], [\"conv3\", \"bias\", 0, 0]",
+             (double)(nc_f32(c2->weight)[0] * 0.75f), (double)(nc_f32(c2->weight)[27] * 0.75f),
+             (double)(nc_f32(c2->weight)[36] * 0.75f),
+             (double)nc_f32(c3->weight)[9],
+             (double)(nc_f32(fc->weight)[0] * (0.25f * 1.25f)), (double)THETA2[1]);
+    write_sidecar(out_path("cnn.nir"), CNN_GRAPH, values);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+static void test_roundtrip_mlp(void **state)
+{
+    (void)state;
+    nc_snn *a = build_mlp();
+    nc_snn *b = save_and_load(a, "mlp.nir");
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, 4);
+    const nc_snn_layer *fc2 = &a->layers[nc_snn_find_layer(a, "fc2")];
+    char values[512];
+    snprintf(values, sizeof values, "[\"fc2\", \"weight\", 3, %.9g], [\"if_b_scale\", \"scale\", 2, %.9g]",
+             (double)(nc_f32(fc2->weight)[3] * 2.0f), (double)0.9f);
+    write_sidecar(out_path("mlp.nir"), MLP_GRAPH, values);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+/* The same file read as plain NIR (its /neuroc group deleted): binary
+ * spikes, the Scale node becomes if2's spike value, the two edges into if3
+ * become an Add. */
+static void test_plain_read_of_own_file(void **state)
+{
+    (void)state;
+    nc_snn *a = build_cnn();
+    char path[4096];
+    snprintf(path, sizeof path, "%s", out_path("cnn_plain.nir"));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    nc_snn *b = NULL;
+    nc_nir_options opt = {NC_RESET_ZERO, 0};
+    NC_ASSERT_OK(nc_snn_load_nir(path, &opt, &b));
+    static const nc_snn_layer_kind kinds[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,   NC_SNN_POOL2D,
+                                              NC_SNN_CONV2D, NC_SNN_IF,    NC_SNN_CONV2D, NC_SNN_ADD,
+                                              NC_SNN_IF,    NC_SNN_POOL2D, NC_SNN_FLATTEN, NC_SNN_AFFINE};
+    assert_int_equal(b->n_layers, sizeof kinds / sizeof kinds[0]);
+    for (int i = 0; i < b->n_layers; i++)
+        assert_int_equal(b->layers[i].kind, kinds[i]);
+    assert_int_equal(nc_snn_output_id(b), b->n_layers - 1);
+    const nc_snn_layer *if1 = &b->layers[nc_snn_find_layer(b, "if1")];
+    const nc_snn_layer *if2 = &b->layers[nc_snn_find_layer(b, "if2")];
+    assert_int_equal(if1->reset, NC_RESET_ZERO);
+    assert_true(nc_snn_param(if1->spike_value, if1, 0, -1) == 1.0f);
+    assert_true(nc_snn_param(if1->v_init, if1, 0, -1) == 0.0f);
+    for (int c = 0; c < 4; c++) /* the Scale node, per neuron */
+        assert_true(nc_snn_param(if2->spike_value, if2, c * 9 + 4, -1) == THETA2[c]);
+    const nc_snn_layer *sum = &b->layers[7];
+    assert_int_equal(sum->n_inputs, 2);
+    assert_int_equal(sum->inputs[0] + sum->inputs[1], nc_snn_find_layer(b, "conv3") + nc_snn_find_layer(b, "if2"));
+    /* the folded average pool: SumPool2d with scale 1, 1/4·θ3 in fc */
+    assert_true(b->layers[9].scale == 1.0f);
+    const nc_snn_layer *c2 = &b->layers[4]; /* groups 2 comes back spelled out densely */
+    assert_int_equal(c2->groups, 1);
+    assert_int_equal(c2->weight->shape[1], 4);
+    const nc_snn_layer *fa = &a->layers[nc_snn_find_layer(a, "fc")], *fb = &b->layers[11];
+    assert_true(nc_f32(fb->weight)[5] == nc_f32(fa->weight)[5] * 0.3125f);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+static void test_save_refuses_concat(void **state)
+{
+    (void)state;
+    nc_snn *s = NULL;
+    int64_t shape[] = {2, 4, 4};
+    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
+    int from[] = {0, 0}, id;
+    NC_ASSERT_OK(nc_snn_add_concat(s, 2, from, "cat", &id));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", out_path("concat"));
+    mkdir(dir, 0755);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/x.nir", dir);
+    assert_int_equal(nc_snn_save_nir(s, path), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "'cat'"));
+    DIR *d = opendir(dir); /* nothing left behind, not even a temporary */
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            fail_msg("left behind: %s", e->d_name);
+    closedir(d);
+    /* an unwritable place: an I/O error, no crash */
+    assert_int_equal(nc_snn_save_nir(s, "/nonexistent-dir/x.nir"), NC_ERR_UNSUPPORTED);
+    nc_snn_free(s);
+    nc_snn *m = build_mlp();
+    assert_int_equal(nc_snn_save_nir(m, "/nonexistent-dir/x.nir"), NC_ERR_IO);
+    nc_snn_free(m);
+}
+
+/* ---- other tools' files ---- */
+
+static const char *sample(const char *name)
+{
+    static char buf[4096];
+    char rel[256];
+    snprintf(rel, sizeof rel, "nir-samples/%s", name);
+    const char *p = nc_test_shared(rel);
+    if (!p)
+        return NULL;
+    snprintf(buf, sizeof buf, "%s", p);
+    return buf;
+}
+
+#define SAMPLE_OR_SKIP(var, name)                                                       \
+    const char *var = sample(name);                                                     \
+    if (!var) {                                                                         \
+        print_message("../shared is absent: NIR sample %s not available\n", name);     \
+        skip();                                                                         \
+    }
+
+static void test_sample_cnn_sinabs(void **state)
+{
+    (void)state;
+    SAMPLE_OR_SKIP(path, "cnn_sinabs.nir");
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &s));
+    static const nc_snn_layer_kind kinds[] = {
+        NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,      NC_SNN_CONV2D, NC_SNN_IF, NC_SNN_POOL2D, NC_SNN_CONV2D,
+        NC_SNN_IF,    NC_SNN_POOL2D, NC_SNN_FLATTEN, NC_SNN_AFFINE, NC_SNN_IF, NC_SNN_AFFINE, NC_SNN_IF};
+    assert_int_equal(s->n_layers, sizeof kinds / sizeof kinds[0]);
+    for (int i = 0; i < s->n_layers; i++)
+        assert_int_equal(s->layers[i].kind, kinds[i]);
+    const nc_snn_layer *c0 = &s->layers[1];
+    assert_string_equal(c0->name, "0");
+    assert_int_equal(c0->stride[0], 2);
+    assert_int_equal(c0->padding[1], 1);
+    assert_int_equal(c0->shape[1], 16);
+    assert_int_equal(s->layers[9].shape[0], 128);
+    assert_int_equal(nc_snn_output_id(s), 13);
+    assert_int_equal(s->layers[13].shape[0], 10);
+    int64_t in_shape[] = {2, 2, 34, 34};
+    nc_tensor *in = rand_tensor(4, in_shape, 0.0f, 1.0f), *out = run(s, in, 8);
+    assert_int_equal(out->numel, 8 * 2 * 10);
+    nc_tensor_free(in);
+    nc_tensor_free(out);
+    /* and it survives neuroc's own round trip */
+    nc_snn *b = save_and_load(s, "cnn_sinabs_rt.nir");
+    assert_snn_same(s, b);
+    nc_snn_free(b);
+    nc_snn_free(s);
+}
+
+static void test_sample_lif_norse(void **state)
+{
+    (void)state;
+    SAMPLE_OR_SKIP(path, "lif_norse.nir");
+    nc_snn *s = NULL;
+    nc_nir_options opt = {NC_RESET_SUBTRACT, 1e-3};
+    NC_ASSERT_OK(nc_snn_load_nir(path, &opt, &s));
+    assert_int_equal(s->n_layers, 3);
+    const nc_snn_layer *L = &s->layers[2];
+    assert_int_equal(L->kind, NC_SNN_LIF);
+    assert_true(nc_f32(L->tau)[0] == 0.0025f);
+    assert_true(nc_f32(L->threshold)[0] == 0.1f);
+    assert_true(L->dt == 1e-3);
+    int64_t in_shape[] = {1, 1};
+    nc_tensor *in = rand_tensor(2, in_shape, 0.5f, 1.0f), *out = run(s, in, 8);
+    assert_int_equal(out->numel, 8);
+    nc_tensor_free(in);
+    nc_tensor_free(out);
+    nc_snn_free(s);
+}
+
+static void test_sample_braille_recurrent(void **state)
+{
+    (void)state;
+    SAMPLE_OR_SKIP(path, "braille_cubalif_subtract.nir");
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &s));
+    int lif = nc_snn_find_layer(s, "lif1.lif"), rec = nc_snn_find_layer(s, "lif1.w_rec");
+    assert_true(lif > 0 && rec > lif);
+    const nc_snn_layer *L = &s->layers[lif], *sum = &s->layers[L->inputs[0]];
+    assert_int_equal(L->kind, NC_SNN_CUBALIF);
+    assert_int_equal(sum->kind, NC_SNN_ADD); /* fc1 + the recurrent w_rec */
+    assert_int_equal(sum->n_inputs, 2);
+    int has_back = 0;
+    for (int k = 0; k < 2; k++)
+        has_back |= sum->inputs[k] == rec && rec >= L->inputs[0];
+    assert_true(has_back);
+    assert_int_equal(s->layers[rec].kind, NC_SNN_AFFINE); /* Linear: zero bias */
+    assert_true(nc_f32(s->layers[rec].bias)[0] == 0.0f);
+    assert_int_equal(s->layers[nc_snn_output_id(s)].kind, NC_SNN_CUBALIF);
+    int64_t in_shape[] = {2, 12};
+    nc_tensor *in = rand_tensor(2, in_shape, 0.0f, 1.0f), *out = run(s, in, 8);
+    assert_int_equal(out->numel, 8 * 2 * 7);
+    nc_tensor_free(in);
+    nc_tensor_free(out);
+    nc_snn *b = save_and_load(s, "braille_rt.nir");
+    assert_snn_same(s, b);
+    nc_snn_free(b);
+    nc_snn_free(s);
+}
+
+static void test_sample_braille_broken_subgraph(void **state)
+{
+    (void)state;
+    SAMPLE_OR_SKIP(path, "braille_cubalif_subgraph.nir");
+    nc_snn *s = (nc_snn *)0x1;
+    assert_int_equal(nc_snn_load_nir(path, NULL, &s), NC_ERR_MODEL);
+    assert_null(s);
+    const char *msg = nc_last_error();
+    assert_non_null(strstr(msg, "missing node 'lif'"));
+    assert_non_null(strstr(msg, "('input', 'lif')"));
+    assert_non_null(strstr(msg, "graph 'lif1'"));
+}
+
+/* ---- broken and unusual files, written here with HDF5 ---- */
+
+typedef struct mini {
+    hid_t f, nodes;
+    char path[4096];
+} mini;
+
+static void mini_begin(mini *m, const char *name)
+{
+    snprintf(m->path, sizeof m->path, "%s", out_path(name));
+    m->f = H5Fcreate(m->path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(m->f >= 0);
+    NC_ASSERT_OK(nc_h5_write_string(m->f, "version", "0.2.0"));
+    hid_t g = H5Gcreate2(m->f, "node", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    NC_ASSERT_OK(nc_h5_write_string(g, "type", "NIRGraph"));
+    H5Gclose(g);
+    m->nodes = H5Gcreate2(m->f, "node/nodes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+static hid_t mini_node(mini *m, const char *name, const char *type)
+{
+    hid_t g = H5Gcreate2(m->nodes, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (type)
+        NC_ASSERT_OK(nc_h5_write_string(g, "type", type));
+    return g;
+}
+
+static void mini_io(mini *m, const char *name, const char *type, int64_t n)
+{
+    hid_t g = mini_node(m, name, type);
+    int64_t one = 1;
+    NC_ASSERT_OK(nc_h5_write_i64(g, "shape", 1, &one, &n));
+    H5Gclose(g);
+}
+
+static void mini_affine(mini *m, const char *name, int ndim, const int64_t *wshape)
+{
+    hid_t g = mini_node(m, name, "Affine");
+    float w[64] = {0};
+    NC_ASSERT_OK(nc_h5_write_f32(g, "weight", ndim, wshape, w));
+    NC_ASSERT_OK(nc_h5_write_f32(g, "bias", 1, wshape, w));
+    H5Gclose(g);
+}
+
+static void mini_end(mini *m, int n_edges, const char *const *edges)
+{
+    H5Gclose(m->nodes);
+    hid_t g = H5Gopen2(m->f, "node", H5P_DEFAULT);
+    NC_ASSERT_OK(nc_h5_write_strings(g, "edges", n_edges, 2, edges));
+    H5Gclose(g);
+    H5Fclose(m->f);
+}
+
+static void expect_error(const char *path, nc_status want, const char *needle1, const char *needle2)
+{
+    nc_snn *s = (nc_snn *)0x1;
+    nc_status st = nc_snn_load_nir(path, NULL, &s);
+    if (st != want || !strstr(nc_last_error(), needle1) || (needle2 && !strstr(nc_last_error(), needle2)))
+        fail_msg("%s: got %s: '%s'; expected %s mentioning '%s'", path, nc_status_str(st), nc_last_error(),
+                 nc_status_str(want), needle1);
+    assert_null(s);
+    assert_non_null(strstr(nc_last_error(), path)); /* every message names the file */
+}
+
+static const char *const IO_EDGES[] = {"input", "fc", "fc", "output"};
+
+static void test_malformed_files(void **state)
+{
+    (void)state;
+    int64_t w2[] = {4, 4}, w3[] = {2, 2, 4};
+    mini m;
+
+    mini_begin(&m, "bad_no_type.nir");
+    mini_io(&m, "input", "Input", 4);
+    H5Gclose(mini_node(&m, "fc", NULL));
+    mini_io(&m, "output", "Output", 4);
+    mini_end(&m, 2, IO_EDGES);
+    expect_error(m.path, NC_ERR_PARSE, "node 'fc'", "'type'");
+
+    mini_begin(&m, "bad_unknown_type.nir");
+    mini_io(&m, "input", "Input", 4);
+    H5Gclose(mini_node(&m, "fc", "Foo"));
+    mini_io(&m, "output", "Output", 4);
+    mini_end(&m, 2, IO_EDGES);
+    expect_error(m.path, NC_ERR_UNSUPPORTED, "unsupported NIR node type 'Foo' in node 'fc'", NULL);
+
+    mini_begin(&m, "bad_missing_node.nir");
+    mini_io(&m, "input", "Input", 4);
+    mini_affine(&m, "fc", 2, w2);
+    mini_io(&m, "output", "Output", 4);
+    const char *const e_missing[] = {"input", "fc", "fc", "nope", "fc", "output"};
+    mini_end(&m, 3, e_missing);
+    expect_error(m.path, NC_ERR_MODEL, "missing node 'nope'", "('fc', 'nope')");
+
+    mini_begin(&m, "bad_weight_rank.nir");
+    mini_io(&m, "input", "Input", 4);
+    mini_affine(&m, "fc", 3, w3);
+    mini_io(&m, "output", "Output", 4);
+    mini_end(&m, 2, IO_EDGES);
+    expect_error(m.path, NC_ERR_SHAPE, "node 'fc'", "rank 3");
+
+    mini_begin(&m, "bad_no_input.nir");
+    mini_affine(&m, "fc", 2, w2);
+    mini_io(&m, "output", "Output", 4);
+    const char *const e_noin[] = {"fc", "output"};
+    mini_end(&m, 1, e_noin);
+    expect_error(m.path, NC_ERR_MODEL, "no Input node", NULL);
+
+    mini_begin(&m, "bad_if_r.nir"); /* IF with r != 1: refused, documented */
+    mini_io(&m, "input", "Input", 4);
+    hid_t g = mini_node(&m, "fc", "IF");
+    float r[4] = {1, 2, 1, 1}, th[4] = {1, 1, 1, 1};
+    int64_t four = 4;
+    NC_ASSERT_OK(nc_h5_write_f32(g, "r", 1, &four, r));
+    NC_ASSERT_OK(nc_h5_write_f32(g, "v_threshold", 1, &four, th));
+    H5Gclose(g);
+    mini_io(&m, "output", "Output", 4);
+    mini_end(&m, 2, IO_EDGES);
+    expect_error(m.path, NC_ERR_UNSUPPORTED, "node 'fc'", "r != 1");
+
+    mini_begin(&m, "empty_edges.nir"); /* (0,) edges parse; the Output is then unreachable */
+    mini_io(&m, "input", "Input", 4);
+    mini_io(&m, "output", "Output", 4);
+    H5Gclose(m.nodes);
+    hsize_t zero = 0;
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    hid_t sp = H5Screate_simple(1, &zero, NULL);
+    hid_t ds = H5Dcreate2(m.f, "node/edges", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Fclose(m.f);
+    expect_error(m.path, NC_ERR_MODEL, "'output' cannot be reached", NULL);
+
+    char garbage[4096];
+    snprintf(garbage, sizeof garbage, "%s", out_path("not_hdf5.nir"));
+    write_text(garbage, "this is not HDF5\n");
+    expect_error(garbage, NC_ERR_PARSE, "not an HDF5 file", NULL);
+    expect_error("/nonexistent/x.nir", NC_ERR_IO, "x.nir", NULL);
+}
+
+/* Fixed-length strings (older h5py), float64 and deflate-compressed data. */
+static void test_fixed_strings_and_deflate(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", out_path("fixed_deflate.nir"));
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 8);
+    H5Tset_strpad(st, H5T_STR_NULLPAD);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+#define FIXED(loc, name, text)                                                                   \
+    do {                                                                                         \
+        char b_[8] = {0};                                                                        \
+        memcpy(b_, text, strlen(text) < 8 ? strlen(text) : 8);                                   \
+        hid_t d_ = H5Dcreate2(loc, name, st, scalar, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);   \
+        H5Dwrite(d_, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, b_);                                   \
+        H5Dclose(d_);                                                                            \
+    } while (0)
+    hid_t node = H5Gcreate2(f, "node", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    FIXED(node, "type", "NIRGraph");
+    hid_t nodes = H5Gcreate2(node, "nodes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const char *names[] = {"input", "fc", "output"}, *types[] = {"Input", "Linear", "Output"};
+    int64_t shapes[] = {3, 0, 2};
+    for (int i = 0; i < 3; i++) {
+        hid_t g = H5Gcreate2(nodes, names[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        FIXED(g, "type", types[i]);
+        if (shapes[i]) {
+            int64_t one = 1;
+            NC_ASSERT_OK(nc_h5_write_i64(g, "shape", 1, &one, &shapes[i]));
+        } else {
+            hsize_t dims[2] = {2, 3}, chunk[2] = {1, 3};
+            double w[6] = {0.5, -1.25, 2, 3, 4.5, -6};
+            hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+            H5Pset_chunk(dcpl, 2, chunk);
+            H5Pset_deflate(dcpl, 6);
+            hid_t sp = H5Screate_simple(2, dims, NULL);
+            hid_t d = H5Dcreate2(g, "weight", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+            H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w);
+            H5Dclose(d);
+            H5Sclose(sp);
+            H5Pclose(dcpl);
+        }
+        H5Gclose(g);
+    }
+    H5Gclose(nodes);
+    char edges[4][8] = {"input", "fc", "fc", "output"};
+    hsize_t edims[2] = {2, 2};
+    hid_t esp = H5Screate_simple(2, edims, NULL);
+    hid_t ed = H5Dcreate2(node, "edges", st, esp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ed, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, edges);
+    H5Dclose(ed);
+    H5Sclose(esp);
+    H5Gclose(node);
+    H5Sclose(scalar);
+    H5Tclose(st);
+    H5Fclose(f);
+#undef FIXED
+
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &s));
+    assert_int_equal(s->n_layers, 2);
+    const nc_snn_layer *L = &s->layers[1];
+    assert_int_equal(L->kind, NC_SNN_AFFINE);
+    assert_string_equal(L->name, "fc");
+    const float want[6] = {0.5f, -1.25f, 2, 3, 4.5f, -6};
+    assert_memory_equal(nc_f32(L->weight), want, sizeof want);
+    assert_int_equal(L->shape[0], 2);
+    nc_snn_free(s);
+}
+
+int main(void)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the expected failures above need no HDF5 trace */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_cnn),
+        cmocka_unit_test(test_roundtrip_mlp),
+        cmocka_unit_test(test_plain_read_of_own_file),
+        cmocka_unit_test(test_save_refuses_concat),
+        cmocka_unit_test(test_sample_cnn_sinabs),
+        cmocka_unit_test(test_sample_lif_norse),
+        cmocka_unit_test(test_sample_braille_recurrent),
+        cmocka_unit_test(test_sample_braille_broken_subgraph),
+        cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_fixed_strings_and_deflate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
