@@ -244,15 +244,6 @@ static nc_status remove_dead(nc_graph *g, int *changed)
 
 /* ------------------------------------------------------------ folding */
 
-static void set_constant(nc_graph *g, int v, nc_tensor *t)
-{
-    nc_value *val = &g->values[v];
-    val->constant = t;
-    val->dtype = t->dtype;
-    val->ndim = t->ndim;
-    memcpy(val->shape, t->shape, sizeof val->shape);
-}
-
 /* Runs every node whose inputs are all constant (in order, so chains fold
  * in one pass) and keeps its outputs as constants. */
 static nc_status fold_constants(nc_graph *g, int *changed)
@@ -288,7 +279,7 @@ static nc_status fold_constants(nc_graph *g, int *changed)
             goto done;
         for (int o = 0; o < n->n_outputs; o++) {
             if (n->outputs[o] >= 0 && out[o])
-                set_constant(g, n->outputs[o], out[o]);
+                nc_graph_set_constant(g, n->outputs[o], out[o]);
             else
                 nc_tensor_free(out[o]);
             out[o] = NULL;
@@ -375,7 +366,7 @@ static nc_status fold_shapes(nc_graph *g, int *changed)
             if (v < 0 || g->values[v].constant)
                 continue;
             if (!dd[v] && a1[v] && a2[v] && a1[v]->dtype == NC_DTYPE_I64 && same_tensor(a1[v], a2[v])) {
-                set_constant(g, v, a1[v]);
+                nc_graph_set_constant(g, v, a1[v]);
                 a1[v] = NULL;
             } else {
                 all = 0;

@@ -124,15 +124,6 @@ static int is_graph_input(const nc_graph *g, int v)
 
 /* ------------------------------------------------------------ values */
 
-static void set_constant(nc_graph *g, int v, nc_tensor *t)
-{
-    nc_value *val = &g->values[v];
-    val->constant = t;
-    val->dtype = t->dtype;
-    val->ndim = t->ndim;
-    memcpy(val->shape, t->shape, sizeof val->shape);
-}
-
 static nc_status add_initializers(importer *im, const Onnx__GraphProto *gp)
 {
     if (gp->n_sparse_initializer)
@@ -154,7 +145,7 @@ static nc_status add_initializers(importer *im, const Onnx__GraphProto *gp)
             nc_tensor_free(t);
             return NC_ERR_NOMEM;
         }
-        set_constant(im->g, v, t);
+        nc_graph_set_constant(im->g, v, t);
     }
     return NC_OK;
 }
@@ -374,7 +365,7 @@ static nc_status add_constant(importer *im, const Onnx__NodeProto *np, const cha
         return nc_errorf(NC_ERR_MODEL, "%s: Constant node '%s' writes '%s', which is already defined",
                          im->src, name, val->name);
     }
-    set_constant(im->g, v, t);
+    nc_graph_set_constant(im->g, v, t);
     return NC_OK;
 }
 
@@ -585,7 +576,7 @@ static nc_status freeze_inputs(importer *im, const nc_tensor *const *frozen, int
         nc_tensor *c = nc_tensor_clone(t);
         if (!c)
             return NC_ERR_NOMEM;
-        set_constant(g, v, c);
+        nc_graph_set_constant(g, v, c);
     }
     g->n_inputs = k;
     return NC_OK;

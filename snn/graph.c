@@ -101,6 +101,15 @@ nc_node *nc_graph_add_node(nc_graph *g)
     return n;
 }
 
+void nc_graph_set_constant(nc_graph *g, int v, nc_tensor *t)
+{
+    nc_value *val = &g->values[v];
+    val->constant = t;
+    val->dtype = t->dtype;
+    val->ndim = t->ndim;
+    memcpy(val->shape, t->shape, sizeof val->shape);
+}
+
 const nc_attr *nc_node_attr(const nc_node *n, const char *name)
 {
     for (int i = 0; i < n->n_attrs; i++)

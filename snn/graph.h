@@ -75,6 +75,8 @@ int nc_graph_add_value(nc_graph *g, const char *name);
  * into g->nodes are invalidated by the next call. */
 nc_node *nc_graph_add_node(nc_graph *g);
 void nc_node_clear(nc_node *n);
+/* Makes value v the constant t (owned by the graph from now on). */
+void nc_graph_set_constant(nc_graph *g, int v, nc_tensor *t);
 void nc_attr_clear(nc_attr *a);
 
 /* Attribute lookup. */

@@ -258,8 +258,30 @@ nc_status nc_snn_add_affine(nc_snn *s, int from, const nc_tensor *weight, const 
     return finish(s, failed || !L->bias ? NC_ERR_NOMEM : NC_OK, id);
 }
 
+/* Appends a layer of shape (C, H, W) reading `from`. */
+static nc_snn_layer *append_chw(nc_snn *s, nc_snn_layer_kind kind, const char *name, int from,
+                                int64_t c, int64_t h, int64_t w, nc_status *st)
+{
+    nc_snn_layer *L = append(s, kind, name, 1, st);
+    if (L) {
+        L->inputs[0] = from;
+        L->ndim = 3;
+        L->shape[0] = c;
+        L->shape[1] = h;
+        L->shape[2] = w;
+    }
+    return L;
+}
+
+/* Geometry beyond this is refused, so that the output-size arithmetic below
+ * cannot overflow whatever a file declares. */
+#define NC_MAX_GEOMETRY (INT64_C(1) << 24)
+
 static int64_t conv_out(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil)
 {
+    if (in > NC_MAX_GEOMETRY || k > NC_MAX_GEOMETRY || stride > NC_MAX_GEOMETRY ||
+        pad > NC_MAX_GEOMETRY || dil > NC_MAX_GEOMETRY || k < 1 || stride < 1 || dil < 1)
+        return 0;
     int64_t span = dil * (k - 1) + 1;
     if (in + 2 * pad < span)
         return 0;
@@ -307,14 +329,9 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
     if (oh <= 0 || ow <= 0)
         return nc_errorf(NC_ERR_SHAPE, "Conv2d '%s': kernel larger than the padded input", nm);
     nc_status ast;
-    nc_snn_layer *L = append(s, NC_SNN_CONV2D, name, 1, &ast);
+    nc_snn_layer *L = append_chw(s, NC_SNN_CONV2D, name, from, cout, oh, ow, &ast);
     if (!L)
         return ast;
-    L->inputs[0] = from;
-    L->ndim = 3;
-    L->shape[0] = cout;
-    L->shape[1] = oh;
-    L->shape[2] = ow;
     memcpy(L->stride, d.stride, sizeof L->stride);
     memcpy(L->padding, d.padding, sizeof L->padding);
     memcpy(L->dilation, d.dilation, sizeof L->dilation);
@@ -348,14 +365,9 @@ nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const 
     if (oh <= 0 || ow <= 0)
         return nc_errorf(NC_ERR_SHAPE, "Pool2d '%s': kernel larger than the padded input", nm);
     nc_status ast;
-    nc_snn_layer *L = append(s, NC_SNN_POOL2D, name, 1, &ast);
+    nc_snn_layer *L = append_chw(s, NC_SNN_POOL2D, name, from, X->shape[0], oh, ow, &ast);
     if (!L)
         return ast;
-    L->inputs[0] = from;
-    L->ndim = 3;
-    L->shape[0] = X->shape[0];
-    L->shape[1] = oh;
-    L->shape[2] = ow;
     memcpy(L->kernel, kernel, sizeof L->kernel);
     memcpy(L->stride, st2, sizeof L->stride);
     memcpy(L->padding, pd, sizeof L->padding);
