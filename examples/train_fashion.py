@@ -131,6 +131,10 @@ def train(name, model, epochs, train_xy, test_xy, seed):
     torch.manual_seed(seed)
     x, y = train_xy
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    # Decaying the rate to zero settles the weights and BN statistics, so the
+    # last epoch's accuracy (the one shipped) is not a lucky or unlucky sample.
+    steps = epochs * ((len(x) + 127) // 128)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
     gen = torch.Generator().manual_seed(seed)
     for epoch in range(1, epochs + 1):
         model.train()
@@ -142,6 +146,7 @@ def train(name, model, epochs, train_xy, test_xy, seed):
             loss = F.cross_entropy(model(x[idx]), y[idx])
             loss.backward()
             opt.step()
+            sched.step()
         acc = accuracy(model, *test_xy)
         print(f"{name}: epoch {epoch}/{epochs}  loss {loss.item():.4f}  "
               f"test acc {acc:.4f}  ({time.time() - t0:.0f} s)", flush=True)
@@ -224,7 +229,7 @@ def main():
         for name, epochs, params, acc, size in rows:
             f.write(f"| `{name}` | {epochs} | {params:,} | {100 * acc:.2f} % | {size / 1024:.0f} KiB |\n")
         f.write("\nTrained by `examples/train_fashion.py` (PyTorch "
-                f"{torch.__version__.split('a')[0]}, Adam lr 1e-3, batch 128, inputs x/255, "
+                f"{torch.__version__.split('a')[0]}, Adam lr 1e-3 with cosine decay, batch 128, inputs x/255, "
                 "seeded) and exported with opset 13.\n")
     for r in rows:
         print(*r)
