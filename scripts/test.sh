@@ -16,4 +16,4 @@ cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNEUROC_SANITIZE=ON -DNEUROC_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$jobs" -R "${NEUROC_ASAN_TESTS:-test_core|test_data_io|test_onnx_import|test_ann_ops}")
+    ctest --output-on-failure -j"$jobs" -R "${NEUROC_ASAN_TESTS:-^(test_core|test_data_io|test_onnx_import|test_onnx_conformance|test_ann_ops_linear|test_ann_ops_shape|test_snn|test_nir|test_examples)$}")
