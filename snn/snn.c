@@ -20,6 +20,7 @@ const char *nc_snn_kind_name(nc_snn_layer_kind k)
     case NC_SNN_LIF: return "LIF";
     case NC_SNN_CUBALIF: return "CubaLIF";
     case NC_SNN_READOUT: return "Readout";
+    case NC_SNN_MAXPOOL2D: return "MaxPool2d";
     }
     return "unknown";
 }

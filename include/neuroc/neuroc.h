@@ -183,5 +183,6 @@ NC_API nc_status nc_cuda_device_count(int *count);
 #endif
 
 #include "neuroc/snn.h"
+#include "neuroc/convert.h"
 
 #endif /* NEUROC_NEUROC_H */

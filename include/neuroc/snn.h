@@ -35,7 +35,8 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_IF,         /* integrate-and-fire neurons */
     NC_SNN_LIF,        /* leaky integrate-and-fire (NIR LIF), forward Euler with dt */
     NC_SNN_CUBALIF,    /* current-based LIF (NIR CubaLIF), forward Euler with dt */
-    NC_SNN_READOUT     /* non-spiking accumulator of its input over time */
+    NC_SNN_READOUT,    /* non-spiking accumulator of its input over time */
+    NC_SNN_MAXPOOL2D   /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
 } nc_snn_layer_kind;
 
 typedef enum nc_reset_mode {

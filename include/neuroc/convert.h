@@ -1,0 +1,115 @@
+/*
+ * neuroc — ANN → SNN conversion (calibration, QCFS), QCFS fine-tuning, and
+ * evaluation of spiking networks with accuracy at every timestep.
+ * Included by <neuroc/neuroc.h>; the conventions of DESIGN §5 hold.
+ */
+#ifndef NEUROC_CONVERT_H
+#define NEUROC_CONVERT_H
+
+#ifndef NEUROC_NEUROC_H
+#include "neuroc/neuroc.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Progress of long work (calibration, fine-tuning, evaluation): `done` of
+ * `total` units of `what` ("calibration", "epoch 2/3", "evaluation"). The
+ * library calls it from the working thread; the CLI draws a bar when stderr
+ * is a terminal. NULL = no progress. */
+typedef void (*nc_progress_fn)(const char *what, int64_t done, int64_t total, void *user);
+
+typedef enum nc_threshold_method {
+    NC_THRESHOLD_PERCENTILE = 0, /* the p-th percentile of the activations (default p = 99.9) */
+    NC_THRESHOLD_MAX = 1,        /* the largest activation */
+    NC_THRESHOLD_MSE = 2         /* the clip that minimises the MSE of the T-step quantised output */
+} nc_threshold_method;
+
+typedef enum nc_maxpool_mode {
+    NC_MAXPOOL_CURRENTS = 0,  /* max-pool the currents before the neuron (max commutes with ReLU) */
+    NC_MAXPOOL_AVERAGE = 1    /* replace MaxPool by average pooling */
+} nc_maxpool_mode;
+
+typedef struct nc_convert_options {
+    nc_threshold_method method;
+    double percentile;        /* for NC_THRESHOLD_PERCENTILE; 0 = 99.9 */
+    int count_zeros;          /* percentiles over all activations (1) or the positive ones (0, default) */
+    int per_channel;          /* a threshold per channel instead of per layer */
+    int timesteps;            /* T the network is meant for (MSE clip); 0 = 8 */
+    int levels;               /* QCFS levels L; 0 = 8, or what the QCFS pattern says */
+    int64_t calib_samples;    /* 0 = 1000 (or all if fewer) */
+    nc_reset_mode reset;      /* default subtraction */
+    int v_init_zero;          /* v(0) = 0 instead of θ/2 */
+    int binary_spikes;        /* spikes carry 1 and θ is folded into the next weights */
+    nc_maxpool_mode maxpool;
+    /* ANN-side QCFS fine-tuning (needs labels): epochs 0 = none */
+    int qcfs_epochs;
+    float qcfs_lr;            /* 0 = 1e-3 (Adam) */
+    int qcfs_batch;           /* 0 = 64 */
+    uint64_t seed;
+    nc_progress_fn progress;
+    void *progress_user;
+} nc_convert_options;
+
+/* What conversion did: one record per spiking layer, plus warnings. */
+typedef struct nc_convert_report nc_convert_report;
+
+/* Converts an imported ANN into a spiking network (DESIGN §3): BatchNorm
+ * folded, ReLU / Clip(0, c) / QCFS patterns become IF layers with θ from the
+ * calibration data `calib` (N, *input) or from the pattern, the last layer a
+ * readout. `labels` (N int64) with opt->qcfs_epochs > 0 fine-tunes the QCFS
+ * ANN on `calib` first. Non-convertible ops are refused naming the node.
+ * The caller owns *out and *report (report may be NULL if not wanted). */
+NC_API nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
+                            const nc_convert_options *opt, nc_snn **out,
+                            nc_convert_report **report);
+NC_API void nc_convert_report_free(nc_convert_report *r);
+/* The report as JSON text (owned by the report). */
+NC_API const char *nc_convert_report_json(const nc_convert_report *r);
+NC_API size_t nc_convert_report_num_warnings(const nc_convert_report *r);
+NC_API const char *nc_convert_report_warning(const nc_convert_report *r, size_t i);
+
+/* ---------------------------------------------------------------- evaluation */
+
+typedef struct nc_eval_options {
+    const char *backend;      /* NULL = "cpu" */
+    int timesteps;            /* 0 = 64 */
+    int batch;                /* 0 = 64 */
+    nc_encoding encoding;
+    uint64_t seed;
+    /* Energy per operation in joules; 0 = the defaults (45 nm CMOS, Horowitz
+     * ISSCC 2014: 0.9 pJ a float32 add for an SNN synaptic op, 4.6 pJ a
+     * float32 multiply-add for an ANN MAC). */
+    double energy_per_synop, energy_per_mac;
+    nc_progress_fn progress;
+    void *progress_user;
+} nc_eval_options;
+
+/* Result of evaluating an SNN on labelled data. */
+typedef struct nc_eval_result nc_eval_result;
+
+/* Runs `s` on x (N, *input) for T steps and scores the readout against
+ * labels (N int64) at every t ≤ T. If `ann` is given, its accuracy and MACs
+ * are measured on the same data for comparison. The caller owns *out. */
+NC_API nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor *x,
+                                 const nc_tensor *labels, const nc_eval_options *opt,
+                                 nc_eval_result **out);
+NC_API void nc_eval_result_free(nc_eval_result *r);
+NC_API int nc_eval_timesteps(const nc_eval_result *r);
+NC_API int64_t nc_eval_samples(const nc_eval_result *r);
+/* Accuracy after t steps, 1 ≤ t ≤ T. */
+NC_API double nc_eval_accuracy_at(const nc_eval_result *r, int t);
+/* The ANN's accuracy, or a negative value when no ANN was given. */
+NC_API double nc_eval_ann_accuracy(const nc_eval_result *r);
+/* The whole result (per-step accuracy, spike rates per layer, synaptic ops
+ * against MACs, energy with its sources) as JSON; owned by the result. */
+NC_API const char *nc_eval_result_json(const nc_eval_result *r);
+/* An SVG chart: accuracy against t with the ANN as a line, and spike rates
+ * per layer as bars. Written atomically. */
+NC_API nc_status nc_eval_result_write_svg(const nc_eval_result *r, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEUROC_CONVERT_H */
