@@ -398,7 +398,7 @@ static nc_status map_names(importer *im, char **names, size_t n, int **idx, int 
 static nc_status add_node(importer *im, const Onnx__NodeProto *np, size_t index)
 {
     const char *op = np->op_type ? np->op_type : "";
-    char synth[96];
+    char synth[96], ops[512];
     const char *name = np->name;
     if (!name || !*name) {
         snprintf(synth, sizeof synth, "%.60s_%zu", op, index);
@@ -408,13 +408,13 @@ static nc_status add_node(importer *im, const Onnx__NodeProto *np, size_t index)
         return nc_errorf(NC_ERR_UNSUPPORTED,
                          "%s: node '%s' (%s, domain '%s'): unsupported op; neuroc supports only the "
                          "default ONNX domain: %s",
-                         im->src, name, op, np->domain, nc_op_supported_list());
+                         im->src, name, op, np->domain, nc_op_supported_list(ops, sizeof ops));
     if (strcmp(op, "Constant") == 0)
         return add_constant(im, np, name);
     const nc_op_def *def = nc_op_lookup(op);
     if (!def)
         return nc_errorf(NC_ERR_UNSUPPORTED, "%s: node '%s' (%s, opset %lld): unsupported op; neuroc supports: %s",
-                         im->src, name, op, (long long)im->g->opset, nc_op_supported_list());
+                         im->src, name, op, (long long)im->g->opset, nc_op_supported_list(ops, sizeof ops));
 
     if (im->g->opset < NC_OPSET_MIN && im->g->opset < since_at_7(op))
         return nc_errorf(NC_ERR_UNSUPPORTED,

@@ -2,6 +2,7 @@
  * Constant nodes into constant values. */
 #include "ann_ops.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const nc_op_def g_ops[] = {
@@ -44,23 +45,15 @@ const nc_op_def *nc_op_lookup(const char *op_type)
     return NULL;
 }
 
-const char *nc_op_supported_list(void)
+char *nc_op_supported_list(char *buf, size_t len)
 {
-    static char buf[512];
-    if (!buf[0]) {
-        size_t off = 0;
-        for (size_t i = 0; i < sizeof g_ops / sizeof g_ops[0]; i++) {
-            size_t n = strlen(g_ops[i].name);
-            if (off + n + 3 >= sizeof buf)
-                break;
-            if (off) {
-                memcpy(buf + off, ", ", 2);
-                off += 2;
-            }
-            memcpy(buf + off, g_ops[i].name, n);
-            off += n;
-        }
-        buf[off] = '\0';
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof g_ops / sizeof g_ops[0]; i++) {
+        int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", g_ops[i].name);
+        if (n < 0 || (size_t)n >= len - off)
+            break;
+        off += (size_t)n;
     }
     return buf;
 }

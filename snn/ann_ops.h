@@ -35,8 +35,8 @@ typedef struct nc_op_def {
 
 /* The implementation of an ONNX op type (default domain), or NULL. */
 const nc_op_def *nc_op_lookup(const char *op_type);
-/* Comma-separated list of supported op types, for messages. */
-const char *nc_op_supported_list(void);
+/* Comma-separated list of supported op types into buf, for messages; returns buf. */
+char *nc_op_supported_list(char *buf, size_t len);
 
 /* Linear and normalisation (ann_ops_linear.c) */
 nc_status nc_op_conv(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
