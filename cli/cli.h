@@ -20,8 +20,12 @@ typedef struct cli_command {
 
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 extern const char CMD_INFO_HELP[];
 extern const char CMD_RUN_HELP[];
+extern const char CMD_CONVERT_HELP[];
+extern const char CMD_EVAL_HELP[];
 
 /* Exit codes: 0 success, 1 failure, 2 bad command line. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -58,7 +62,8 @@ size_t cli_dtype_size(nc_dtype dt);
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */
 typedef struct run_args {
     const char *model, *input, *output, *labels, *batch;
-    int raw_input;
+    int raw_input;                /* --raw-input or --no-scale */
+    const char *mean, *std;       /* --mean / --std (data_opts.c) */
     /* spiking networks (.nir) */
     const char *timesteps, *backend, *record, *layer, *encoding, *seed, *nir_reset;
     int per_step;
@@ -84,6 +89,79 @@ int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out);
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels);
 /* 1 if the file starts with HDF5's signature (a .nir file). */
 int cli_is_hdf5(const char *path);
+
+/* ---- data options shared by convert, eval and run (data_opts.c) */
+
+typedef struct data_opts {
+    int no_scale;              /* --no-scale (= run's --raw-input): uint8 stays 0..255 */
+    const char *mean, *std;    /* --mean m1,m2,... --std s1,s2,...: one value or one per channel */
+} data_opts;
+#define CLI_DATA_OPTS(d)                                                                      \
+    {"--no-scale", NULL, NULL, &(d).no_scale}, {"--raw-input", NULL, NULL, &(d).no_scale},    \
+        {"--mean", NULL, &(d).mean, NULL}, {"--std", NULL, &(d).std, NULL}
+#define CLI_DATA_OPTS_HELP                                                                    \
+    "      --no-scale     keep uint8 data as 0..255 (by default it is scaled into\n"         \
+    "                     [0,1], as torchvision's ToTensor does); --raw-input is\n"          \
+    "                     the same\n"                                                         \
+    "      --mean M1,M2,.. --std S1,S2,..\n"                                                  \
+    "                     normalise each channel (dimension 1 of the model input)\n"         \
+    "                     after scaling: x = (x - mean) / std; one value or one\n"           \
+    "                     per channel\n"
+
+/* Usage error (exit 2) on --mean/--std text that is not a list of numbers. */
+int cli_data_opts_check(const char *cmd, const data_opts *d);
+/* Applies --mean/--std in place; channel = dimension 1 of the model input `in`. */
+int cli_normalize(const char *cmd, const data_opts *d, const nc_value_info *in, nc_tensor *t);
+/* Loads a data file (npy, IDX, file.h5:/dataset) as float32: uint8 scaled
+ * unless no_scale, integers converted, then normalised for model input `in`. */
+int cli_load_data(const char *cmd, const char *path, const data_opts *d, const nc_value_info *in,
+                  nc_tensor **out);
+/* Reshapes float32 rows (N, ...) to the model input's per-sample shape when
+ * the number of values per sample agrees ([N,28,28] -> [N,1,28,28]). */
+int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t);
+/* Keeps the first n rows (no-op when there are not more). */
+int cli_take_rows(nc_tensor **t, int64_t n);
+/* Integer labels (npy or IDX); n >= 0: there must be n of them. */
+int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tensor **out);
+/* Writes text (plus a final newline) to a temporary file, then renames it. */
+int cli_write_text(const char *path, const char *text);
+
+/* ---- progress on stderr when it is a terminal (progress.c) */
+
+typedef struct cli_progress {
+    int on, drawn;
+    char what[48];
+    double t0, last;
+    int64_t done;
+} cli_progress;
+void cli_progress_init(cli_progress *p);
+/* An nc_progress_fn: `user` is a cli_progress. */
+void cli_progress_cb(const char *what, int64_t done, int64_t total, void *user);
+/* Ends a bar that is still drawn (before printing anything else). */
+void cli_progress_end(cli_progress *p);
+
+/* ---- conversion options shared by convert and eval (cmd_convert.c) */
+
+typedef struct convert_args {
+    const char *calib, *timesteps, *levels, *threshold, *calib_samples, *reset, *v0, *maxpool;
+    const char *qcfs_epochs, *lr, *qcfs_batch, *seed;
+    int per_channel, count_zeros, binary_spikes;
+} convert_args;
+/* The options both commands spell the same way. */
+#define CLI_CONVERT_OPTS(c)                                                                       \
+    {"--levels", NULL, &(c).levels, NULL}, {"--threshold", NULL, &(c).threshold, NULL},          \
+        {"--per-channel", NULL, NULL, &(c).per_channel},                                           \
+        {"--count-zeros", NULL, NULL, &(c).count_zeros},                                           \
+        {"--calib-samples", NULL, &(c).calib_samples, NULL}, {"--reset", NULL, &(c).reset, NULL}, \
+        {"--v0", NULL, &(c).v0, NULL}, {"--binary-spikes", NULL, NULL, &(c).binary_spikes},        \
+        {"--maxpool", NULL, &(c).maxpool, NULL}, {"--qcfs-epochs", NULL, &(c).qcfs_epochs, NULL},  \
+        {"--lr", NULL, &(c).lr, NULL}, {"--seed", NULL, &(c).seed, NULL}
+/* Fills *o from the arguments; a usage error (exit 2) names the bad one. */
+int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o);
+/* 1 if any conversion option was given (calib and seed aside). */
+int cli_convert_args_given(const convert_args *a);
+/* Prints what conversion made: layers, thresholds, warnings. */
+void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r);
 
 /* The spiking-network (.nir) halves of `info` and `run` (cmd_snn.c). */
 int cli_info_snn(const char *path);

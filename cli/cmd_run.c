@@ -12,7 +12,7 @@
 
 const char CMD_RUN_HELP[] =
     "usage: neuroc run MODEL.onnx --input X [--output Y.npy] [--labels L]\n"
-    "                  [--batch N] [--raw-input]\n"
+    "                  [--batch N] [--no-scale] [--mean M1,.. --std S1,..]\n"
     "       neuroc run MODEL.nir --input X [-T 32] [--output Y.npy] [--labels L]\n"
     "                  [--backend cpu] [--per-step] [--encoding direct|poisson]\n"
     "                  [--seed S] [--record SPIKES.npy --layer NAME]\n"
@@ -31,7 +31,11 @@ const char CMD_RUN_HELP[] =
     "                     from the file.\n"
     "      --raw-input    uint8 input is normally scaled by 1/255 into [0,1], as\n"
     "                     torchvision's ToTensor does; this flag feeds the raw\n"
-    "                     0..255 values instead.\n"
+    "                     0..255 values instead. --no-scale is the same.\n"
+    "      --mean M1,M2,.. --std S1,S2,..\n"
+    "                     normalise each channel (dimension 1 of the model input)\n"
+    "                     after scaling: x = (x - mean) / std; one value or one\n"
+    "                     per channel\n"
     "  -o, --output Y     write output 0 for all samples to Y (.npy); the file\n"
     "                     appears complete or not at all. For a .nir model: the\n"
     "                     output layer summed over the T steps, (N, *out), or\n"
@@ -76,7 +80,7 @@ static int parse_batch(const char *s, int64_t *out)
 }
 
 /* uint8 → [0,1] floats unless raw; other data is converted as is. */
-int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
+static int load_scaled(const run_args *a, const nc_value_info *in, nc_tensor **out)
 {
     nc_tensor *raw = NULL;
     nc_status st = nc_data_load(a->input, in->dtype == NC_DTYPE_F32 ? 0 : in->dtype, &raw);
@@ -107,6 +111,20 @@ int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
     nc_tensor_free(raw);
     *out = f;
     return CLI_OK;
+}
+
+/* Then --mean/--std (data_opts.c), for float models. */
+int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out)
+{
+    int rc = load_scaled(a, in, out);
+    if (rc != CLI_OK || in->dtype != NC_DTYPE_F32)
+        return rc;
+    data_opts d = {.no_scale = a->raw_input, .mean = a->mean, .std = a->std};
+    if ((rc = cli_normalize("run", &d, in, *out)) != CLI_OK) {
+        nc_tensor_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* Views the data as n samples of the model's per-sample shape. */
@@ -358,7 +376,8 @@ int cmd_run(int argc, char **argv)
     cli_opt opts[] = {
         {"--input", "-i", &a.input, NULL},   {"--output", "-o", &a.output, NULL},
         {"--labels", "-l", &a.labels, NULL}, {"--batch", "-b", &a.batch, NULL},
-        {"--raw-input", NULL, NULL, &a.raw_input},
+        {"--raw-input", NULL, NULL, &a.raw_input}, {"--no-scale", NULL, NULL, &a.raw_input},
+        {"--mean", NULL, &a.mean, NULL},           {"--std", NULL, &a.std, NULL},
         {"--timesteps", "-T", &a.timesteps, NULL}, {"--backend", NULL, &a.backend, NULL},
         {"--per-step", NULL, NULL, &a.per_step},   {"--record", NULL, &a.record, NULL},
         {"--layer", NULL, &a.layer, NULL},         {"--encoding", NULL, &a.encoding, NULL},
@@ -370,6 +389,9 @@ int cmd_run(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("run", "expected one model file");
+    data_opts dopt = {.mean = a.mean, .std = a.std};
+    if ((rc = cli_data_opts_check("run", &dopt)) != CLI_OK)
+        return rc;
     a.model = pos[0];
     if (!a.input)
         return cli_usage_error("run", "--input is required");

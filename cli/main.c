@@ -7,7 +7,11 @@
 static const cli_command COMMANDS[] = {
     {"info", "show a model's layers, shapes, parameters and MACs", CMD_INFO_HELP, cmd_info},
     {"run", "run a model's ANN forward pass on data (npy or IDX files)", CMD_RUN_HELP, cmd_run},
-    /* later: convert, eval, sim, finetune, export ... */
+    {"convert", "convert an ONNX ANN into a spiking network (.nir), calibrated on data",
+     CMD_CONVERT_HELP, cmd_convert},
+    {"eval", "SNN accuracy at every timestep vs the ANN, spike rates, synaptic ops, energy",
+     CMD_EVAL_HELP, cmd_eval},
+    /* later: sim, finetune, export ... */
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 

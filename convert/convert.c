@@ -1,16 +1,163 @@
-/* STUB: replaced by the converter. */
-#include "neuroc/neuroc.h"
+/* nc_convert (include/neuroc/convert.h): ANN graph → SNN structure
+ * (convert_graph.c), thresholds from calibration (calibrate.c), optional
+ * QCFS fine-tuning (train.c), optional binary spikes (convert_fold.c), and
+ * the report (convert_report.c). */
+#include <string.h>
+
+#include "calibrate.h"
+#include "convert_graph.h"
+#include "convert_report.h"
+#include "train.h"
+#include "snn/alloc.h"
 #include "snn/error.h"
+#include "snn/model.h"
+#include "snn/tensor.h"
+
+#define NC_CALIB_BATCH 64
+
+static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options *o)
+{
+    memset(o, 0, sizeof *o);
+    if (opt)
+        *o = *opt;
+    if (o->percentile == 0.0)
+        o->percentile = 99.9;
+    if (o->timesteps == 0)
+        o->timesteps = 8;
+    if (o->calib_samples == 0)
+        o->calib_samples = 1000;
+    if (o->qcfs_lr == 0.0f)
+        o->qcfs_lr = 1e-3f;
+    if (o->qcfs_batch == 0)
+        o->qcfs_batch = 64;
+    if (!(o->percentile > 0.0 && o->percentile <= 100.0))
+        return nc_errorf(NC_ERR_INVALID_ARG, "percentile %g is outside (0, 100]", o->percentile);
+    if (o->method != NC_THRESHOLD_PERCENTILE && o->method != NC_THRESHOLD_MAX && o->method != NC_THRESHOLD_MSE)
+        return nc_errorf(NC_ERR_INVALID_ARG, "unknown threshold method %d", (int)o->method);
+    if (o->maxpool != NC_MAXPOOL_CURRENTS && o->maxpool != NC_MAXPOOL_AVERAGE)
+        return nc_errorf(NC_ERR_INVALID_ARG, "unknown maxpool mode %d", (int)o->maxpool);
+    if (o->reset != NC_RESET_SUBTRACT && o->reset != NC_RESET_ZERO)
+        return nc_errorf(NC_ERR_INVALID_ARG, "unknown reset mode %d", (int)o->reset);
+    if (o->timesteps < 0 || o->timesteps > 1000000 || o->levels < 0 || o->levels > 65536 ||
+        o->calib_samples < 0 || o->qcfs_epochs < 0 || o->qcfs_batch < 0 || !(o->qcfs_lr > 0.0f))
+        return nc_errorf(NC_ERR_INVALID_ARG, "conversion options out of range (timesteps %d, levels %d, "
+                         "calibration samples %lld, QCFS epochs %d, batch %d, lr %g)", o->timesteps, o->levels,
+                         (long long)o->calib_samples, o->qcfs_epochs, o->qcfs_batch, (double)o->qcfs_lr);
+    return NC_OK;
+}
+
+/* L: the QCFS pattern's, when the model has one (a differing --levels is
+ * ignored with a warning), else the option's (default 8). */
+static nc_status choose_levels(nc_cgraph *cg, const nc_convert_options *o, int *levels)
+{
+    int pattern = 0;
+    for (int i = 0; i < cg->n_sites; i++)
+        if (cg->sites[i].rule == NC_THETA_QCFS) {
+            if (pattern && cg->sites[i].levels != pattern)
+                return nc_strlist_addf(&cg->warnings, "the model's QCFS layers use different L (%d and %d); "
+                                       "fine-tuning uses %d", pattern, cg->sites[i].levels, pattern);
+            pattern = cg->sites[i].levels;
+        }
+    *levels = pattern ? pattern : (o->levels ? o->levels : 8);
+    if (pattern && o->levels && o->levels != pattern)
+        return nc_strlist_addf(&cg->warnings, "the model's QCFS layers use L = %d; levels = %d is ignored",
+                               pattern, o->levels);
+    return NC_OK;
+}
+
+static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor *labels,
+                          const nc_convert_options *o, int levels)
+{
+    if (!calib || !labels)
+        return nc_errorf(NC_ERR_INVALID_ARG, "QCFS fine-tuning (%d epochs) needs calibration data and labels",
+                         o->qcfs_epochs);
+    if (labels->dtype != NC_DTYPE_I64 || labels->numel != calib->shape[0])
+        return nc_errorf(NC_ERR_SHAPE, "labels must be int64, one per calibration sample (%lld), not %lld",
+                         (long long)calib->shape[0], (long long)labels->numel);
+    for (int i = 0; i < cg->n_sites; i++) {
+        nc_if_site *site = &cg->sites[i];
+        const nc_tensor *th = cg->snn->layers[site->layer].threshold;
+        if (!(site->theta0 = nc_malloc((size_t)th->numel * sizeof(float))))
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        memcpy(site->theta0, th->data, (size_t)th->numel * sizeof(float));
+        site->n_theta0 = th->numel;
+    }
+    nc_train_options to = {0};
+    to.mode = NC_TRAIN_QCFS;
+    to.levels = levels;
+    to.epochs = o->qcfs_epochs;
+    to.batch = o->qcfs_batch;
+    to.lr = o->qcfs_lr;
+    to.seed = o->seed;
+    to.progress = o->progress;
+    to.progress_user = o->progress_user;
+    nc_status st = nc_train(cg->snn, calib, labels, &to);
+    if (st != NC_OK && st != NC_ERR_NOMEM)
+        nc_error_prefix("QCFS fine-tuning");
+    return st;
+}
 
 nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
                      const nc_convert_options *opt, nc_snn **out, nc_convert_report **report)
 {
-    (void)m; (void)calib; (void)labels; (void)opt;
-    if (out) *out = NULL;
-    if (report) *report = NULL;
-    return nc_errorf(NC_ERR_UNSUPPORTED, "not implemented yet");
+    if (out)
+        *out = NULL;
+    if (report)
+        *report = NULL;
+    if (!m || !out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert: model or out is NULL");
+    nc_convert_options o;
+    nc_status st = fill_defaults(opt, &o);
+    if (st != NC_OK)
+        return st;
+    nc_cgraph cg;
+    if ((st = nc_cgraph_build(m->g, &o, &cg)) != NC_OK)
+        return st;
+
+    int n_calib = 0, levels = 8, n_scale = 0;
+    int64_t calib_used = 0;
+    nc_snn *folded = NULL;
+    for (int i = 0; i < cg.n_sites; i++)
+        n_calib += cg.sites[i].rule == NC_THETA_CALIB;
+    if (n_calib > 0) {
+        if (!calib) {
+            st = nc_errorf(NC_ERR_INVALID_ARG, "%s: %d ReLU layer%s need calibration data to set thresholds",
+                           m->g->source, n_calib, n_calib == 1 ? "" : "s");
+            goto done;
+        }
+        nc_graph *view = NULL;
+        if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
+            goto done;
+        nc_calib_options co = {o.method, o.percentile, o.count_zeros, o.per_channel, o.timesteps,
+                               o.calib_samples, NC_CALIB_BATCH, o.progress, o.progress_user};
+        st = nc_calibrate(view ? view : m->g, calib, &co, cg.snn, cg.sites, cg.n_sites, &cg.warnings);
+        nc_graph_view_free(view);
+        if (st != NC_OK)
+            goto done;
+        calib_used = o.calib_samples < calib->shape[0] ? o.calib_samples : calib->shape[0];
+    }
+    if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
+        goto done;
+    if (o.qcfs_epochs > 0 && (st = finetune(&cg, calib, labels, &o, levels)) != NC_OK)
+        goto done;
+    if (o.binary_spikes && (st = nc_snn_fold_spike_values(cg.snn, &folded, &n_scale)) != NC_OK)
+        goto done;
+    if (report) {
+        nc_report_input in = {m->g, &o, &cg, cg.snn, levels, calib_used, NC_CALIB_BATCH,
+                              o.qcfs_epochs > 0 ? calib->shape[0] : 0, n_scale,
+                              (int)nc_snn_num_layers(folded ? folded : cg.snn)};
+        if ((st = nc_convert_report_build(&in, report)) != NC_OK)
+            goto done;
+    }
+    if (folded) {
+        *out = folded;
+        folded = NULL;
+    } else {
+        *out = cg.snn;
+        cg.snn = NULL;
+    }
+done:
+    nc_snn_free(folded);
+    nc_cgraph_clear(&cg);
+    return st;
 }
-void nc_convert_report_free(nc_convert_report *r) { (void)r; }
-const char *nc_convert_report_json(const nc_convert_report *r) { (void)r; return "{}"; }
-size_t nc_convert_report_num_warnings(const nc_convert_report *r) { (void)r; return 0; }
-const char *nc_convert_report_warning(const nc_convert_report *r, size_t i) { (void)r; (void)i; return ""; }

@@ -1,16 +1,289 @@
-/* STUB: replaced by the training engine. */
-#include "train.h"
+/* The training loop (convert/train.h): option defaults, data checks,
+ * shuffled mini-batches, loss, backward, optimiser steps, progress; and the
+ * evaluation of the QCFS and BPTT views. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snn/alloc.h"
 #include "snn/error.h"
+#include "train_internal.h"
+
+static nc_status check_data(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int64_t classes,
+                            int64_t *N)
+{
+    if (!x || !labels)
+        return nc_errorf(NC_ERR_INVALID_ARG, "training: data or labels missing");
+    if (x->dtype != NC_DTYPE_F32 || x->ndim < 2 || x->shape[0] < 1)
+        return nc_errorf(NC_ERR_INVALID_ARG, "training: data must be float32 (N, *input) with N >= 1");
+    int64_t in = nc_snn_layer_size(&s->layers[0]);
+    if (x->numel / x->shape[0] != in) {
+        char a[64], b[64];
+        return nc_errorf(NC_ERR_SHAPE, "training: data samples have shape %s but the network's input is %s",
+                         nc_shape_str(x->ndim - 1, x->shape + 1, a, sizeof a),
+                         nc_shape_str(s->layers[0].ndim, s->layers[0].shape, b, sizeof b));
+    }
+    if (labels->dtype != NC_DTYPE_I64 || labels->numel != x->shape[0])
+        return nc_errorf(NC_ERR_SHAPE, "training: labels must be %lld int64 values (one per sample); got %lld",
+                         (long long)x->shape[0], (long long)labels->numel);
+    const int64_t *lab = nc_i64(labels);
+    for (int64_t i = 0; i < labels->numel; i++)
+        if (lab[i] < 0 || lab[i] >= classes)
+            return nc_errorf(NC_ERR_INVALID_ARG, "training: label %lld of sample %lld is outside [0, %lld)",
+                             (long long)lab[i], (long long)i, (long long)classes);
+    *N = x->shape[0];
+    return NC_OK;
+}
+
+/* Options with their defaults filled in, and the engine's configuration. */
+static nc_status resolve(const nc_train_options *in, nc_train_options *o, nc_tr_config *c)
+{
+    static const nc_train_options none;
+    *o = in ? *in : none;
+    if (o->mode != NC_TRAIN_QCFS && o->mode != NC_TRAIN_BPTT)
+        return nc_errorf(NC_ERR_INVALID_ARG, "training: unknown mode %d", (int)o->mode);
+    if (o->levels == 0)
+        o->levels = 8;
+    if (o->timesteps == 0)
+        o->timesteps = 4;
+    if (o->epochs == 0)
+        o->epochs = 1;
+    if (o->batch == 0)
+        o->batch = 64;
+    if (o->lr == 0.0f)
+        o->lr = 1e-3f;
+    if (o->momentum == 0.0f)
+        o->momentum = 0.9f;
+    if (o->surrogate_width == 0.0f)
+        o->surrogate_width = 1.0f;
+    if (o->levels < 1 || o->epochs < 0 || o->batch < 1 || !(o->lr > 0.0f) || o->timesteps < 1 ||
+        !(o->weight_decay >= 0.0f) || !(o->grad_clip >= 0.0f) || !(o->surrogate_width > 0.0f) ||
+        o->surrogate < 0 || o->surrogate > NC_SURROGATE_ATAN || o->optimizer < 0 || o->optimizer > 1)
+        return nc_errorf(NC_ERR_INVALID_ARG,
+                         "training: bad options (levels %d, epochs %d, batch %d, lr %g, T %d, weight decay %g, "
+                         "clip %g, surrogate %d width %g, optimizer %d)",
+                         o->levels, o->epochs, o->batch, (double)o->lr, o->timesteps, (double)o->weight_decay,
+                         (double)o->grad_clip, o->surrogate, (double)o->surrogate_width, o->optimizer);
+    memset(c, 0, sizeof *c);
+    c->mode = o->mode;
+    c->levels = o->levels;
+    c->T = o->timesteps;
+    c->train_thresholds = o->train_thresholds > 0 || (o->train_thresholds == 0 && o->mode == NC_TRAIN_QCFS);
+    c->detach_reset = o->detach_reset != 0;
+    c->sg = (nc_surrogate)o->surrogate;
+    c->sg_width = o->surrogate_width;
+    return NC_OK;
+}
+
+static nc_status setup_optim(nc_tr_net *net, const nc_train_options *o, nc_optim *opt)
+{
+    nc_status st = nc_optim_init(opt, o->optimizer == 1 ? NC_OPTIM_SGD : NC_OPTIM_ADAM, o->weight_decay,
+                                 o->optimizer == 1 ? o->momentum : 0.0f);
+    for (int i = 0; st == NC_OK && i < net->n; i++) {
+        nc_snn_layer *L = &net->s->layers[i];
+        nc_tr_layer *Y = &net->l[i];
+        if (Y->dW) {
+            st = nc_optim_add(opt, nc_f32(L->weight), Y->dW, L->weight->numel, 1, -INFINITY);
+            if (st == NC_OK)
+                st = nc_optim_add(opt, nc_f32(L->bias), Y->db, L->bias->numel, 0, -INFINITY);
+        }
+        if (st == NC_OK && Y->dth)
+            st = nc_optim_add(opt, nc_f32(L->threshold), Y->dth, L->threshold->numel, 0, NC_TRAIN_MIN_THRESHOLD);
+    }
+    return st;
+}
+
+typedef struct batch_buf {
+    float *x, *logits, *dlogits;
+    int64_t *y;
+} batch_buf;
+
+static void batch_free(batch_buf *b)
+{
+    nc_free(b->x);
+    nc_free(b->logits);
+    nc_free(b->dlogits);
+    nc_free(b->y);
+}
+
+static nc_status batch_alloc(batch_buf *b, int B, int64_t in, int64_t classes)
+{
+    memset(b, 0, sizeof *b);
+    int64_t nx, nl;
+    if (!nc_mul_i64(B, in, &nx) || !nc_mul_i64(B, classes, &nl) || (uint64_t)nx > SIZE_MAX / sizeof(float))
+        return nc_errorf(NC_ERR_LIMIT, "training: a batch of %d is too large", B);
+    b->x = nc_malloc((size_t)nx * sizeof(float));
+    b->logits = nc_malloc((size_t)nl * sizeof(float));
+    b->dlogits = nc_malloc((size_t)nl * sizeof(float));
+    b->y = nc_malloc((size_t)B * sizeof(int64_t));
+    if (!b->x || !b->logits || !b->dlogits || !b->y) {
+        batch_free(b);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory for a training batch of %d", B);
+    }
+    return NC_OK;
+}
+
+nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_train_options *opts,
+                      nc_train_stats *stats)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!s)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_train: network is NULL");
+    nc_train_options o;
+    nc_tr_config c;
+    nc_status st = resolve(opts, &o, &c);
+    if (st != NC_OK)
+        return st;
+    if (s->n_layers < 2)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_train: the network has no layers to train");
+    int64_t N, classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
+    if ((st = check_data(s, x, labels, classes, &N)) != NC_OK)
+        return st;
+    int B = N < o.batch ? (int)N : o.batch;
+    int64_t in = x->numel / N;
+
+    nc_tr_net *net = NULL;
+    nc_optim opt;
+    memset(&opt, 0, sizeof opt);
+    batch_buf bb;
+    memset(&bb, 0, sizeof bb);
+    int64_t *perm = NULL;
+    if ((st = nc_tr_net_create(s, &c, B, &net)) != NC_OK)
+        return st;
+    if ((st = setup_optim(net, &o, &opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
+        goto done;
+    if ((uint64_t)N > SIZE_MAX / sizeof *perm || !(perm = nc_malloc((size_t)N * sizeof *perm))) {
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory shuffling %lld samples", (long long)N);
+        goto done;
+    }
+    for (int64_t i = 0; i < N; i++)
+        perm[i] = i;
+
+    uint64_t rng = o.seed;
+    int64_t nb = (N + B - 1) / B, total = nb * o.epochs, step = 0;
+    const float *X = nc_f32(x);
+    const int64_t *lab = nc_i64(labels);
+    for (int e = 0; e < o.epochs; e++) {
+        for (int64_t i = N - 1; i > 0; i--) { /* Fisher–Yates */
+            int64_t j = (int64_t)(nc_splitmix64(&rng) % (uint64_t)(i + 1));
+            int64_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        double loss_sum = 0.0;
+        int64_t correct_sum = 0, seen = 0;
+        char what[96];
+        if (o.progress) {
+            snprintf(what, sizeof what, "epoch %d/%d", e + 1, o.epochs);
+            o.progress(what, 0, nb, o.progress_user);
+        }
+        for (int64_t b = 0; b < nb; b++) {
+            int n = (int)(b + 1 < nb ? B : N - b * B);
+            for (int k = 0; k < n; k++) {
+                int64_t src = perm[b * B + k];
+                memcpy(bb.x + (int64_t)k * in, X + src * in, (size_t)in * sizeof(float));
+                bb.y[k] = lab[src];
+            }
+            nc_tr_forward(net, bb.x, n);
+            nc_tr_logits(net, bb.logits);
+            int64_t correct;
+            double loss = nc_tr_cross_entropy(bb.logits, bb.y, n, classes, bb.dlogits, &correct);
+            if (!isfinite(loss)) {
+                st = nc_errorf(NC_ERR_INVALID_ARG,
+                               "training diverged: the loss is not finite at epoch %d, batch %lld; lower the learning rate",
+                               e + 1, (long long)b + 1);
+                goto done;
+            }
+            nc_tr_backward(net, bb.dlogits);
+            if (o.grad_clip > 0.0f)
+                nc_optim_clip(&opt, o.grad_clip);
+            float lr = o.cosine < 0 ? o.lr : nc_cosine_lr(o.lr, step, total);
+            nc_optim_step(&opt, lr);
+            step++;
+            loss_sum += loss * n;
+            correct_sum += correct;
+            seen += n;
+            if (o.progress) {
+                snprintf(what, sizeof what, "epoch %d/%d loss %.4f acc %.2f%%", e + 1, o.epochs,
+                         loss_sum / (double)seen, 100.0 * (double)correct_sum / (double)seen);
+                o.progress(what, b + 1, nb, o.progress_user);
+            }
+        }
+        if (stats) {
+            stats->loss = loss_sum / (double)seen;
+            stats->accuracy = (double)correct_sum / (double)seen;
+        }
+    }
+    if (stats)
+        stats->steps = step;
+done:
+    nc_free(perm);
+    batch_free(&bb);
+    nc_optim_free(&opt);
+    nc_tr_net_free(net);
+    return st;
+}
 
 nc_status nc_train(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_train_options *o)
 {
-    (void)s; (void)x; (void)labels; (void)o;
-    return nc_errorf(NC_ERR_UNSUPPORTED, "training is not implemented yet");
+    return nc_train_ex(s, x, labels, o, NULL);
+}
+
+/* Loss and accuracy of the engine's view of s, in batches. */
+static nc_status evaluate(const nc_snn *s, const nc_tr_config *c, const nc_tensor *x, const nc_tensor *labels,
+                          double *loss, double *accuracy)
+{
+    if (loss)
+        *loss = 0.0;
+    if (accuracy)
+        *accuracy = 0.0;
+    if (!s || s->n_layers < 2)
+        return nc_errorf(NC_ERR_INVALID_ARG, "evaluation: network is NULL or empty");
+    int64_t N, classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
+    nc_status st = check_data(s, x, labels, classes, &N);
+    if (st != NC_OK)
+        return st;
+    int B = N < 256 ? (int)N : 256;
+    int64_t in = x->numel / N;
+    nc_tr_net *net = NULL;
+    batch_buf bb;
+    /* the engine only reads the network when nothing is trained */
+    if ((st = nc_tr_net_create((nc_snn *)s, c, B, &net)) != NC_OK)
+        return st;
+    if ((st = batch_alloc(&bb, B, in, classes)) != NC_OK) {
+        nc_tr_net_free(net);
+        return st;
+    }
+    double sum = 0.0;
+    int64_t ok = 0;
+    for (int64_t b = 0; b < N; b += B) {
+        int n = (int)(N - b < B ? N - b : B);
+        nc_tr_forward(net, nc_f32(x) + b * in, n);
+        nc_tr_logits(net, bb.logits);
+        int64_t correct;
+        sum += nc_tr_cross_entropy(bb.logits, nc_i64(labels) + b, n, classes, NULL, &correct) * n;
+        ok += correct;
+    }
+    batch_free(&bb);
+    nc_tr_net_free(net);
+    if (loss)
+        *loss = sum / (double)N;
+    if (accuracy)
+        *accuracy = (double)ok / (double)N;
+    return NC_OK;
 }
 
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,
                            double *loss, double *accuracy)
 {
-    (void)s; (void)x; (void)labels; (void)levels; (void)loss; (void)accuracy;
-    return nc_errorf(NC_ERR_UNSUPPORTED, "training is not implemented yet");
+    nc_tr_config c = {.mode = NC_TRAIN_QCFS, .levels = levels ? levels : 8};
+    return evaluate(s, &c, x, labels, loss, accuracy);
+}
+
+nc_status nc_bptt_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
+                           double *loss, double *accuracy)
+{
+    nc_tr_config c = {.mode = NC_TRAIN_BPTT, .T = timesteps ? timesteps : 4, .sg_width = 1.0f};
+    return evaluate(s, &c, x, labels, loss, accuracy);
 }

@@ -6,8 +6,12 @@
  *    as the QCFS activation h(z) = λ·clip(floor(z·L/λ + 1/2)/L, 0, 1) with
  *    λ = its threshold (per layer or per channel); straight-through floor,
  *    ∂h/∂λ as in DESIGN §3. The loss is cross-entropy on the readout's input.
- *  - NC_TRAIN_BPTT: the SNN unrolled over T steps with a surrogate spike
- *    derivative (a later issue).
+ *    An IF layer with an explicit spike value sv or v(0) acts as
+ *    sv·clip(floor(z·L/λ + v0/λ)/L, 0, 1) (what its SNN computes with T = L);
+ *    those tensors stay fixed while λ trains. The reset mode is ignored.
+ *  - NC_TRAIN_BPTT: the SNN unrolled over T steps (DESIGN §3 IF dynamics,
+ *    direct input) with a surrogate spike derivative; the loss is the
+ *    cross-entropy of the readout input averaged over the T steps.
  * Weights, biases and (optionally) thresholds of `s` are updated in place.
  */
 #ifndef NC_CONVERT_TRAIN_H
@@ -25,14 +29,42 @@ typedef struct nc_train_options {
     int batch;               /* 0 = 64 */
     float lr;                /* Adam; 0 = 1e-3 */
     float weight_decay;
-    int train_thresholds;    /* λ trainable (QCFS default 1) */
+    int train_thresholds;    /* λ/θ trainable: 0 = the mode's default (QCFS yes, BPTT no), > 0 yes, < 0 no */
     uint64_t seed;           /* mini-batch shuffling */
     nc_progress_fn progress;
     void *progress_user;
+    /* Added with the engine; 0 means the default for each. */
+    int optimizer;           /* 0 = Adam (β 0.9/0.999, ε 1e-8), 1 = SGD with momentum */
+    float momentum;          /* SGD; 0 = 0.9 */
+    float grad_clip;         /* clip the global gradient norm to this; 0 = off */
+    int cosine;              /* learning-rate schedule: 0 = cosine over all steps, < 0 = constant */
+    int surrogate;           /* BPTT spike derivative: 0 triangle, 1 rectangle, 2 sigmoid, 3 atan */
+    float surrogate_width;   /* BPTT: γ as a fraction of each IF layer's mean θ; 0 = 1 */
+    int detach_reset;        /* BPTT: no gradient through the reset term */
 } nc_train_options;
 
-/* Trains s on x (N, *input) with int64 labels (N). */
+/* Filled by nc_train_ex: means over the last epoch (running, while the
+ * weights changed). */
+typedef struct nc_train_stats {
+    int64_t steps;
+    double loss, accuracy;
+} nc_train_stats;
+
+/* Trains s on x (N, *input) float32 with int64 labels (N) in [0, classes).
+ * The weight decay applies to weights only (not biases or thresholds);
+ * thresholds are kept >= NC_TRAIN_MIN_THRESHOLD. Deterministic for a seed
+ * (with a fixed number of BLAS threads). Progress: "epoch e/E loss … acc …",
+ * done/total batches of the epoch. */
 nc_status nc_train(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_train_options *o);
+nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_train_options *o,
+                      nc_train_stats *stats);
+
+#define NC_TRAIN_MIN_THRESHOLD 1e-3f
+
+/* Mean cross-entropy loss and accuracy of the BPTT view of s (the SNN run
+ * by the engine for T steps, logits = the readout input averaged over t). */
+nc_status nc_bptt_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
+                           double *loss, double *accuracy);
 
 /* Mean cross-entropy loss and accuracy of the QCFS ANN view of s on (x, labels). */
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,

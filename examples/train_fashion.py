@@ -6,16 +6,19 @@ Run with Debian's Python (its torch and onnx live there):
     /usr/bin/python3 examples/train_fashion.py
 
 Writes, relative to the repository root:
-  examples/models/{mlp,cnn,resnet}.onnx      opset 13, dynamic batch, input "input", output "logits"
+  examples/models/{mlp,cnn,resnet,cnn_qcfs}.onnx  opset 13, dynamic batch, input "input", output "logits"
   examples/data/fmnist_test_x.npy            first 256 test images, float32 [256,1,28,28] in [0,1]
   examples/data/fmnist_test_y.npy            their labels, int64 [256]
   examples/data/<model>_logits.npy           PyTorch's float32 output for those images
   examples/README-accuracy.md                full-test-set accuracy table
   tests/fixtures/opsets/cnn_op{9,13,17}_{fold,nofold}_{fixed,dyn}.onnx, input.npy, expected.npy
 
+`--only cnn_qcfs` (a comma-separated list of model names) trains and exports only
+those models and their logits, leaving every other file alone.
+
 Images are only scaled to [0,1] (x/255), with no mean/std normalisation, so the
 CLI's uint8 -> /255 convention feeds the models exactly what they were trained on.
-Everything is seeded; the run takes about six minutes on two CPU cores.
+Everything is seeded; the full run takes about ten minutes on two CPU cores.
 """
 import argparse
 import gzip
@@ -116,6 +119,82 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class FloorSTE(torch.autograd.Function):
+    """floor() whose gradient is the identity (straight-through)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.floor(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class QCFS(nn.Module):
+    """The quantisation-clip-floor-shift activation of Bu et al. (ICLR 2022),
+    written as their code writes it, with a trainable threshold lam (λ):
+        h(z) = λ · floor(clamp(z / λ, 0, 1) · L + 0.5) / L
+    It exports as Div, Clip, Mul, Add, Floor, Div, Mul, the pattern neuroc's
+    converter reads λ and L from. While `calibrating` is set it acts as a ReLU
+    and sets λ to a high percentile of what it sees (λ must start large, never
+    near 0, or the layer passes nothing and learns nothing)."""
+
+    def __init__(self, levels=8, init=8.0):
+        super().__init__()
+        self.levels = levels
+        self.lam = nn.Parameter(torch.tensor(float(init)))
+        self.calibrating = False
+
+    def forward(self, x):
+        if self.calibrating:
+            x = F.relu(x)
+            with torch.no_grad():
+                self.lam.fill_(max(torch.quantile(x.flatten()[:1 << 24], 0.999).item(), 1e-3))
+            return x
+        x = x / self.lam
+        x = torch.clamp(x, 0, 1)
+        # The export traces a plain floor, so the graph holds one Floor node
+        # where the straight-through function would leave an opaque op.
+        floor = torch.floor if torch.onnx.is_in_onnx_export() else FloorSTE.apply
+        x = floor(x * self.levels + 0.5) / self.levels
+        return x * self.lam
+
+
+class CNNQCFS(nn.Module):
+    """The shipped CNN with every ReLU replaced by a QCFS activation (L = 8)."""
+
+    def __init__(self, c1=16, c2=32, hidden=128, levels=8):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, c1, 3, padding=1), nn.BatchNorm2d(c1), QCFS(levels), nn.AvgPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1), nn.BatchNorm2d(c2), QCFS(levels), nn.AvgPool2d(2))
+        self.fc1 = nn.Linear(c2 * 7 * 7, hidden)
+        self.act = QCFS(levels)
+        self.fc2 = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = x.view(x.size(0), -1)
+        return self.fc2(self.act(self.fc1(x)))
+
+    def init_thresholds(self, x):
+        """λ of every layer from the 99.9th percentile of its ReLU activations
+        on the batch x (BN in training mode; its running statistics are put
+        back, so this pass leaves no other trace)."""
+        buffers = {k: v.clone() for k, v in self.named_buffers()}
+        acts = [m for m in self.modules() if isinstance(m, QCFS)]
+        for m in acts:
+            m.calibrating = True
+        self.train()
+        with torch.no_grad():
+            self(x)
+            for k, v in self.named_buffers():
+                v.copy_(buffers[k])
+        for m in acts:
+            m.calibrating = False
+        return [m.lam.item() for m in acts]
+
 # ---------------------------------------------------------------- training
 
 def accuracy(model, x, y, batch=1000):
@@ -173,7 +252,25 @@ def main():
     ap.add_argument("--epochs-mlp", type=int, default=10)
     ap.add_argument("--epochs-cnn", type=int, default=8)
     ap.add_argument("--epochs-resnet", type=int, default=8)
+    ap.add_argument("--epochs-cnn-qcfs", type=int, default=8)
+    ap.add_argument("--only", metavar="NAMES",
+                    help="comma-separated models to train (mlp, cnn, resnet, cnn_qcfs); only their "
+                         ".onnx and logits files are written")
     args = ap.parse_args()
+
+    # Each model keeps its own seed, so training one alone gives the same
+    # network as training them all.
+    specs = [("mlp", MLP, args.epochs_mlp, 1), ("cnn", CNN, args.epochs_cnn, 2),
+             ("resnet", ResNet, args.epochs_resnet, 3),
+             ("cnn_qcfs", CNNQCFS, args.epochs_cnn_qcfs, 4)]
+    only = None
+    if args.only:
+        only = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = sorted(set(only) - {s[0] for s in specs})
+        if unknown:
+            ap.error(f"unknown model(s) {', '.join(unknown)}; choose from "
+                     f"{', '.join(s[0] for s in specs)}")
+        specs = [s for s in specs if s[0] in only]
 
     torch.set_num_threads(2)
     torch.manual_seed(0)
@@ -188,15 +285,19 @@ def main():
         os.makedirs(d, exist_ok=True)
 
     fx = test_xy[0][:N_FIXTURE].contiguous()
-    np.save(os.path.join(data_dir, "fmnist_test_x.npy"), fx.numpy().astype(np.float32))
-    np.save(os.path.join(data_dir, "fmnist_test_y.npy"), test_xy[1][:N_FIXTURE].numpy().astype(np.int64))
+    if only is None:
+        np.save(os.path.join(data_dir, "fmnist_test_x.npy"), fx.numpy().astype(np.float32))
+        np.save(os.path.join(data_dir, "fmnist_test_y.npy"),
+                test_xy[1][:N_FIXTURE].numpy().astype(np.int64))
 
-    specs = [("mlp", MLP, args.epochs_mlp), ("cnn", CNN, args.epochs_cnn),
-             ("resnet", ResNet, args.epochs_resnet)]
     rows = []
-    for seed, (name, cls, epochs) in enumerate(specs, start=1):
+    for name, cls, epochs, seed in specs:
         torch.manual_seed(seed)
         model = cls()
+        qcfs = [m for m in model.modules() if isinstance(m, QCFS)]
+        if qcfs:
+            lams = model.init_thresholds(train_xy[0][:1000])
+            print(f"{name}: initial λ " + ", ".join(f"{v:.4f}" for v in lams), flush=True)
         acc = train(name, model, epochs, train_xy, test_xy, seed)
         path = os.path.join(models_dir, f"{name}.onnx")
         export(model, path, 13, True, True)
@@ -205,6 +306,15 @@ def main():
         np.save(os.path.join(data_dir, f"{name}_logits.npy"), logits)
         params = sum(p.numel() for p in model.parameters())
         rows.append((name, epochs, params, acc, os.path.getsize(path)))
+        if qcfs:
+            print(f"{name}: trained λ " + ", ".join(f"{m.lam.item():.6f}" for m in qcfs))
+        print(f"{name}: ONNX nodes: " + ", ".join(n.op_type for n in onnx.load(path).graph.node))
+        print(f"{name}: test accuracy (10k) {100 * acc:.2f} %", flush=True)
+
+    if only is not None:
+        for name, epochs, params, acc, size in rows:
+            print(f"| `{name}` | {epochs} | {params:,} | {100 * acc:.2f} % | {size / 1024:.0f} KiB |")
+        return
 
     # The opset variants only need equal outputs, not accuracy: a narrow CNN
     # trained for one epoch keeps the twelve files small while still carrying

@@ -381,6 +381,9 @@ static nc_status plan(wr *w)
         const nc_snn_layer *L = &s->layers[i];
         if (L->kind == NC_SNN_CONCAT)
             return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no Concat node", L->name);
+        if (L->kind == NC_SNN_MAXPOOL2D)
+            return nc_errorf(NC_ERR_UNSUPPORTED,
+                             "layer '%s': NIR has no max pooling; convert with --maxpool average", L->name);
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,

@@ -15,6 +15,13 @@ typedef struct nc_run_request {
     int per_step;
     float *output;          /* N × out_size, or T × N × out_size with per_step */
     int64_t *spike_counts;  /* per layer, summed over batch and time */
+    /* Per layer, summed over batch and time: the synaptic operations done,
+     * i.e. the multiply-accumulates (Affine, Conv2d) or additions (Pool2d)
+     * whose input is non-zero, as an event-driven chip does them. A layer
+     * whose output is static (fed by a direct-encoded input only) is counted
+     * once per sample, because it is computed once; every backend counts
+     * what the reference counts. */
+    int64_t *synops;
     float **rec_spikes;     /* per layer: NULL, or T × N × size */
     float **rec_membrane;   /* per layer: NULL, or T × N × size */
 } nc_run_request;

@@ -18,6 +18,8 @@ typedef struct ref_layer {
     float *isyn;       /* CubaLIF synaptic current, N × size */
     float *theta, *v0, *sval;    /* per-neuron parameters, size each */
     float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
+    float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
+                          transposed so that one input event scatters over contiguous outputs */
     int is_static;     /* output constant over time: computed once */
 } ref_layer;
 
@@ -25,6 +27,7 @@ typedef struct ref_plan {
     const nc_snn *s;
     int N;
     ref_layer *L;
+    float *scratch;    /* N × the largest Conv2d output: channel-last accumulators */
 } ref_plan;
 
 static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
@@ -41,11 +44,12 @@ static void ref_plan_free(void *p)
     for (int i = 0; P->L && i < P->s->n_layers; i++) {
         ref_layer *R = &P->L[i];
         float *bufs[] = {R->out,   R->v,     R->isyn, R->theta,      R->v0,  R->sval,
-                         R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in};
+                         R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in, R->wt};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
     nc_free(P->L);
+    nc_free(P->scratch);
     nc_free(P);
 }
 
@@ -62,6 +66,32 @@ static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, float dflt
     return a;
 }
 
+/* The transposed weights of an Affine or Conv2d layer (see ref_layer.wt). */
+static float *transpose_weights(const nc_snn_layer *L)
+{
+    const float *W = nc_f32(L->weight);
+    int64_t n = L->weight->numel;
+    float *T = nc_malloc((size_t)n * sizeof *T);
+    if (!T)
+        return NULL;
+    if (L->kind == NC_SNN_AFFINE) {
+        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
+        for (int64_t o = 0; o < out; o++)
+            for (int64_t i = 0; i < in; i++)
+                T[i * out + o] = W[o * in + i];
+        return T;
+    }
+    int64_t K = L->weight->shape[0], cg = L->weight->shape[1], kk = L->weight->shape[2] * L->weight->shape[3];
+    int64_t kg = K / L->groups;
+    for (int64_t k = 0; k < K; k++) {
+        int64_t g = k / kg;
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t e = 0; e < kk; e++)
+                T[((g * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
+    }
+    return T;
+}
+
 static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
 {
     *out = NULL;
@@ -72,6 +102,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
     P->N = N;
     P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
     int fail = !P->L;
+    int64_t scratch_n = 0;
     for (int i = 0; !fail && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         ref_layer *R = &P->L[i];
@@ -84,6 +115,16 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         }
         R->out = nc_calloc((size_t)n, sizeof(float));
         fail |= !R->out;
+        if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) {
+            R->wt = transpose_weights(L);
+            fail |= !R->wt;
+        }
+        if (L->kind == NC_SNN_CONV2D && !fail && n > scratch_n) {
+            nc_free(P->scratch);
+            scratch_n = n;
+            P->scratch = nc_malloc((size_t)n * sizeof(float));
+            fail |= !P->scratch;
+        }
         int neuron = L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF;
         if (neuron) {
             R->v = nc_calloc((size_t)n, sizeof(float));
@@ -122,55 +163,106 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
     return NC_OK;
 }
 
-/* ---- synaptic layers: out = f(inputs), sums in a fixed order ---- */
+/* ---- synaptic layers: out = f(inputs), sums in a fixed order ----
+ *
+ * Only non-zero inputs are visited (an event-driven chip does the same, and
+ * spikes are sparse), and each visit is counted as synaptic operations. Every
+ * output still accumulates its terms in the order of the dense loop — its
+ * bias, then ascending input index (Affine) or ascending (c, i, j) (Conv2d,
+ * Pool2d) — so skipping the zero terms leaves every float result unchanged.
+ * Samples are independent, so OpenMP over them changes nothing either. */
 
-static void run_affine(const nc_snn_layer *L, const float *x, float *y, int N, int64_t in)
+/* Threads only pay off for a layer with enough work (dense MACs) per call. */
+#define NC_OMP_MIN_WORK (1 << 18)
+#ifdef _OPENMP
+#define NC_OMP_SAMPLES _Pragma("omp parallel for schedule(static) reduction(+ : ops) if (par)")
+#else
+#define NC_OMP_SAMPLES
+#endif
+
+static int64_t run_affine(const nc_snn_layer *L, const ref_layer *R, const float *x, float *y, int N,
+                          int64_t in)
 {
-    const float *W = nc_f32(L->weight), *b = nc_f32(L->bias);
-    int64_t out = L->shape[0];
-    for (int n = 0; n < N; n++)
-        for (int64_t o = 0; o < out; o++) {
-            float acc = b[o];
-            const float *w = W + o * in, *xn = x + n * in;
-            for (int64_t i = 0; i < in; i++)
-                acc += w[i] * xn[i];
-            y[n * out + o] = acc;
+    const float *b = nc_f32(L->bias);
+    int64_t out = L->shape[0], ops = 0;
+    int par = N > 1 && (int64_t)N * in * out >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
+    for (int n = 0; n < N; n++) {
+        float *yn = y + n * out;
+        const float *xn = x + n * in;
+        memcpy(yn, b, (size_t)out * sizeof *yn);
+        for (int64_t i = 0; i < in; i++) {
+            float xv = xn[i];
+            if (xv == 0.0f)
+                continue;
+            const float *w = R->wt + i * out; /* w[o] = W[o][i] */
+            for (int64_t o = 0; o < out; o++)
+                yn[o] += w[o] * xv;
+            ops += out;
         }
+    }
+    return ops;
 }
 
-static void run_conv2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
+/* Scatters each non-zero input (c, ih, iw) into the outputs it reaches.
+ * Visiting inputs in ascending (c, ih, iw) gives every output its terms in
+ * ascending (c, i, j), because ih and iw grow with i and j. */
+static int64_t run_conv2d(const nc_snn_layer *L, const ref_layer *R, const nc_snn_layer *X,
+                          const float *x, float *y, float *scratch, int N)
 {
-    const float *W = nc_f32(L->weight), *b = nc_f32(L->bias);
+    const float *b = nc_f32(L->bias);
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2];
     int64_t K = L->shape[0], OH = L->shape[1], OW = L->shape[2];
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], cg = C / L->groups, kg = K / L->groups;
-    for (int n = 0; n < N; n++)
-        for (int64_t k = 0; k < K; k++) {
-            int64_t g = k / kg;
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    float acc = b[k];
-                    for (int64_t c = 0; c < cg; c++)
-                        for (int64_t i = 0; i < kh; i++) {
-                            int64_t ih = oh * L->stride[0] - L->padding[0] + i * L->dilation[0];
-                            if (ih < 0 || ih >= H)
+    int64_t size = K * OH * OW, ops = 0;
+    int par = N > 1 && (int64_t)N * size * cg * kh * kw >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
+    for (int n = 0; n < N; n++) {
+        float *acc = scratch + n * size; /* [OH][OW][K] */
+        for (int64_t p = 0; p < OH * OW; p++)
+            memcpy(acc + p * K, b, (size_t)K * sizeof *acc);
+        for (int64_t c = 0; c < C; c++) {
+            int64_t g = c / cg;
+            for (int64_t ih = 0; ih < H; ih++)
+                for (int64_t iw = 0; iw < Wd; iw++) {
+                    float xv = x[((n * C + c) * H + ih) * Wd + iw];
+                    if (xv == 0.0f)
+                        continue;
+                    for (int64_t i = 0; i < kh; i++) {
+                        int64_t th = ih + L->padding[0] - i * L->dilation[0];
+                        if (th < 0 || th % L->stride[0] || th / L->stride[0] >= OH)
+                            continue;
+                        int64_t oh = th / L->stride[0];
+                        for (int64_t j = 0; j < kw; j++) {
+                            int64_t tw = iw + L->padding[1] - j * L->dilation[1];
+                            if (tw < 0 || tw % L->stride[1] || tw / L->stride[1] >= OW)
                                 continue;
-                            for (int64_t j = 0; j < kw; j++) {
-                                int64_t iw = ow * L->stride[1] - L->padding[1] + j * L->dilation[1];
-                                if (iw < 0 || iw >= Wd)
-                                    continue;
-                                acc += W[((k * cg + c) * kh + i) * kw + j] *
-                                       x[((n * C + g * cg + c) * H + ih) * Wd + iw];
-                            }
+                            float *dst = acc + (oh * OW + tw / L->stride[1]) * K + g * kg;
+                            const float *w = R->wt + ((c * kh + i) * kw + j) * kg;
+                            for (int64_t k = 0; k < kg; k++)
+                                dst[k] += w[k] * xv;
+                            ops += kg;
                         }
-                    y[((n * K + k) * OH + oh) * OW + ow] = acc;
+                    }
                 }
         }
+        float *yn = y + n * size;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t p = 0; p < OH * OW; p++)
+                yn[k * OH * OW + p] = acc[p * K + k];
+    }
+    return ops;
 }
 
-static void run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
+static int64_t run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
+    int64_t ops = 0;
+    int par = N > 1 && (int64_t)N * C * OH * OW * L->kernel[0] * L->kernel[1] >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
     for (int n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t oh = 0; oh < OH; oh++)
@@ -180,11 +272,40 @@ static void run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float
                         int64_t ih = oh * L->stride[0] - L->padding[0] + i;
                         for (int64_t j = 0; j < L->kernel[1]; j++) {
                             int64_t iw = ow * L->stride[1] - L->padding[1] + j;
-                            if (ih >= 0 && ih < H && iw >= 0 && iw < Wd)
-                                acc += x[((n * C + c) * H + ih) * Wd + iw];
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
+                                continue;
+                            float xv = x[((n * C + c) * H + ih) * Wd + iw];
+                            if (xv != 0.0f) {
+                                acc += xv;
+                                ops++;
+                            }
                         }
                     }
                     y[((n * C + c) * OH + oh) * OW + ow] = acc * L->scale;
+                }
+    return ops;
+}
+
+/* Max over each window of the input currents; taps in the padding do not
+ * count (the builder keeps padding smaller than the kernel, so every window
+ * has at least one tap inside the input). */
+static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
+{
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
+    for (int n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float m = -INFINITY;
+                    for (int64_t i = 0; i < L->kernel[0]; i++) {
+                        int64_t ih = oh * L->stride[0] - L->padding[0] + i;
+                        for (int64_t j = 0; j < L->kernel[1]; j++) {
+                            int64_t iw = ow * L->stride[1] - L->padding[1] + j;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < Wd && x[((n * C + c) * H + ih) * Wd + iw] > m)
+                                m = x[((n * C + c) * H + ih) * Wd + iw];
+                        }
+                    }
+                    y[((n * C + c) * OH + oh) * OW + ow] = m;
                 }
 }
 
@@ -242,7 +363,7 @@ static void mark_static(const nc_snn *s, ref_layer *R, const nc_run_request *q)
             R[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT;
             break;
         case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_FLATTEN:
-        case NC_SNN_ADD: case NC_SNN_CONCAT:
+        case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_MAXPOOL2D:
             R[i].is_static = 1;
             for (int k = 0; k < L->n_inputs; k++)
                 if (L->inputs[k] >= i || !R[L->inputs[k]].is_static)
@@ -275,6 +396,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
         if (R[i].isyn)
             memset(R[i].isyn, 0, (size_t)n * sizeof(float));
         q->spike_counts[i] = 0;
+        if (q->synops)
+            q->synops[i] = 0;
     }
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
@@ -287,6 +410,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             if (Ri->is_static && t > 0)
                 goto record;
             const float *x = L->n_inputs > 0 ? R[L->inputs[0]].out : NULL;
+            int64_t ops = 0;
             int64_t xsize = L->n_inputs > 0 ? R[L->inputs[0]].size : 0;
             switch (L->kind) {
             case NC_SNN_INPUT: {
@@ -300,9 +424,12 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                     memcpy(Ri->out, src, (size_t)(N * in_size) * sizeof(float));
                 break;
             }
-            case NC_SNN_AFFINE: run_affine(L, x, Ri->out, N, xsize); break;
-            case NC_SNN_CONV2D: run_conv2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
-            case NC_SNN_POOL2D: run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
+            case NC_SNN_AFFINE: ops = run_affine(L, Ri, x, Ri->out, N, xsize); break;
+            case NC_SNN_CONV2D:
+                ops = run_conv2d(L, Ri, &s->layers[L->inputs[0]], x, Ri->out, P->scratch, N);
+                break;
+            case NC_SNN_POOL2D: ops = run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
+            case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_FLATTEN:
             case NC_SNN_READOUT:
                 memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));
@@ -322,6 +449,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
                 continue;
             }
+            if (q->synops)
+                q->synops[i] += ops;
         record: /* non-neuron layers: their output is recorded as the "membrane" trace */
             if (q->rec_membrane && q->rec_membrane[i])
                 memcpy(q->rec_membrane[i] + (int64_t)t * N * Ri->size, Ri->out,

@@ -1,9 +1,11 @@
 /* nc_data_load: opens a data file, recognises npy or IDX by its first bytes
  * (never by its name), checks every size the header claims against the file
- * before allocating, then decodes the elements into the wanted dtype. */
+ * before allocating, then decodes the elements into the wanted dtype.
+ * "file.h5:/path" names a dataset in an HDF5 file (data_h5.c). */
 #define _XOPEN_SOURCE 700
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,7 +101,7 @@ static void decode(const nc_elem_format *f, const unsigned char *src, size_t n, 
     }
 }
 
-static nc_status pick_dtype(const nc_elem_format *f, nc_dtype want, nc_dtype *out)
+nc_status nc_data_pick_dtype(const nc_elem_format *f, nc_dtype want, nc_dtype *out)
 {
     int is_u8 = (f->kind == NC_ELEM_UINT || f->kind == NC_ELEM_BOOL) && f->size == 1;
     switch ((int)want) {
@@ -148,7 +150,7 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
                          "header declares shape %s of %s (%lld bytes), more than a %lld-byte gzip "
                          "file can hold", sb, h->fmt.name, (long long)bytes, (long long)r->file_size);
     nc_dtype to = NC_DTYPE_F32;
-    nc_status st = pick_dtype(&h->fmt, want, &to);
+    nc_status st = nc_data_pick_dtype(&h->fmt, want, &to);
     if (st != NC_OK)
         return st;
     nc_tensor *t = nc_tensor_new(to, h->ndim, h->shape);
@@ -213,12 +215,60 @@ static nc_status load(const char *path, nc_dtype want, nc_tensor **out)
         st = nc_npy_read_header(&r, magic, &h);
     else if (nc_idx_is_magic(magic))
         st = nc_idx_read_header(&r, magic, &h);
+    else if (nc_h5_is_magic(magic))
+        st = nc_data_h5_hint(path);
     else
         st = nc_errorf(NC_ERR_PARSE, "not a .npy or IDX file (it starts with bytes %02x %02x %02x "
                                      "%02x)", magic[0], magic[1], magic[2], magic[3]);
     if (st == NC_OK)
         st = read_body(&r, &h, want, out);
     gzclose(r.gz);
+    return st;
+}
+
+/* Splits "file.h5:/a/b" at a ':' followed by '/': the rightmost split whose
+ * file part is an existing file, else the rightmost split (so the error
+ * names the missing file). Returns the offset of the ':' or -1 if the path
+ * has no ":/" at all. */
+static ptrdiff_t h5_split(const char *path)
+{
+    ptrdiff_t last = -1;
+    for (const char *p = path + strlen(path); p-- > path;) {
+        if (p[0] != ':' || p[1] != '/')
+            continue;
+        ptrdiff_t at = p - path;
+        if (last < 0)
+            last = at;
+        char *file = nc_malloc((size_t)at + 1);
+        if (!file)
+            return last;
+        memcpy(file, path, (size_t)at);
+        file[at] = 0;
+        struct stat sb;
+        int found = stat(file, &sb) == 0 && S_ISREG(sb.st_mode);
+        nc_free(file);
+        if (found)
+            return at;
+    }
+    return last;
+}
+
+static nc_status load_h5_spec(const char *path, ptrdiff_t at, nc_dtype want, nc_tensor **out)
+{
+    char *file = nc_malloc((size_t)at + 1);
+    if (!file)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    memcpy(file, path, (size_t)at);
+    file[at] = 0;
+    nc_status st;
+    struct stat sb;
+    if (stat(file, &sb) != 0)
+        st = nc_errorf(NC_ERR_IO, "cannot open %s: %s", file, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = nc_errorf(NC_ERR_IO, "%s is not a regular file", file);
+    else
+        st = nc_data_load_h5(file, path + at + 1, want, out);
+    nc_free(file);
     return st;
 }
 
@@ -230,7 +280,10 @@ nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_data_load: NULL argument");
     if (want != 0 && want != NC_DTYPE_F32 && want != NC_DTYPE_U8 && want != NC_DTYPE_I64)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_data_load: unknown dtype %d requested", (int)want);
-    nc_status st = load(path, want, out);
+    /* A path that exists is a file whatever ':' it holds. */
+    struct stat sb;
+    ptrdiff_t at = stat(path, &sb) == 0 ? -1 : h5_split(path);
+    nc_status st = at >= 0 ? load_h5_spec(path, at, want, out) : load(path, want, out);
     if (st != NC_OK)
         nc_error_prefix("%s", path);
     return st;

@@ -49,5 +49,18 @@ nc_status nc_idx_read_header(nc_data_reader *r, const unsigned char magic[4], nc
 
 int nc_npy_is_magic(const unsigned char magic[4]);
 int nc_idx_is_magic(const unsigned char magic[4]);
+int nc_h5_is_magic(const unsigned char magic[4]);
+
+/* The dtype nc_data_load returns for elements stored as f when the caller
+ * wants `want` (0 = keep: floats become F32, one-byte unsigned U8, other
+ * integers I64); an error if the data cannot be had as `want`. */
+nc_status nc_data_pick_dtype(const nc_elem_format *f, nc_dtype want, nc_dtype *out);
+
+/* Reads dataset `dset` (an absolute path inside the file) of the HDF5 file
+ * `file` (data_h5.c). Errors name the dataset; the caller adds the file. */
+nc_status nc_data_load_h5(const char *file, const char *dset, nc_dtype want, nc_tensor **out);
+/* The error for a bare HDF5 file given where a dataset was expected: it
+ * says how to name one and lists the datasets at the file's root. */
+nc_status nc_data_h5_hint(const char *file);
 
 #endif

@@ -38,6 +38,7 @@ struct nc_session {
     float **rec_spikes, **rec_membrane;
     int last_T, last_N;
     int64_t *spikes;         /* per layer, last run */
+    int64_t *synops;         /* per layer, last run */
 };
 
 static void free_traces(nc_session *ss)
@@ -61,6 +62,7 @@ void nc_session_free(nc_session *ss)
     nc_free(ss->rec_spikes);
     nc_free(ss->rec_membrane);
     nc_free(ss->spikes);
+    nc_free(ss->synops);
     nc_free(ss);
 }
 
@@ -104,7 +106,8 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
     ss->rec_spikes = nc_calloc((size_t)s->n_layers, sizeof(float *));
     ss->rec_membrane = nc_calloc((size_t)s->n_layers, sizeof(float *));
     ss->spikes = nc_calloc((size_t)s->n_layers, sizeof(int64_t));
-    if (!ss->rec_on || !ss->rec_spikes || !ss->rec_membrane || !ss->spikes) {
+    ss->synops = nc_calloc((size_t)s->n_layers, sizeof(int64_t));
+    if (!ss->rec_on || !ss->rec_spikes || !ss->rec_membrane || !ss->spikes || !ss->synops) {
         nc_session_free(ss);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
@@ -178,7 +181,7 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
     nc_run_request q = {
         .input = nc_f32(input), .series = series, .T = (int)T, .N = (int)N,
         .encoding = ss->opt.encoding, .seed = ss->opt.seed, .per_step = ss->opt.per_step,
-        .output = nc_f32(y), .spike_counts = ss->spikes,
+        .output = nc_f32(y), .spike_counts = ss->spikes, .synops = ss->synops,
         .rec_spikes = ss->rec_spikes, .rec_membrane = ss->rec_membrane,
     };
     if ((st = ss->be->run(ss->plan, &q)) != NC_OK) {
@@ -196,6 +199,14 @@ nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *count)
     if (!ss || !count || id < 0 || id >= ss->snn->n_layers)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_spike_count: no layer %d", id);
     *count = ss->spikes[id];
+    return NC_OK;
+}
+
+nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
+{
+    if (!ss || !count || id < 0 || id >= ss->snn->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_synops: no layer %d", id);
+    *count = ss->synops[id];
     return NC_OK;
 }
 

@@ -376,6 +376,36 @@ nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const 
     return finish(s, NC_OK, id);
 }
 
+nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                               const int64_t padding[2], const char *name, int *id)
+{
+    nc_status st = check_from(s, from, "nc_snn_add_maxpool2d");
+    if (st != NC_OK)
+        return st;
+    const nc_snn_layer *X = &s->layers[from];
+    const char *nm = name ? name : "";
+    if (X->ndim != 3)
+        return nc_errorf(NC_ERR_SHAPE, "MaxPool2d '%s': input '%s' must be (C, H, W)", nm, X->name);
+    if (!kernel || !stride || !padding || kernel[0] <= 0 || kernel[1] <= 0 || stride[0] <= 0 ||
+        stride[1] <= 0 || padding[0] < 0 || padding[1] < 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "MaxPool2d '%s': bad kernel, stride or padding", nm);
+    /* a window made only of padding would have no maximum */
+    if (padding[0] >= kernel[0] || padding[1] >= kernel[1])
+        return nc_errorf(NC_ERR_INVALID_ARG, "MaxPool2d '%s': padding must be smaller than the kernel", nm);
+    int64_t oh = conv_out(X->shape[1], kernel[0], stride[0], padding[0], 1);
+    int64_t ow = conv_out(X->shape[2], kernel[1], stride[1], padding[1], 1);
+    if (oh <= 0 || ow <= 0)
+        return nc_errorf(NC_ERR_SHAPE, "MaxPool2d '%s': kernel larger than the padded input", nm);
+    nc_status ast;
+    nc_snn_layer *L = append_chw(s, NC_SNN_MAXPOOL2D, name, from, X->shape[0], oh, ow, &ast);
+    if (!L)
+        return ast;
+    memcpy(L->kernel, kernel, sizeof L->kernel);
+    memcpy(L->stride, stride, sizeof L->stride);
+    memcpy(L->padding, padding, sizeof L->padding);
+    return finish(s, NC_OK, id);
+}
+
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)
 {
     nc_status st = check_from(s, from, "nc_snn_add_flatten");

@@ -52,6 +52,12 @@ float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float d
 /* Checks that p has 1, C or full-size elements for L; error names the layer. */
 nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
 
+/* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
+ * largest input in each kernel window, padding ignored (a window's taps
+ * outside the input do not count). Internal: NIR cannot express it. */
+nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                               const int64_t padding[2], const char *name, int *id);
+
 /* The layer whose value the network outputs. */
 int nc_snn_output_id(const nc_snn *s);
 

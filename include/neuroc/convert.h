@@ -109,6 +109,30 @@ NC_API const char *nc_eval_result_json(const nc_eval_result *r);
  * per layer as bars. Written atomically. */
 NC_API nc_status nc_eval_result_write_svg(const nc_eval_result *r, const char *path);
 
+/* What the JSON holds, per layer and in total, for programs that print it. */
+typedef struct nc_eval_layer_stats {
+    const char *name;          /* owned by the result */
+    nc_snn_layer_kind kind;
+    int64_t neurons;           /* per sample */
+    int64_t spikes;            /* summed over samples and steps (0 unless spiking) */
+    double spike_rate;         /* spikes / (neurons · T · samples) */
+    double synops;             /* synaptic operations per inference (nc_session_synops) */
+    int analog_input;          /* 1: the layer reads the analog input, so its ops are MACs */
+} nc_eval_layer_stats;
+NC_API size_t nc_eval_num_layers(const nc_eval_result *r);
+NC_API nc_status nc_eval_layer(const nc_eval_result *r, size_t i, nc_eval_layer_stats *out);
+
+typedef struct nc_eval_cost {
+    double synops;             /* spike-driven synaptic operations per inference */
+    double input_macs;         /* MACs of the layers that read the analog input, per inference */
+    double ann_macs;           /* the ANN's MACs per inference; < 0 without an ANN */
+    double snn_joules;         /* synops · energy_per_synop + input_macs · energy_per_mac */
+    double ann_joules;         /* ann_macs · energy_per_mac; < 0 without an ANN */
+    double energy_per_synop, energy_per_mac; /* joules, as used */
+    const char *energy_source; /* the citation (static string) */
+} nc_eval_cost;
+NC_API nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out);
+
 #ifdef __cplusplus
 }
 #endif

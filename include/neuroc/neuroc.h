@@ -102,7 +102,10 @@ NC_API const void *nc_tensor_data_const(const nc_tensor *t);
 /* ---------------------------------------------------------------- data files */
 
 /* Reads a .npy file (float32, float64, uint8, int64; C order, little-endian)
- * or an IDX file (optionally gzip-compressed, as Fashion-MNIST ships).
+ * or an IDX file (optionally gzip-compressed, as Fashion-MNIST ships), or a
+ * numeric HDF5 dataset named "file.h5:/path/to/dataset" (any integer or
+ * float type, compressed with the filters HDF5 itself has, rank ≤ 8). A path
+ * that exists as a file is always read as that file.
  * `want` is the dtype of the returned tensor: NC_DTYPE_F32 converts any
  * numeric data to float32 (values unchanged), NC_DTYPE_I64 accepts integer
  * data only, 0 keeps the file's type (float64 becomes float32). The caller

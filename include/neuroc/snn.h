@@ -164,6 +164,12 @@ NC_API nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tenso
 /* Spikes emitted by layer `id` in the last run, summed over batch and time
  * (0 for non-spiking layers). */
 NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *count);
+/* Synaptic operations done by layer `id` in the last run, summed over batch
+ * and time: the multiply-accumulates (Affine, Conv2d) or additions (Pool2d)
+ * whose input was non-zero, as an event-driven chip does them; 0 for other
+ * layers. A layer fed only by a direct-encoded (static) input is computed,
+ * and counted, once per sample, not once per step. */
+NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count);
 /* Recorded trace of a layer from the last run: kind 0 = spikes (0/1),
  * 1 = membrane potential after the update; shape (T, N, *layer_shape). The
  * caller owns *out. */

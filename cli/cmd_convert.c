@@ -1,0 +1,539 @@
+/* neuroc convert: an ONNX ANN → a spiking network (.nir), calibrated on the
+ * user's data, with a JSON report. The option parsing is shared with eval. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char CMD_CONVERT_HELP[] =
+    "usage: neuroc convert MODEL.onnx --calib DATA -o MODEL.nir [--report REPORT.json]\n"
+    "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
+    "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
+    "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
+    "                      [--maxpool currents|average]\n"
+    "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
+    "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
+    "\n"
+    "Converts a trained ANN (ONNX, ReLU / Clip / QCFS activations) into a spiking\n"
+    "network of integrate-and-fire neurons and writes it as NIR. BatchNorm is\n"
+    "folded, each activation becomes an IF layer whose threshold comes from the\n"
+    "calibration data (or from a Clip / QCFS pattern), the last layer a readout.\n"
+    "\n"
+    "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
+    "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset)\n"
+    "      --report F     what conversion did, as JSON (thresholds, warnings)\n"
+    "  -T, --timesteps T  the T the network is meant for (the mse clip; default 8)\n"
+    "      --levels L     QCFS quantisation levels (default 8, or what a QCFS\n"
+    "                     pattern in the model says)\n"
+    "      --threshold M  how thresholds are calibrated: pN, the N-th percentile of\n"
+    "                     the activations (p99.9 by default, p99.99, any N in\n"
+    "                     (0, 100]); max; or mse, the clip that minimises the\n"
+    "                     error of the T-step quantised output\n"
+    "      --per-channel  a threshold per channel instead of per layer\n"
+    "      --count-zeros  percentiles over all activations, zeros included\n"
+    "                     (default: over the positive ones)\n"
+    "      --calib-samples N  samples used for calibration (default 1000, or all)\n"
+    "      --reset M      subtract (v -= threshold after a spike; default) or zero\n"
+    "      --v0 V         initial membrane: half (threshold/2; default) or zero\n"
+    "      --binary-spikes  spikes carry 1 and thresholds fold into the next weights\n"
+    "      --maxpool M    currents (max-pool the currents before the neuron;\n"
+    "                     default) or average (replace MaxPool by average pooling)\n"
+    "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
+    "  -l, --labels Y     labels of the calibration samples (npy or IDX)\n"
+    "      --lr X         Adam learning rate for fine-tuning (default 1e-3)\n"
+    "  -b, --batch B      fine-tuning batch size (default 64); --qcfs-batch is the same\n"
+    "      --seed S       seed for fine-tuning (default 0)\n" CLI_DATA_OPTS_HELP
+    "\n"
+    "Progress is shown on stderr when it is a terminal.\n";
+
+/* ---------------------------------------------------------------- options */
+
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_threshold(const char *s, nc_convert_options *o)
+{
+    if (strcmp(s, "max") == 0) {
+        o->method = NC_THRESHOLD_MAX;
+        return 1;
+    }
+    if (strcmp(s, "mse") == 0) {
+        o->method = NC_THRESHOLD_MSE;
+        return 1;
+    }
+    if (s[0] != 'p' || !s[1])
+        return 0;
+    char *end;
+    errno = 0;
+    double p = strtod(s + 1, &end);
+    if (errno || *end || !(p > 0 && p <= 100))
+        return 0;
+    o->method = NC_THRESHOLD_PERCENTILE;
+    o->percentile = p;
+    return 1;
+}
+
+int cli_convert_args_given(const convert_args *a)
+{
+    return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
+           a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
+           a->binary_spikes;
+}
+
+int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
+{
+    memset(o, 0, sizeof *o);
+    long long v;
+    if (a->threshold && !parse_threshold(a->threshold, o))
+        return cli_usage_error(cmd, "--threshold must be pN (a percentile, 0 < N <= 100, e.g. p99.9), "
+                                    "max or mse, not '%s'", a->threshold);
+    if (a->timesteps) {
+        if (!parse_ll(a->timesteps, 1, 1 << 20, &v))
+            return cli_usage_error(cmd, "the conversion's T must be a whole number from 1 to 2^20, not "
+                                        "'%s'", a->timesteps);
+        o->timesteps = (int)v;
+    }
+    if (a->levels) {
+        if (!parse_ll(a->levels, 1, 1 << 16, &v))
+            return cli_usage_error(cmd, "--levels must be a whole number from 1 to 65536, not '%s'",
+                                   a->levels);
+        o->levels = (int)v;
+    }
+    if (a->calib_samples) {
+        if (!parse_ll(a->calib_samples, 1, INT64_MAX, &v))
+            return cli_usage_error(cmd, "--calib-samples must be a positive whole number, not '%s'",
+                                   a->calib_samples);
+        o->calib_samples = v;
+    }
+    if (a->reset) {
+        if (strcmp(a->reset, "subtract") == 0)
+            o->reset = NC_RESET_SUBTRACT;
+        else if (strcmp(a->reset, "zero") == 0)
+            o->reset = NC_RESET_ZERO;
+        else
+            return cli_usage_error(cmd, "--reset must be subtract or zero, not '%s'", a->reset);
+    }
+    if (a->v0) {
+        if (strcmp(a->v0, "half") == 0)
+            o->v_init_zero = 0;
+        else if (strcmp(a->v0, "zero") == 0)
+            o->v_init_zero = 1;
+        else
+            return cli_usage_error(cmd, "--v0 must be half or zero, not '%s'", a->v0);
+    }
+    if (a->maxpool) {
+        if (strcmp(a->maxpool, "currents") == 0)
+            o->maxpool = NC_MAXPOOL_CURRENTS;
+        else if (strcmp(a->maxpool, "average") == 0)
+            o->maxpool = NC_MAXPOOL_AVERAGE;
+        else
+            return cli_usage_error(cmd, "--maxpool must be currents or average, not '%s'", a->maxpool);
+    }
+    if (a->qcfs_epochs) {
+        if (!parse_ll(a->qcfs_epochs, 0, 1 << 20, &v))
+            return cli_usage_error(cmd, "--qcfs-epochs must be a whole number >= 0, not '%s'",
+                                   a->qcfs_epochs);
+        o->qcfs_epochs = (int)v;
+    }
+    if (a->lr) {
+        char *end;
+        errno = 0;
+        double lr = strtod(a->lr, &end);
+        if (errno || *end || end == a->lr || !(lr > 0) || !isfinite(lr))
+            return cli_usage_error(cmd, "--lr must be a positive number, not '%s'", a->lr);
+        o->qcfs_lr = (float)lr;
+    }
+    if (a->qcfs_batch) {
+        if (!parse_ll(a->qcfs_batch, 1, 1 << 20, &v))
+            return cli_usage_error(cmd, "the fine-tuning batch must be a whole number from 1 to 2^20, "
+                                        "not '%s'", a->qcfs_batch);
+        o->qcfs_batch = (int)v;
+    }
+    if (a->seed) {
+        if (!parse_ll(a->seed, 0, INT64_MAX, &v))
+            return cli_usage_error(cmd, "--seed must be a whole number >= 0, not '%s'", a->seed);
+        o->seed = (uint64_t)v;
+    }
+    o->per_channel = a->per_channel;
+    o->count_zeros = a->count_zeros;
+    o->binary_spikes = a->binary_spikes;
+    return CLI_OK;
+}
+
+/* ---------------------------------------------------------------- summary */
+
+/* The report's JSON is the converter's to shape; the summary only looks for
+ * a "layers" array whose objects carry a "name" and a threshold ("threshold",
+ * "theta", "v_threshold" or "lambda": a number or an array of numbers). */
+typedef struct th_entry {
+    char name[128];
+    double lo, hi;
+    int64_t n;
+} th_entry;
+
+typedef struct th_list {
+    th_entry *e;
+    int n, cap;
+} th_list;
+
+static void jws(const char **p)
+{
+    while (**p == ' ' || **p == '\n' || **p == '\r' || **p == '\t')
+        (*p)++;
+}
+
+/* A JSON string into out (truncated, escapes other than \" \\ kept raw). */
+static int jstring(const char **p, char *out, size_t len)
+{
+    if (**p != '"')
+        return 0;
+    size_t k = 0;
+    for ((*p)++; **p && **p != '"'; (*p)++) {
+        char c = **p;
+        if (c == '\\' && (*p)[1]) {
+            (*p)++;
+            c = **p;
+        }
+        if (k + 1 < len)
+            out[k++] = c;
+    }
+    if (len)
+        out[k] = '\0';
+    if (**p != '"')
+        return 0;
+    (*p)++;
+    return 1;
+}
+
+static int jvalue(const char **p, int depth, th_list *out, int in_layers);
+
+static int jnumber(const char **p, double *v)
+{
+    char *end;
+    *v = strtod(*p, &end);
+    if (end == *p)
+        return 0;
+    *p = end;
+    return 1;
+}
+
+/* A threshold value: a number, an array of numbers, or an object with
+ * "min", "max" and "channels" (per-channel thresholds summarised). */
+static int jthreshold(const char **p, th_entry *e)
+{
+    double v;
+    jws(p);
+    if (**p == '{') {
+        e->lo = NAN, e->hi = NAN, e->n = 0;
+        int64_t ch = 0;
+        for ((*p)++, jws(p); **p && **p != '}';) {
+            char key[32];
+            if (!jstring(p, key, sizeof key))
+                return 0;
+            jws(p);
+            if (**p != ':')
+                return 0;
+            (*p)++;
+            jws(p);
+            if (!strcmp(key, "min") || !strcmp(key, "max") || !strcmp(key, "channels")) {
+                if (!jnumber(p, &v))
+                    return 0;
+                if (key[1] == 'i')
+                    e->lo = v;
+                else if (key[1] == 'a')
+                    e->hi = v;
+                else
+                    ch = (int64_t)v;
+            } else if (!jvalue(p, 1, NULL, 0)) {
+                return 0;
+            }
+            jws(p);
+            if (**p == ',')
+                (*p)++, jws(p);
+        }
+        if (**p != '}')
+            return 0;
+        (*p)++;
+        if (!isnan(e->lo) && !isnan(e->hi))
+            e->n = ch > 1 ? ch : 2;
+        return 1;
+    }
+    if (**p == '[') {
+        (*p)++;
+        e->lo = INFINITY, e->hi = -INFINITY, e->n = 0;
+        for (jws(p); **p && **p != ']';) {
+            if (jnumber(p, &v))
+                e->lo = fmin(e->lo, v), e->hi = fmax(e->hi, v), e->n++;
+            else if (!jvalue(p, 1, NULL, 0))
+                return 0;
+            jws(p);
+            if (**p == ',')
+                (*p)++, jws(p);
+        }
+        if (**p != ']')
+            return 0;
+        (*p)++;
+        return 1;
+    }
+    if (jnumber(p, &v)) {
+        e->lo = e->hi = v, e->n = 1;
+        return 1;
+    }
+    e->n = 0;
+    return jvalue(p, 1, NULL, 0);
+}
+
+static int jobject(const char **p, int depth, th_list *out, int is_layer)
+{
+    th_entry e = {.n = 0};
+    (*p)++;
+    for (jws(p); **p && **p != '}';) {
+        char key[64];
+        if (!jstring(p, key, sizeof key))
+            return 0;
+        jws(p);
+        if (**p != ':')
+            return 0;
+        (*p)++;
+        jws(p);
+        int ok;
+        if (is_layer && strcmp(key, "name") == 0 && **p == '"')
+            ok = jstring(p, e.name, sizeof e.name);
+        else if (is_layer && e.n == 0 && (!strcmp(key, "threshold") || !strcmp(key, "theta") ||
+                                          !strcmp(key, "v_threshold") || !strcmp(key, "lambda")))
+            ok = jthreshold(p, &e);
+        else
+            ok = jvalue(p, depth + 1, out, strcmp(key, "layers") == 0);
+        if (!ok)
+            return 0;
+        jws(p);
+        if (**p == ',')
+            (*p)++, jws(p);
+    }
+    if (**p != '}')
+        return 0;
+    (*p)++;
+    if (is_layer && e.n > 0 && e.name[0] && out) {
+        if (out->n == out->cap) {
+            int cap = out->cap ? 2 * out->cap : 16;
+            th_entry *ne = realloc(out->e, (size_t)cap * sizeof *ne);
+            if (!ne)
+                return 0;
+            out->e = ne;
+            out->cap = cap;
+        }
+        out->e[out->n++] = e;
+    }
+    return 1;
+}
+
+static int jvalue(const char **p, int depth, th_list *out, int in_layers)
+{
+    jws(p);
+    if (depth > 64)
+        return 0;
+    char c = **p;
+    if (c == '{')
+        return jobject(p, depth, out, in_layers == 2);
+    if (c == '[') {
+        (*p)++;
+        for (jws(p); **p && **p != ']';) {
+            if (!jvalue(p, depth + 1, out, in_layers ? 2 : 0))
+                return 0;
+            jws(p);
+            if (**p == ',')
+                (*p)++, jws(p);
+        }
+        if (**p != ']')
+            return 0;
+        (*p)++;
+        return 1;
+    }
+    if (c == '"') {
+        char tmp[8];
+        return jstring(p, tmp, sizeof tmp);
+    }
+    double v;
+    if (jnumber(p, &v))
+        return 1;
+    for (const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null"; *w; w++, (*p)++)
+        if (**p != *w)
+            return 0;
+    return 1;
+}
+
+static const th_entry *find_th(const th_list *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->e[i].name, name) == 0)
+            return &l->e[i];
+    return NULL;
+}
+
+static void th_str(const th_entry *e, char *buf, size_t len)
+{
+    if (!e)
+        snprintf(buf, len, "-");
+    else if (e->n == 1)
+        snprintf(buf, len, "%.4g", e->lo);
+    else
+        snprintf(buf, len, "%.4g..%.4g (%lld channels)", e->lo, e->hi, (long long)e->n);
+}
+
+void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r)
+{
+    th_list th = {0};
+    const char *json = r ? nc_convert_report_json(r) : NULL;
+    if (json && !jvalue(&json, 0, &th, 0))
+        th.n = 0; /* not the JSON we expected: no thresholds shown */
+    size_t n = nc_snn_num_layers(s);
+    int n_if = 0, matched = 0, w = 5;
+    int64_t neurons = 0;
+    for (size_t i = 0; i < n; i++) {
+        nc_snn_layer_info L;
+        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+            continue;
+        int len = (int)strlen(L.name);
+        w = len > w ? (len < 48 ? len : 48) : w;
+        if (L.kind == NC_SNN_IF || L.kind == NC_SNN_LIF || L.kind == NC_SNN_CUBALIF) {
+            int64_t k = 1;
+            for (int d = 0; d < L.ndim; d++)
+                k *= L.shape[d];
+            neurons += k;
+            n_if++;
+        }
+    }
+    printf("converted %s: %zu layers, %d spiking with %lld neurons\n", model, n, n_if, (long long)neurons);
+    printf("  %-3s %-*s %-9s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
+    for (size_t i = 0; i < n; i++) {
+        nc_snn_layer_info L;
+        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+            continue;
+        char sh[96], tb[64] = "";
+        const th_entry *e = find_th(&th, L.name);
+        matched += e != NULL;
+        if (e || L.kind == NC_SNN_IF)
+            th_str(e, tb, sizeof tb);
+        printf("  %-3zu %-*.*s %-9s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
+               cli_shape(L.ndim, L.shape, sh, sizeof sh), tb);
+    }
+    if (!matched && th.n) {
+        printf("thresholds:\n");
+        for (int i = 0; i < th.n; i++) {
+            char tb[64];
+            th_str(&th.e[i], tb, sizeof tb);
+            printf("  %-*.*s %s\n", w, w, th.e[i].name, tb);
+        }
+    }
+    size_t nw = r ? nc_convert_report_num_warnings(r) : 0;
+    if (nw) {
+        printf("warnings:\n");
+        for (size_t i = 0; i < nw; i++)
+            printf("  - %s\n", nc_convert_report_warning(r, i));
+    }
+    free(th.e);
+}
+
+/* ---------------------------------------------------------------- command */
+
+int cmd_convert(int argc, char **argv)
+{
+    convert_args c = {0};
+    data_opts d = {0};
+    const char *output = NULL, *report = NULL, *labels_path = NULL;
+    const char *pos[1];
+    int n_pos;
+    cli_opt opts[] = {
+        {"--calib", NULL, &c.calib, NULL},
+        {"--output", "-o", &output, NULL},
+        {"--report", NULL, &report, NULL},
+        {"--timesteps", "-T", &c.timesteps, NULL},
+        {"--labels", "-l", &labels_path, NULL},
+        {"--batch", "-b", &c.qcfs_batch, NULL},
+        {"--qcfs-batch", NULL, &c.qcfs_batch, NULL},
+        CLI_CONVERT_OPTS(c),
+        CLI_DATA_OPTS(d),
+        {NULL, NULL, NULL, NULL},
+    };
+    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_CONVERT_HELP);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    if (n_pos != 1)
+        return cli_usage_error("convert", "expected one model file (.onnx)");
+    if (!c.calib)
+        return cli_usage_error("convert", "--calib DATA is required (samples to calibrate thresholds on)");
+    if (!output)
+        return cli_usage_error("convert", "-o MODEL.nir is required");
+    nc_convert_options o;
+    if ((rc = cli_convert_options("convert", &c, &o)) != CLI_OK || (rc = cli_data_opts_check("convert", &d)))
+        return rc;
+    if (o.qcfs_epochs > 0 && !labels_path)
+        return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
+    const char *model_path = pos[0];
+
+    nc_model *m = NULL;
+    nc_tensor *calib = NULL, *labels = NULL;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    nc_value_info in;
+    cli_progress prog;
+    cli_progress_init(&prog);
+    nc_status st = nc_model_load_onnx(model_path, NULL, &m);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (nc_model_num_inputs(m) != 1) {
+        rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; conversion takes a model with one",
+                       model_path, nc_model_num_inputs(m));
+        goto done;
+    }
+    if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if ((rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK ||
+        (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+        goto done;
+    if (labels_path &&
+        (rc = cli_load_labels(labels_path, nc_tensor_shape(calib)[0], c.calib, &labels)) != CLI_OK)
+        goto done;
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
+    st = nc_convert(m, calib, labels, &o, &s, &rep);
+    cli_progress_end(&prog);
+    if (st != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    cli_print_conversion(model_path, s, rep);
+    if ((st = nc_snn_save_nir(s, output)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    printf("wrote %s\n", output);
+    if (report) {
+        if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
+            goto done;
+        printf("wrote %s\n", report);
+    }
+    rc = CLI_OK;
+done:
+    nc_convert_report_free(rep);
+    nc_snn_free(s);
+    nc_tensor_free(labels);
+    nc_tensor_free(calib);
+    nc_model_free(m);
+    return rc;
+}

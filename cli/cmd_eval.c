@@ -1,0 +1,342 @@
+/* neuroc eval: accuracy of a spiking network at every timestep against its
+ * ANN, spike rates, synaptic operations and an energy estimate; a .onnx
+ * model is converted in memory first. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char CMD_EVAL_HELP[] =
+    "usage: neuroc eval MODEL.nir|MODEL.onnx --data X --labels Y [-T 64]\n"
+    "                   [--backend cpu] [--batch B] [--limit N] [--report R.json]\n"
+    "                   [--plot ACC.svg] [--ann MODEL.onnx] [--encoding direct|poisson]\n"
+    "                   [--seed S] [--no-scale] [--mean M1,.. --std S1,..]\n"
+    "                   [conversion options, for a .onnx model]\n"
+    "\n"
+    "Runs a spiking network on labelled data for T steps and reports its accuracy\n"
+    "after every step t (the prediction at t is the argmax of the readout summed\n"
+    "over steps 1..t), the ANN's accuracy on the same data, spike rates per layer,\n"
+    "synaptic operations per inference against the ANN's multiply-accumulates,\n"
+    "and an energy estimate. A .onnx model is converted in memory (the ANN it\n"
+    "came from is then the comparison); a .nir model is compared with --ann.\n"
+    "\n"
+    "  -d, --data X       samples (.npy, IDX, or file.h5:/dataset)\n"
+    "  -l, --labels Y     their integer labels (.npy or IDX)\n"
+    "  -T, --timesteps T  steps to run (default 64); accuracy is reported at\n"
+    "                     t = 1, 2, 4, ... and T, and at every t in the report\n"
+    "      --backend B    cpu (the reference backend; default)\n"
+    "  -b, --batch B      samples per run (default 64)\n"
+    "  -n, --limit N      evaluate the first N samples only\n"
+    "      --report F     everything as JSON (accuracy at every t, per-layer spike\n"
+    "                     rates and synaptic ops, MACs, energy with its source)\n"
+    "      --plot F       an SVG chart: accuracy against t with the ANN as a line,\n"
+    "                     and spike rates per layer as bars\n"
+    "      --ann M        the ANN (.onnx) to compare a .nir network with\n"
+    "      --encoding E   direct (the analog input is the current every step;\n"
+    "                     default) or poisson (spikes with p = clamp(x, 0, 1))\n"
+    "      --seed S       seed for poisson encoding and fine-tuning (default 0)\n"
+    "      --nir-reset M  reset of IF/LIF nodes in NIR files from other tools:\n"
+    "                     subtract (default) or zero\n" CLI_DATA_OPTS_HELP
+    "\n"
+    "Conversion options (a .onnx model; see 'neuroc convert --help'):\n"
+    "      --calib DATA   calibration samples (default: --data)\n"
+    "      --convert-T T  the T the conversion targets (mse clip; default 8)\n"
+    "      --levels L  --threshold pN|max|mse  --per-channel  --count-zeros\n"
+    "      --calib-samples N  --reset subtract|zero  --v0 half|zero\n"
+    "      --binary-spikes  --maxpool currents|average\n"
+    "      --qcfs-epochs N  --lr X  --qcfs-batch B\n"
+    "      --calib-labels Y  labels of --calib for fine-tuning (default: --labels\n"
+    "                     when --calib is --data)\n"
+    "\n"
+    "Energy is an estimate from per-operation CMOS figures (45 nm, Horowitz,\n"
+    "ISSCC 2014): 0.9 pJ a synaptic op (a float add), 4.6 pJ a MAC (a float\n"
+    "multiply-add); layers that read the analog input count as MACs. It leaves out\n"
+    "memory, data movement and neuron updates: it is not a chip measurement.\n"
+    "\n"
+    "Progress is shown on stderr when it is a terminal.\n";
+
+typedef struct eval_args {
+    const char *data, *labels, *timesteps, *backend, *batch, *limit, *report, *plot, *ann;
+    const char *encoding, *nir_reset, *calib_labels;
+} eval_args;
+
+static int parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
+{
+    if (!s) {
+        *out = dflt;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* "12.3 µJ": joules with an SI prefix. */
+static char *joules(double j, char *buf, size_t len)
+{
+    static const char *unit[] = {"pJ", "nJ", "\xC2\xB5J", "mJ", "J"};
+    double v = j * 1e12;
+    int k = 0;
+    while (fabs(v) >= 1000.0 && k < 4) {
+        v /= 1000.0;
+        k++;
+    }
+    snprintf(buf, len, "%.3g %s", v, unit[k]);
+    return buf;
+}
+
+static char *count(double n, char *buf, size_t len)
+{
+    if (n < 1e3)
+        snprintf(buf, len, "%.1f", n);
+    else
+        cli_human((int64_t)llround(n), buf, len);
+    return buf;
+}
+
+static void print_results(const nc_eval_result *r)
+{
+    int T = nc_eval_timesteps(r);
+    int64_t n = nc_eval_samples(r);
+    double ann = nc_eval_ann_accuracy(r);
+    if (ann >= 0)
+        printf("ANN accuracy: %.2f %% (%lld/%lld)\n", 100.0 * ann, (long long)llround(ann * (double)n),
+               (long long)n);
+    printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t):\n");
+    for (int t = 1; t <= T; t = t < T && 2 * t > T ? T : 2 * t) {
+        double a = nc_eval_accuracy_at(r, t);
+        printf("  t = %-5d %6.2f %% (%lld/%lld)", t, 100.0 * a, (long long)llround(a * (double)n),
+               (long long)n);
+        if (ann >= 0)
+            printf("  %+6.2f points vs the ANN", 100.0 * (a - ann));
+        putchar('\n');
+        if (t == T)
+            break;
+    }
+    int any = 0;
+    for (size_t i = 0; i < nc_eval_num_layers(r); i++) {
+        nc_eval_layer_stats L;
+        if (nc_eval_layer(r, i, &L) != NC_OK ||
+            (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF))
+            continue;
+        if (!any++)
+            printf("spike rates (spikes per neuron per step):\n");
+        printf("  %-32.32s %7.4f  (%lld neurons, %.1f spikes per inference)\n", L.name, L.spike_rate,
+               (long long)L.neurons, (double)L.spikes / (double)n);
+    }
+    nc_eval_cost c;
+    if (nc_eval_cost_get(r, &c) != NC_OK)
+        return;
+    char b1[32], b2[32], b3[32];
+    printf("synaptic operations per inference: %s (spike-driven adds)", count(c.synops, b1, sizeof b1));
+    if (c.input_macs > 0)
+        printf(" + %s MACs in the layers that read the analog input", count(c.input_macs, b2, sizeof b2));
+    putchar('\n');
+    if (c.ann_macs >= 0)
+        printf("ANN multiply-accumulates per inference: %s (SNN synaptic ops / ANN MACs = %.3f)\n",
+               count(c.ann_macs, b3, sizeof b3), c.ann_macs > 0 ? c.synops / c.ann_macs : NAN);
+    printf("energy per inference (estimate): SNN %s", joules(c.snn_joules, b1, sizeof b1));
+    if (c.ann_joules >= 0)
+        printf(", ANN %s (SNN / ANN = %.3f)", joules(c.ann_joules, b2, sizeof b2),
+               c.ann_joules > 0 ? c.snn_joules / c.ann_joules : NAN);
+    printf("\n  at %.2g pJ a synaptic op and %.2g pJ a MAC: %s.\n"
+           "  Arithmetic only (no memory, data movement or neuron updates); not a chip measurement.\n",
+           c.energy_per_synop * 1e12, c.energy_per_mac * 1e12, c.energy_source);
+}
+
+/* The network's input as a model input description (batch first). */
+static void snn_input_info(const nc_snn *s, nc_value_info *in)
+{
+    nc_snn_layer_info L;
+    memset(in, 0, sizeof *in);
+    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
+        return;
+    in->name = L.name;
+    in->dtype = NC_DTYPE_F32;
+    in->ndim = L.ndim + 1;
+    in->shape[0] = -1;
+    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    eval_args a = {0};
+    convert_args c = {0};
+    data_opts d = {0};
+    const char *pos[1];
+    int n_pos;
+    cli_opt opts[] = {
+        {"--data", "-d", &a.data, NULL},
+        {"--labels", "-l", &a.labels, NULL},
+        {"--timesteps", "-T", &a.timesteps, NULL},
+        {"--backend", NULL, &a.backend, NULL},
+        {"--batch", "-b", &a.batch, NULL},
+        {"--limit", "-n", &a.limit, NULL},
+        {"--report", NULL, &a.report, NULL},
+        {"--plot", NULL, &a.plot, NULL},
+        {"--ann", NULL, &a.ann, NULL},
+        {"--encoding", NULL, &a.encoding, NULL},
+        {"--nir-reset", NULL, &a.nir_reset, NULL},
+        {"--calib", NULL, &c.calib, NULL},
+        {"--convert-T", NULL, &c.timesteps, NULL},
+        {"--calib-labels", NULL, &a.calib_labels, NULL},
+        {"--qcfs-batch", NULL, &c.qcfs_batch, NULL},
+        CLI_CONVERT_OPTS(c),
+        CLI_DATA_OPTS(d),
+        {NULL, NULL, NULL, NULL},
+    };
+    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EVAL_HELP);
+    if (rc)
+        return rc < 0 ? CLI_OK : rc;
+    if (n_pos != 1)
+        return cli_usage_error("eval", "expected one model file (.nir or .onnx)");
+    if (!a.data || !a.labels)
+        return cli_usage_error("eval", "--data X and --labels Y are required");
+    long long T, batch, limit;
+    if (!parse_ll(a.timesteps, 1, 1 << 20, 64, &T))
+        return cli_usage_error("eval", "-T must be a whole number from 1 to 2^20, not '%s'", a.timesteps);
+    if (!parse_ll(a.batch, 1, 1 << 20, 64, &batch))
+        return cli_usage_error("eval", "--batch must be a whole number from 1 to 2^20, not '%s'", a.batch);
+    if (!parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
+        return cli_usage_error("eval", "--limit must be a positive whole number, not '%s'", a.limit);
+    nc_encoding enc = NC_ENCODING_DIRECT;
+    if (a.encoding && strcmp(a.encoding, "poisson") == 0)
+        enc = NC_ENCODING_POISSON;
+    else if (a.encoding && strcmp(a.encoding, "direct") != 0)
+        return cli_usage_error("eval", "--encoding must be direct or poisson, not '%s'", a.encoding);
+    nc_nir_options nopt = {0};
+    if (a.nir_reset && strcmp(a.nir_reset, "zero") == 0)
+        nopt.reset = NC_RESET_ZERO;
+    else if (a.nir_reset && strcmp(a.nir_reset, "subtract") != 0)
+        return cli_usage_error("eval", "--nir-reset must be subtract or zero, not '%s'", a.nir_reset);
+    nc_convert_options co;
+    if ((rc = cli_convert_options("eval", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("eval", &d)))
+        return rc;
+    const char *model_path = pos[0];
+    int is_nir = cli_is_hdf5(model_path);
+    if (is_nir && (cli_convert_args_given(&c) || c.calib || a.calib_labels))
+        return cli_usage_error("eval", "conversion options apply to a .onnx model; %s is a spiking "
+                                       "network (.nir)", model_path);
+    if (!is_nir && a.nir_reset)
+        return cli_usage_error("eval", "--nir-reset applies to a .nir model; %s is not one", model_path);
+
+    nc_model *m = NULL, *ann_model = NULL;
+    nc_snn *s = NULL;
+    nc_tensor *x = NULL, *y = NULL, *calib = NULL, *calib_y = NULL;
+    nc_convert_report *rep = NULL;
+    nc_eval_result *res = NULL;
+    nc_value_info in;
+    nc_status st;
+    cli_progress prog;
+    cli_progress_init(&prog);
+    if (is_nir) {
+        if ((st = nc_snn_load_nir(model_path, &nopt, &s)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        snn_input_info(s, &in);
+    } else {
+        if ((st = nc_model_load_onnx(model_path, NULL, &m)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        if (nc_model_num_inputs(m) != 1) {
+            rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; eval takes a model with one", model_path,
+                           nc_model_num_inputs(m));
+            goto done;
+        }
+        if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+    }
+    if (a.ann && (st = nc_model_load_onnx(a.ann, NULL, &ann_model)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if ((rc = cli_load_data("eval", a.data, &d, &in, &x)) != CLI_OK ||
+        (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK)
+        goto done;
+
+    if (!is_nir) {
+        /* convert in memory, calibrating on --calib or on all of --data */
+        const nc_tensor *cx = x, *cy = y;
+        if (c.calib) {
+            if ((rc = cli_load_data("eval", c.calib, &d, &in, &calib)) != CLI_OK ||
+                (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+                goto done;
+            cx = calib;
+            cy = NULL;
+        }
+        if (a.calib_labels) {
+            if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data,
+                                      &calib_y)) != CLI_OK)
+                goto done;
+            cy = calib_y;
+        }
+        if (co.qcfs_epochs > 0 && !cy) {
+            rc = cli_usage_error("eval", "--qcfs-epochs with --calib needs --calib-labels");
+            goto done;
+        }
+        co.progress = cli_progress_cb;
+        co.progress_user = &prog;
+        st = nc_convert(m, cx, cy, &co, &s, &rep);
+        cli_progress_end(&prog);
+        if (st != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        cli_print_conversion(model_path, s, rep);
+        putchar('\n');
+    }
+    if ((rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
+        goto done;
+
+    nc_eval_options eo = {.backend = a.backend, .timesteps = (int)T, .batch = (int)batch, .encoding = enc,
+                          .seed = co.seed, .progress = cli_progress_cb, .progress_user = &prog};
+    const nc_model *ann = ann_model ? ann_model : m;
+    printf("evaluating %s on %lld samples of %s, T = %lld, backend %s\n", model_path,
+           (long long)nc_tensor_shape(x)[0], a.data, T, a.backend ? a.backend : "cpu");
+    fflush(stdout);
+    st = nc_snn_evaluate(s, ann, x, y, &eo, &res);
+    cli_progress_end(&prog);
+    if (st != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    print_results(res);
+    if (a.report) {
+        if ((rc = cli_write_text(a.report, nc_eval_result_json(res))) != CLI_OK)
+            goto done;
+        printf("wrote %s\n", a.report);
+    }
+    if (a.plot) {
+        if ((st = nc_eval_result_write_svg(res, a.plot)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        printf("wrote %s\n", a.plot);
+    }
+    rc = CLI_OK;
+done:
+    nc_eval_result_free(res);
+    nc_convert_report_free(rep);
+    nc_tensor_free(calib_y);
+    nc_tensor_free(calib);
+    nc_tensor_free(y);
+    nc_tensor_free(x);
+    nc_snn_free(s);
+    nc_model_free(ann_model);
+    nc_model_free(m);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* Threshold calibration of a plain ReLU network (DESIGN §3): the ANN runs on
+ * calibration data and each IF layer's θ becomes a statistic of the
+ * activations it replaces, per layer or per channel: the maximum, a
+ * percentile, or the clip c that minimises Σ (a − q_T(a; c))² with
+ * q_T(a; c) = c·clip(floor(a·T/c + 1/2)/T, 0, 1) (Li et al., ICML 2021).
+ *
+ * The statistics come from one pass over the data into histograms of
+ * NC_CALIB_BINS bins over [0, range], where range doubles (neighbouring bins
+ * merge) whenever a larger value arrives; range < 2·max, so a percentile is
+ * exact to one bin, at most max/1024. The maximum is exact. */
+#ifndef NC_CONVERT_CALIBRATE_H
+#define NC_CONVERT_CALIBRATE_H
+
+#include "convert_graph.h"
+
+#define NC_CALIB_BINS 2048
+
+typedef struct nc_calib_options {
+    nc_threshold_method method;
+    double percentile;   /* in (0, 100] */
+    int count_zeros;     /* percentiles over all activations, or (0) the positive ones */
+    int per_channel;
+    int timesteps;       /* T of the MSE clip */
+    int64_t samples;     /* rows of x used (the first ones) */
+    int batch;           /* rows per forward pass; a model with a fixed batch gets exactly that */
+    nc_progress_fn progress;
+    void *progress_user;
+} nc_calib_options;
+
+typedef struct nc_hist {
+    double range;        /* upper edge of the last bin; 0 before the first positive value */
+    double max;          /* largest value seen */
+    int64_t zeros, pos;  /* values <= 0, values > 0 */
+    int64_t bins[NC_CALIB_BINS];
+} nc_hist;
+
+/* Adds n values (zeros and negatives are counted as zeros). */
+void nc_hist_add(nc_hist *h, const float *v, int64_t n);
+/* The p-th percentile (0 < p <= 100) of the positive values, or of all
+ * values with count_zeros; 0 when that falls among the zeros or nothing
+ * positive was seen. */
+double nc_hist_percentile(const nc_hist *h, double p, int count_zeros);
+/* The clip c in (0, max] minimising the T-step quantisation error. */
+double nc_hist_mse_clip(const nc_hist *h, int T);
+
+/* Runs g on the first o->samples rows of x (float32, (N, *input)) and sets
+ * the threshold of the IF layer of every NC_THETA_CALIB site in s from its
+ * ANN value's statistics, filling the site's statistics. A layer (or
+ * channel) that never activated gets the layer's θ (or 1, with a warning). */
+nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_options *o, nc_snn *s,
+                       nc_if_site *sites, int n_sites, nc_strlist *warnings);
+
+#endif

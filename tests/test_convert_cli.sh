@@ -1,0 +1,169 @@
+#!/bin/bash
+# `neuroc convert` and `neuroc eval` end to end on the shipped MLP and a few
+# Fashion-MNIST images: a .nir that info reads, accuracy lines at t = 1..T,
+# a JSON report and an SVG chart that parse, the .onnx evaluated directly,
+# usage errors (exit 2) and file errors (exit 1). Small N and T: fast.
+# usage: bash test_convert_cli.sh <neuroc-binary> <source-dir> <build-dir>
+set -u
+
+NEUROC=$1
+SRC=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_convert_cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+MODEL=$SRC/examples/models/mlp.onnx
+X=$SRC/examples/data/fmnist_test_x.npy
+Y=$SRC/examples/data/fmnist_test_y.npy
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=
+
+FAILS=0
+pass() { echo "  ok: $1"; }
+fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
+check() { echo "check: $1"; }
+
+run_cli() { # EXPECTED_RC ARGS...: stdout in $TMP/out, stderr in $TMP/err
+    local want=$1
+    shift
+    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    if [ "$RC" -eq "$want" ]; then
+        pass "exit status $RC"
+    else
+        fail "exit status $RC, expected $want (neuroc $*)"
+        sed 's/^/    stderr: /' "$TMP/err" | head -5
+    fi
+}
+expect_in() { # FILE PATTERN (fixed string)
+    if grep -qF -- "$2" "$1"; then pass "$(basename "$1") has '$2'"; else
+        fail "$(basename "$1") lacks '$2'"; sed 's/^/    | /' "$1" | head -12; fi
+}
+expect_file() {
+    if [ -s "$1" ]; then pass "$(basename "$1") written"; else fail "$(basename "$1") missing or empty"; fi
+}
+expect_no_file() {
+    if [ -e "$1" ]; then fail "$(basename "$1") exists after a failure"; else pass "no $(basename "$1")"; fi
+}
+expect_one_error_line() {
+    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE '^neuroc: [a-zA-Z /]+: .+' "$TMP/err"; then
+        pass "one error line: $(cat "$TMP/err")"
+    else
+        fail "stderr is not one 'neuroc: category: detail' line"; sed 's/^/    | /' "$TMP/err" | head -5
+    fi
+}
+py_check() { # DESCRIPTION PYTHON-CODE (argv[1..] follow)
+    local what=$1 code=$2
+    shift 2
+    if [ -z "$PY" ]; then echo "  skip: $what (no /usr/bin/python3)"; return; fi
+    if "$PY" -c "$code" "$@" >"$TMP/py" 2>&1; then pass "$what"; else
+        fail "$what"; sed 's/^/    | /' "$TMP/py" | head -8; fi
+}
+
+if [ ! -f "$MODEL" ] || [ ! -f "$X" ] || [ ! -f "$Y" ]; then
+    echo "SKIP: the example model or data is missing"
+    exit 77
+fi
+
+# ---------------------------------------------------------------- usage errors: exit 2
+check "convert with a bad threshold spec is a usage error"
+run_cli 2 convert "$MODEL" --calib "$X" --threshold p99x -o "$TMP/bad.nir"
+expect_in "$TMP/err" "--threshold"
+expect_no_file "$TMP/bad.nir"
+run_cli 2 convert "$MODEL" --calib "$X" --threshold p0 -o "$TMP/bad.nir"
+run_cli 2 convert "$MODEL" --calib "$X" --threshold median -o "$TMP/bad.nir"
+
+check "convert without --calib or -o, or with bad option values, is a usage error"
+run_cli 2 convert "$MODEL" -o "$TMP/bad.nir"
+run_cli 2 convert "$MODEL" --calib "$X"
+run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --reset sometimes
+run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --levels 0
+run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --qcfs-epochs 2
+expect_in "$TMP/err" "--labels"
+run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --mean 0.5,x
+
+check "eval usage errors"
+run_cli 2 eval "$MODEL" --data "$X"
+run_cli 2 eval "$MODEL" --data "$X" --labels "$Y" --threshold max99
+run_cli 2 eval "$MODEL" --data "$X" --labels "$Y" -T 0
+run_cli 2 eval "$MODEL" --data "$X" --labels "$Y" --encoding morse
+run_cli 0 eval --help
+expect_in "$TMP/out" "usage: neuroc eval"
+run_cli 0 convert --help
+expect_in "$TMP/out" "usage: neuroc convert"
+
+check "the data options work for run too (--no-scale, --mean/--std)"
+run_cli 0 run "$MODEL" --input "$X" --labels "$Y" --mean 0 --std 1
+expect_in "$TMP/out" "accuracy: "
+run_cli 2 run "$MODEL" --input "$X" --mean 0.1,0.2 --std 0
+run_cli 2 run "$MODEL" --input "$X" --mean 0.1,0.2
+expect_in "$TMP/err" "channel(s)"
+
+# ---------------------------------------------------------------- file errors: exit 1
+check "a missing model or data file: one error line, exit 1"
+run_cli 1 convert "$TMP/missing.onnx" --calib "$X" -o "$TMP/m.nir"
+expect_one_error_line
+expect_no_file "$TMP/m.nir"
+run_cli 1 convert "$MODEL" --calib "$TMP/missing.npy" -o "$TMP/m.nir"
+expect_one_error_line
+run_cli 1 eval "$TMP/missing.nir" --data "$X" --labels "$Y"
+expect_one_error_line
+run_cli 1 eval "$MODEL" --data "$X" --labels "$TMP/missing.npy" -T 2
+expect_one_error_line
+
+# ---------------------------------------------------------------- convert → info → eval
+check "convert the MLP on 64 calibration samples"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/x.nir" --report "$TMP/r.json"
+expect_file "$TMP/x.nir"
+expect_file "$TMP/r.json"
+expect_in "$TMP/out" "IF"
+py_check "the conversion report is JSON" 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/r.json"
+
+check "neuroc info reads the converted network"
+run_cli 0 info "$TMP/x.nir"
+expect_in "$TMP/out" "spiking network"
+expect_in "$TMP/out" "IF"
+
+check "eval the .nir: accuracy at t = 1, 2, 4, 8, a report and a chart"
+run_cli 0 eval "$TMP/x.nir" --data "$X" --labels "$Y" --limit 64 -T 8 --plot "$TMP/a.svg" \
+    --report "$TMP/e.json"
+for t in 1 2 4 8; do expect_in "$TMP/out" "t = $t "; done
+expect_in "$TMP/out" "SNN accuracy"
+expect_in "$TMP/out" "spike rates"
+expect_in "$TMP/out" "synaptic operations per inference"
+expect_in "$TMP/out" "ISSCC 2014"
+expect_file "$TMP/a.svg"
+if [ "$(head -c 4 "$TMP/a.svg")" = "<svg" ]; then pass "a.svg starts with <svg"; else fail "a.svg does not start with <svg"; fi
+py_check "a.svg is well-formed XML" 'import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])' "$TMP/a.svg"
+py_check "e.json: 64 samples, T = 8, accuracy at every t" '
+import json,sys
+j = json.load(open(sys.argv[1]))
+assert j["samples"] == 64 and j["timesteps"] == 8, (j["samples"], j["timesteps"])
+acc = j["accuracy"]["snn"]
+assert len(acc) == 8 and all(0 <= a <= 1 for a in acc), acc
+assert j["accuracy"]["t"] == list(range(1, 9))
+assert j["energy"]["evidence"] == "estimate" and "Horowitz" in j["energy"]["source"]
+rates = [l["spike_rate"] for l in j["layers"] if "spike_rate" in l]
+assert rates and all(0 <= r <= 1 for r in rates), rates
+assert j["totals"]["synops_per_inference"] > 0
+' "$TMP/e.json"
+
+check "eval with --ann compares with the ANN"
+run_cli 0 eval "$TMP/x.nir" --data "$X" --labels "$Y" --limit 32 -T 4 --ann "$MODEL"
+expect_in "$TMP/out" "ANN accuracy"
+expect_in "$TMP/out" "points vs the ANN"
+expect_in "$TMP/out" "ANN multiply-accumulates per inference: 234.75 K"
+
+check "eval of the .onnx converts in memory and reports the ANN"
+run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 64 -T 8 --calib-samples 64
+expect_in "$TMP/out" "converted"
+expect_in "$TMP/out" "ANN accuracy"
+for t in 1 2 4 8; do expect_in "$TMP/out" "t = $t "; done
+
+check "conversion options do not apply to a .nir"
+run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "$FAILS check(s) failed"
+    exit 1
+fi
+echo "all checks passed"

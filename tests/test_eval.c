@@ -1,0 +1,420 @@
+/* Evaluation of spiking networks: accuracy at every t, spike rates, synaptic
+ * operations (and the reference backend's counting of them), the JSON report
+ * and the SVG chart, on tiny networks worked out by hand. */
+#define _XOPEN_SOURCE 700
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static nc_tensor *tensor(int ndim, const int64_t *shape, const float *v)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, ndim, shape, v, &t));
+    return t;
+}
+
+static nc_tensor *labels_of(int n, const int64_t *v)
+{
+    int64_t shape[1] = {n};
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, shape, v, &t));
+    return t;
+}
+
+/* input (2) → Affine I → IF(θ = 1, v(0) = 1/2) → Affine I → readout.
+ * A neuron with current 1/2 spikes at t = 1, 3, 5, ...; with 1/4 at t = 2, 6,
+ * 10, ...; with 0 never. The readout is the running spike count. */
+static nc_snn *two_class_net(void)
+{
+    int64_t in[1] = {2}, ws[2] = {2, 2}, one[1] = {1};
+    float eye[4] = {1, 0, 0, 1}, th = 1.0f;
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    nc_tensor *w = tensor(2, ws, eye), *theta = tensor(1, one, &th);
+    int fc1, sp, fc2, ro;
+    NC_ASSERT_OK(nc_snn_add_affine(s, 0, w, NULL, "fc1", &fc1));
+    nc_if_params p = {.threshold = theta};
+    NC_ASSERT_OK(nc_snn_add_if(s, fc1, &p, "if1", &sp));
+    NC_ASSERT_OK(nc_snn_add_affine(s, sp, w, NULL, "fc2", &fc2));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc2, "out", &ro));
+    nc_tensor_free(w);
+    nc_tensor_free(theta);
+    return s;
+}
+
+/* Four samples over T = 6 (running counts of class 0 | class 1 → prediction):
+ *  A (1/2, 1/4) label 0: 1|0 1|1 2|1 2|1 3|1 3|2 → 0 at every t (ties → 0)
+ *  B (1/4, 1/2) label 1: 0|1 1|1 1|2 1|2 1|3 2|3 → right except t = 2
+ *  C (0,   1/4) label 1: 0|0 0|1 0|1 0|1 0|1 0|2 → right except t = 1
+ *  D (1/2, 1/4) label 1: as A, always wrong
+ * Correct: 2 2 3 3 3 3. Spikes: 5 + 5 + 2 + 5 = 17 of 2·6·4 neuron-steps.
+ * Synaptic ops: fc1 reads the analog input once per sample: 2·(2 + 2 + 1 + 2)
+ * = 14 MACs; fc2 reads spikes: 2 per spike, 34. */
+static const float X4[8] = {0.5f, 0.25f, 0.25f, 0.5f, 0.0f, 0.25f, 0.5f, 0.25f};
+static const int64_t Y4[4] = {0, 1, 1, 1};
+
+typedef struct prog_log {
+    int calls;
+    int64_t last_done, last_total;
+} prog_log;
+
+static void on_progress(const char *what, int64_t done, int64_t total, void *user)
+{
+    prog_log *p = user;
+    assert_non_null(what);
+    assert_true(done <= total);
+    p->calls++;
+    p->last_done = done;
+    p->last_total = total;
+}
+
+static nc_eval_result *evaluate_two_class(int batch, prog_log *pl)
+{
+    nc_snn *s = two_class_net();
+    int64_t xs[2] = {4, 2};
+    nc_tensor *x = tensor(2, xs, X4), *y = labels_of(4, Y4);
+    nc_eval_options o = {.timesteps = 6, .batch = batch, .progress = on_progress, .progress_user = pl};
+    nc_eval_result *r = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x, y, &o, &r));
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+    return r;
+}
+
+static void test_accuracy_every_step(void **state)
+{
+    (void)state;
+    static const double want[6] = {0.5, 0.5, 0.75, 0.75, 0.75, 0.75};
+    for (int batch = 1; batch <= 4; batch++) { /* batches of 1, 2, 3 (+1) and 4 agree */
+        prog_log pl = {0};
+        nc_eval_result *r = evaluate_two_class(batch, &pl);
+        assert_int_equal(nc_eval_timesteps(r), 6);
+        assert_int_equal(nc_eval_samples(r), 4);
+        for (int t = 1; t <= 6; t++)
+            assert_true(nc_eval_accuracy_at(r, t) == want[t - 1]);
+        assert_true(nc_eval_accuracy_at(r, 0) < 0);
+        assert_true(nc_eval_accuracy_at(r, 7) < 0);
+        assert_true(nc_eval_ann_accuracy(r) < 0);
+        assert_true(pl.calls >= 2);
+        assert_int_equal(pl.last_done, 4);
+        assert_int_equal(pl.last_total, 4);
+        nc_eval_result_free(r);
+    }
+}
+
+static void test_spikes_and_synops(void **state)
+{
+    (void)state;
+    prog_log pl = {0};
+    nc_eval_result *r = evaluate_two_class(3, &pl);
+    assert_int_equal(nc_eval_num_layers(r), 5);
+    nc_eval_layer_stats L;
+    NC_ASSERT_OK(nc_eval_layer(r, 2, &L));
+    assert_string_equal(L.name, "if1");
+    assert_int_equal(L.kind, NC_SNN_IF);
+    assert_int_equal(L.neurons, 2);
+    assert_int_equal(L.spikes, 17);
+    assert_true(fabs(L.spike_rate - 17.0 / 48.0) < 1e-12);
+    NC_ASSERT_OK(nc_eval_layer(r, 1, &L));
+    assert_string_equal(L.name, "fc1");
+    assert_int_equal(L.analog_input, 1);
+    assert_true(L.synops == 14.0 / 4.0);
+    NC_ASSERT_OK(nc_eval_layer(r, 3, &L));
+    assert_int_equal(L.analog_input, 0);
+    assert_true(L.synops == 34.0 / 4.0);
+    assert_int_equal(nc_eval_layer(r, 5, &L), NC_ERR_INVALID_ARG);
+
+    nc_eval_cost c;
+    NC_ASSERT_OK(nc_eval_cost_get(r, &c));
+    assert_true(c.synops == 8.5);
+    assert_true(c.input_macs == 3.5);
+    assert_true(c.ann_macs < 0 && c.ann_joules < 0);
+    assert_true(fabs(c.energy_per_synop - 0.9e-12) < 1e-24);
+    assert_true(fabs(c.energy_per_mac - 4.6e-12) < 1e-24);
+    assert_true(fabs(c.snn_joules - (8.5 * 0.9e-12 + 3.5 * 4.6e-12)) < 1e-24);
+    assert_non_null(strstr(c.energy_source, "Horowitz"));
+
+    const char *j = nc_eval_result_json(r);
+    assert_non_null(strstr(j, "\"samples\": 4"));
+    assert_non_null(strstr(j, "\"timesteps\": 6"));
+    assert_non_null(strstr(j, "\"spike_rate\": 0.354166667"));
+    assert_non_null(strstr(j, "\"spikes\": 17"));
+    assert_non_null(strstr(j, "\"synops\": 34"));
+    assert_non_null(strstr(j, "\"synops\": 14"));
+    assert_non_null(strstr(j, "\"synops_per_inference\": 8.5"));
+    assert_non_null(strstr(j, "\"input_layer_macs_per_inference\": 3.5"));
+    assert_non_null(strstr(j, "\"evidence\": \"estimate\""));
+    assert_non_null(strstr(j, "ISSCC 2014"));
+    assert_non_null(strstr(j, "\"ann\": null"));
+    /* every t, in order */
+    assert_non_null(strstr(j, "\"snn\": [\n      0.5,\n      0.5,\n      0.75,\n      0.75,\n      0.75,\n"
+                              "      0.75\n    ]"));
+    assert_non_null(strstr(j, "\"snn_correct\": [\n      2,\n      2,\n      3,"));
+
+    char path[] = "/tmp/nc_test_eval_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    NC_ASSERT_OK(nc_eval_result_write_svg(r, path));
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char head[5] = {0};
+    assert_int_equal(fread(head, 1, 4, f), 4);
+    fclose(f);
+    assert_string_equal(head, "<svg");
+    unlink(path);
+    /* a folder that does not exist: an I/O error, no file */
+    assert_int_equal(nc_eval_result_write_svg(r, "/nonexistent-dir/x.svg"), NC_ERR_IO);
+    nc_eval_result_free(r);
+    nc_eval_result_free(NULL);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    nc_snn *s = two_class_net();
+    int64_t xs[2] = {4, 2}, xs3[2] = {2, 3};
+    nc_tensor *x = tensor(2, xs, X4), *y = labels_of(4, Y4), *x3 = tensor(2, xs3, X4);
+    static const int64_t bad[4] = {0, 1, 2, 1};
+    nc_tensor *ybad = labels_of(4, bad), *y3 = labels_of(3, Y4);
+    nc_eval_result *r = (nc_eval_result *)1;
+    assert_int_equal(nc_snn_evaluate(s, NULL, x, ybad, NULL, &r), NC_ERR_INVALID_ARG);
+    assert_null(r);
+    assert_non_null(strstr(nc_last_error(), "label 2 of sample 2"));
+    assert_int_equal(nc_snn_evaluate(s, NULL, x, y3, NULL, &r), NC_ERR_SHAPE);
+    assert_int_equal(nc_snn_evaluate(s, NULL, x3, y, NULL, &r), NC_ERR_SHAPE);
+    assert_int_equal(nc_snn_evaluate(NULL, NULL, x, y, NULL, &r), NC_ERR_INVALID_ARG);
+    nc_eval_options o = {.backend = "no-such-backend"};
+    assert_int_equal(nc_snn_evaluate(s, NULL, x, y, &o, &r), NC_ERR_BACKEND_UNAVAILABLE);
+    assert_null(r);
+    nc_tensor_free(x);
+    nc_tensor_free(x3);
+    nc_tensor_free(y);
+    nc_tensor_free(ybad);
+    nc_tensor_free(y3);
+    nc_snn_free(s);
+}
+
+/* An ANN (Gemm 4→3 + ReLU, batch fixed at 1) against an SNN on the same
+ * data: the ANN's accuracy is scored on its own predictions, three labels
+ * right and one wrong, and its MACs are 3·4 per sample. */
+static void test_with_ann(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/gemm_relu.onnx"), NULL, &m));
+    static const float xv[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, .5f, -1, 2, .25f};
+    int64_t labels[4];
+    for (int i = 0; i < 4; i++) {
+        int64_t s1[2] = {1, 4};
+        nc_tensor *xi = tensor(2, s1, xv + 4 * i), *yi = NULL;
+        const nc_tensor *in[1] = {xi};
+        NC_ASSERT_OK(nc_model_run(m, in, 1, &yi, 1));
+        const float *p = nc_tensor_data(yi);
+        int64_t best = 0;
+        for (int k = 1; k < 3; k++)
+            if (p[k] > p[best])
+                best = k;
+        labels[i] = i == 3 ? (best + 1) % 3 : best;
+        nc_tensor_free(xi);
+        nc_tensor_free(yi);
+    }
+    int64_t in[1] = {4}, ws[2] = {3, 4}, xs[2] = {4, 4};
+    float w[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    nc_tensor *wt = tensor(2, ws, w), *x = tensor(2, xs, xv), *y = labels_of(4, labels);
+    int fc, ro;
+    NC_ASSERT_OK(nc_snn_add_affine(s, 0, wt, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "out", &ro));
+    nc_eval_options o = {.timesteps = 2};
+    nc_eval_result *r = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, m, x, y, &o, &r));
+    assert_true(nc_eval_ann_accuracy(r) == 0.75);
+    nc_eval_cost c;
+    NC_ASSERT_OK(nc_eval_cost_get(r, &c));
+    assert_true(c.ann_macs == 12.0);
+    assert_true(fabs(c.ann_joules - 12 * 4.6e-12) < 1e-24);
+    const char *j = nc_eval_result_json(r);
+    assert_non_null(strstr(j, "\"ann\": 0.75"));
+    assert_non_null(strstr(j, "\"ann_macs_per_inference\": 12"));
+    char path[] = "/tmp/nc_test_eval_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    NC_ASSERT_OK(nc_eval_result_write_svg(r, path)); /* no spiking layers: still a chart */
+    unlink(path);
+    nc_eval_result_free(r);
+    nc_tensor_free(wt);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+    nc_model_free(m);
+}
+
+/* ---------------------------------------------------------------- synops in the reference backend */
+
+/* Runs a time series x (T, 1, *in) through input → layer → readout and
+ * returns the layer's synaptic ops; the readout's per-step output in y. */
+static int64_t run_series(nc_snn *s, int id, int T, const float *x, int64_t per, float *y, int64_t out)
+{
+    nc_snn_layer_info in;
+    NC_ASSERT_OK(nc_snn_get_layer(s, 0, &in));
+    int64_t shape[NC_MAX_DIMS + 2] = {T, 1};
+    memcpy(shape + 2, in.shape, (size_t)in.ndim * sizeof *shape);
+    nc_tensor *xt = tensor(in.ndim + 2, shape, x), *yt = NULL;
+    nc_session_options o = {.per_step = 1};
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, xt, &yt));
+    assert_int_equal(nc_tensor_numel(yt), T * out);
+    memcpy(y, nc_tensor_data(yt), (size_t)(T * out) * sizeof *y);
+    int64_t ops = -1;
+    NC_ASSERT_OK(nc_session_synops(ss, id, &ops));
+    int64_t zero = -1;
+    NC_ASSERT_OK(nc_session_synops(ss, 0, &zero));
+    assert_int_equal(zero, 0);
+    assert_int_equal(nc_session_synops(ss, 99, &zero), NC_ERR_INVALID_ARG);
+    (void)per;
+    nc_tensor_free(xt);
+    nc_tensor_free(yt);
+    nc_session_free(ss);
+    return ops;
+}
+
+static void test_synops_affine(void **state)
+{
+    (void)state;
+    int64_t in[1] = {3}, ws[2] = {4, 3}, bs[1] = {4};
+    float w[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b[4] = {.5f, 0, -1, 2};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    nc_tensor *wt = tensor(2, ws, w), *bt = tensor(1, bs, b);
+    int fc, ro;
+    NC_ASSERT_OK(nc_snn_add_affine(s, 0, wt, bt, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "out", &ro));
+    /* step 1: two non-zero inputs → 2·4 ops; step 2: none; step 3: one → 4 */
+    float x[9] = {1, 0, 2, 0, 0, 0, 0, -1, 0}, y[12];
+    assert_int_equal(run_series(s, fc, 3, x, 3, y, 4), 12);
+    static const float want[12] = {7.5f, 16, 24, 36, .5f, 0, -1, 2, -1.5f, -5, -9, -9};
+    for (int k = 0; k < 12; k++)
+        assert_true(y[k] == want[k]);
+    nc_tensor_free(wt);
+    nc_tensor_free(bt);
+    nc_snn_free(s);
+}
+
+static void test_synops_conv_pool(void **state)
+{
+    (void)state;
+    /* 1×3×3 input, 2 output channels, 2×2 kernel, stride 1, no padding → 2×2×2.
+     * Non-zero inputs: (0,0) reaches 1 window, (1,1) 4, (2,1) 2: 7 windows
+     * × 2 channels = 14 ops. */
+    int64_t in[3] = {1, 3, 3}, ws[4] = {2, 1, 2, 2}, bs[1] = {2};
+    float w[8] = {1, 2, 3, 4, -1, 0, 0, 1}, b[2] = {0, 10};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    nc_tensor *wt = tensor(4, ws, w), *bt = tensor(1, bs, b);
+    int cv, ro;
+    nc_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, wt, bt, &p, "conv", &cv));
+    NC_ASSERT_OK(nc_snn_add_readout(s, cv, "out", &ro));
+    float x[9] = {1, 0, 0, 0, 2, 0, 0, 3, 0}, y[8];
+    assert_int_equal(run_series(s, cv, 1, x, 9, y, 8), 14);
+    /* windows [1 0;0 2] [0 0;2 0] [0 2;0 3] [2 0;3 0]; channel 0 weights
+     * [1 2;3 4]: 9 6 16 11; channel 1 [-1 0;0 1] + 10: 11 10 13 8 */
+    static const float want[8] = {9, 6, 16, 11, 11, 10, 13, 8};
+    for (int k = 0; k < 8; k++)
+        if (y[k] != want[k])
+            fail_msg("conv output %d: %g, expected %g", k, y[k], want[k]);
+    nc_tensor_free(wt);
+    nc_tensor_free(bt);
+    nc_snn_free(s);
+
+    /* Sum pooling 2×2, stride 2, padding 1 over a 1×2×2 input: each input sits
+     * in one window; three are non-zero → 3 ops. */
+    int64_t pin[3] = {1, 2, 2}, k[2] = {2, 2}, st[2] = {2, 2}, pad[2] = {1, 1};
+    NC_ASSERT_OK(nc_snn_create(3, pin, &s));
+    int pl;
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, 0, k, st, pad, 0.25f, "pool", &pl));
+    NC_ASSERT_OK(nc_snn_add_readout(s, pl, "out", &ro));
+    float px[4] = {4, 0, 8, 2}, py[4];
+    assert_int_equal(run_series(s, pl, 1, px, 4, py, 4), 3);
+    static const float pwant[4] = {1, 0, 2, 0.5f};
+    for (int i = 0; i < 4; i++)
+        assert_true(py[i] == pwant[i]);
+    nc_snn_free(s);
+}
+
+/* A random grouped, strided, padded, dilated convolution: outputs equal a
+ * dense loop bit for bit (same summation order), and the ops equal the
+ * dense loop's count of terms with a non-zero input. */
+static void test_conv_matches_dense(void **state)
+{
+    (void)state;
+    enum { C = 4, H = 7, W = 6, K = 6, G = 2, KH = 3, KW = 2 };
+    const int64_t sh = 2, sw = 1, ph = 1, pw = 2, dh = 1, dw = 2;
+    int64_t in[3] = {C, H, W}, ws[4] = {K, C / G, KH, KW}, bs[1] = {K};
+    float w[K * (C / G) * KH * KW], b[K], x[C * H * W];
+    unsigned seed = 7;
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        w[i] = (float)(rand_r(&seed) % 2001 - 1000) / 997.0f;
+    for (int i = 0; i < K; i++)
+        b[i] = (float)(rand_r(&seed) % 200 - 100) / 89.0f;
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = rand_r(&seed) % 3 ? 0.0f : (float)(rand_r(&seed) % 2001 - 1000) / 311.0f;
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    nc_tensor *wt = tensor(4, ws, w), *bt = tensor(1, bs, b);
+    nc_conv2d_params p = {{sh, sw}, {ph, pw}, {dh, dw}, G};
+    int cv, ro;
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, wt, bt, &p, "conv", &cv));
+    NC_ASSERT_OK(nc_snn_add_readout(s, cv, "out", &ro));
+    nc_snn_layer_info L;
+    NC_ASSERT_OK(nc_snn_get_layer(s, cv, &L));
+    int64_t OH = L.shape[1], OW = L.shape[2], n_out = K * OH * OW;
+    float *y = malloc((size_t)n_out * sizeof *y);
+    assert_non_null(y);
+    int64_t ops = run_series(s, cv, 1, x, C * H * W, y, n_out), want_ops = 0;
+    int64_t cg = C / G, kg = K / G;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float acc = b[k];
+                for (int64_t c = 0; c < cg; c++)
+                    for (int64_t i = 0; i < KH; i++)
+                        for (int64_t j = 0; j < KW; j++) {
+                            int64_t ih = oh * sh - ph + i * dh, iw = ow * sw - pw + j * dw;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                continue;
+                            float xv = x[((k / kg) * cg + c) * H * W + ih * W + iw];
+                            acc += w[((k * cg + c) * KH + i) * KW + j] * xv;
+                            want_ops += xv != 0.0f;
+                        }
+                float got = y[(k * OH + oh) * OW + ow];
+                if (memcmp(&got, &acc, sizeof acc) != 0)
+                    fail_msg("output (%lld,%lld,%lld): %.9g, dense loop %.9g", (long long)k, (long long)oh,
+                             (long long)ow, got, acc);
+            }
+    assert_int_equal(ops, want_ops);
+    free(y);
+    nc_tensor_free(wt);
+    nc_tensor_free(bt);
+    nc_snn_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accuracy_every_step), cmocka_unit_test(test_spikes_and_synops),
+        cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_with_ann),
+        cmocka_unit_test(test_synops_affine),       cmocka_unit_test(test_synops_conv_pool),
+        cmocka_unit_test(test_conv_matches_dense),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
