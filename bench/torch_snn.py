@@ -160,7 +160,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     ap.add_argument("--data", help=".npy of samples (N, *input) as float32 in [0,1]; default random")
-    ap.add_argument("--iters", type=int, default=0, help="batches to time (0 = about 2 s worth)")
+    ap.add_argument("--iters", type=int, default=0, help="batches to time (0 = --min-time worth)")
+    ap.add_argument("--min-time", type=float, default=2.0, help="seconds to time when --iters is 0")
     ap.add_argument("--check", help="(N, out) .npy from neuroc run: print the max abs difference")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     a = ap.parse_args()
@@ -186,14 +187,15 @@ def main():
         if iters <= 0:
             t0 = time.perf_counter()
             run(layers, out_id, x, a.T)
-            iters = max(3, int(2.0 / max(time.perf_counter() - t0, 1e-6)))
-        t0 = time.perf_counter()
+            iters = max(3, int(a.min_time / max(time.perf_counter() - t0, 1e-6)))
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(iters):
             run(layers, out_id, x, a.T)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     ips = iters * a.batch / dt
     res = {"backend": "torch", "model": a.model, "T": a.T, "batch": a.batch,
            "threads": torch.get_num_threads(), "images_per_s": ips, "iters": iters,
+           "cpu_s_per_image": cpu / (iters * a.batch),
            "torch": torch.__version__}
     if diff is not None:
         res["max_abs_diff"] = diff

@@ -22,10 +22,14 @@ int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 extern const char CMD_INFO_HELP[];
 extern const char CMD_RUN_HELP[];
 extern const char CMD_CONVERT_HELP[];
 extern const char CMD_EVAL_HELP[];
+extern const char CMD_SIM_HELP[];
+extern const char CMD_BENCH_HELP[];
 
 /* Exit codes: 0 success, 1 failure, 2 bad command line. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };

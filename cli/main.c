@@ -11,6 +11,10 @@ static const cli_command COMMANDS[] = {
      CMD_CONVERT_HELP, cmd_convert},
     {"eval", "SNN accuracy at every timestep vs the ANN, spike rates, synaptic ops, energy",
      CMD_EVAL_HELP, cmd_eval},
+    {"sim", "a spiking network on a simulated Loihi chip: fixed-point accuracy, cores, energy",
+     CMD_SIM_HELP, cmd_sim},
+    {"bench", "images/s, synaptic events/s and memory of an SNN on each backend and batch size",
+     CMD_BENCH_HELP, cmd_bench},
     /* later: sim, finetune, export ... */
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

@@ -51,7 +51,10 @@ double nc_hist_percentile(const nc_hist *h, double p, int count_zeros)
     if (h->pos == 0)
         return 0.0;
     double cum = count_zeros ? (double)h->zeros : 0.0;
-    double target = p / 100.0 * ((double)h->pos + cum);
+    /* the smallest value whose cumulative count reaches p % of the total
+     * (less a hair, so that 99.9 % of 1000 values is the 999th, not the
+     * 1000th, whatever the rounding of p/100) */
+    double total = (double)h->pos + cum, target = p / 100.0 * total - 1e-9 * total;
     if (target <= cum)
         return 0.0;
     double w = h->range / NC_CALIB_BINS;
@@ -190,56 +193,132 @@ static void free_stats(site_stats *ss, int n)
     nc_free(ss);
 }
 
+/* Called after each batch of the ANN pass with every value's tensor. */
+typedef nc_status (*batch_fn)(void *user, nc_tensor *const *all, int64_t rows);
+
+/* Checks x against g's input: float32, (N, *input). */
+static nc_status check_data(const nc_graph *g, const nc_tensor *x, const char *what)
+{
+    char b1[160], b2[160];
+    const nc_value *in = &g->values[g->inputs[0]];
+    int same = x->dtype == NC_DTYPE_F32 && x->ndim == in->ndim && x->shape[0] > 0;
+    for (int d = 1; same && d < x->ndim; d++)
+        same = x->shape[d] == in->shape[d];
+    if (!same)
+        return nc_errorf(NC_ERR_SHAPE, "%s data %s (%s) does not match the model input '%s' %s (float32, one "
+                         "row per sample)", what, nc_shape_str(x->ndim, x->shape, b1, sizeof b1),
+                         nc_dtype_name(x->dtype), in->name, nc_shape_str(in->ndim, in->shape, b2, sizeof b2));
+    return NC_OK;
+}
+
+/* Runs g on the first n rows of x in batches (the model's own batch size
+ * when it is fixed, the last batch zero-padded) and hands every batch's
+ * values to fn with the number of real rows. */
+static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int batch, batch_fn fn,
+                          void *user, const char *what, nc_progress_fn progress, void *progress_user)
+{
+    const nc_value *in = &g->values[g->inputs[0]];
+    int fixed = in->shape[0] > 0;
+    int64_t B = fixed ? in->shape[0] : (batch > 0 ? batch : 64), row = x->numel / x->shape[0];
+    nc_status st = NC_OK;
+    nc_tensor **all = nc_calloc((size_t)g->n_values + 1, sizeof *all);
+    nc_tensor **outs = nc_calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    if (!all || !outs)
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t start = 0; start < n && st == NC_OK; start += B) {
+        int64_t rows = n - start < B ? n - start : B;
+        int64_t shape[NC_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        shape[0] = fixed ? B : rows;
+        nc_tensor *bx = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
+        if (!bx) {
+            st = NC_ERR_NOMEM;
+            break;
+        }
+        memcpy(bx->data, nc_f32(x) + start * row, (size_t)(rows * row) * sizeof(float));
+        const nc_tensor *ins[1] = {bx};
+        st = nc_graph_execute(g, ins, outs, all, NULL);
+        nc_tensor_free(bx);
+        for (int k = 0; k < g->n_outputs; k++) {
+            nc_tensor_free(outs[k]);
+            outs[k] = NULL;
+        }
+        if (st == NC_OK)
+            st = fn(user, all, rows);
+        for (int v = 0; v < g->n_values; v++) {
+            nc_tensor_free(all[v]);
+            all[v] = NULL;
+        }
+        if (st == NC_OK && progress)
+            progress(what, start + rows, n, progress_user);
+    }
+    nc_free(all);
+    nc_free(outs);
+    return st;
+}
+
+typedef struct calib_run {
+    const nc_graph *g;
+    site_stats *ss;
+    int n;
+} calib_run;
+
+static nc_status calib_batch(void *user, nc_tensor *const *all, int64_t rows)
+{
+    calib_run *r = user;
+    for (int k = 0; k < r->n; k++) {
+        const nc_tensor *t = all[r->ss[k].site->value];
+        if (!t || t->dtype != NC_DTYPE_F32)
+            return nc_errorf(NC_ERR_INTERNAL, "calibration value '%s' was not computed",
+                             r->g->values[r->ss[k].site->value].name);
+        stats_add(&r->ss[k], t, rows);
+    }
+    return NC_OK;
+}
+
+/* Checks that the ANN value of `v` holds one number per neuron of layer L. */
+static nc_status check_site_value(const nc_graph *g, const nc_snn_layer *L, int v)
+{
+    char b[160];
+    const nc_value *val = &g->values[v];
+    int64_t vsize = 1;
+    for (int d = 1; d < val->ndim; d++)
+        vsize *= val->shape[d];
+    if (val->ndim < 2 || vsize != nc_snn_layer_size(L))
+        return nc_errorf(NC_ERR_INTERNAL, "IF layer '%s' has %lld neurons but its ANN value '%s' is %s", L->name,
+                         (long long)nc_snn_layer_size(L), val->name,
+                         nc_shape_str(val->ndim, val->shape, b, sizeof b));
+    return NC_OK;
+}
+
 nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_options *o, nc_snn *s,
                        nc_if_site *sites, int n_sites, nc_strlist *warnings)
 {
-    char b1[160], b2[160];
     int n_calib = 0;
     for (int i = 0; i < n_sites; i++)
         n_calib += sites[i].rule == NC_THETA_CALIB;
     if (n_calib == 0)
         return NC_OK;
-    const nc_value *in = &g->values[g->inputs[0]];
-    int same = x->dtype == NC_DTYPE_F32 && x->ndim == in->ndim;
-    for (int d = 1; same && d < x->ndim; d++)
-        same = x->shape[d] == in->shape[d];
-    if (!same)
-        return nc_errorf(NC_ERR_SHAPE, "calibration data %s (%s) does not match the model input '%s' %s "
-                         "(float32, one row per sample)", nc_shape_str(x->ndim, x->shape, b1, sizeof b1),
-                         nc_dtype_name(x->dtype), in->name, nc_shape_str(in->ndim, in->shape, b2, sizeof b2));
+    nc_status st = check_data(g, x, "calibration");
+    if (st != NC_OK)
+        return st;
     int64_t n = o->samples < x->shape[0] ? o->samples : x->shape[0];
     if (n <= 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "no calibration samples");
-    int fixed = in->shape[0] > 0;
-    int64_t B = fixed ? in->shape[0] : (o->batch > 0 ? o->batch : 64);
-    int64_t row = x->numel / x->shape[0];
 
-    nc_status st = NC_OK;
     site_stats *ss = nc_calloc((size_t)n_calib, sizeof *ss);
-    nc_tensor **all = nc_calloc((size_t)g->n_values + 1, sizeof *all);
-    nc_tensor **outs = nc_calloc((size_t)g->n_outputs + 1, sizeof *outs);
-    if (!ss || !all || !outs) {
-        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    if (!ss)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
     for (int i = 0, k = 0; i < n_sites; i++) {
         if (sites[i].rule != NC_THETA_CALIB)
             continue;
         site_stats *t = &ss[k++];
         const nc_snn_layer *L = &s->layers[sites[i].layer];
-        const nc_value *v = &g->values[sites[i].value];
         t->site = &sites[i];
         t->channels = nc_snn_layer_channels(L);
         t->plane = nc_snn_layer_size(L) / t->channels;
-        int64_t vsize = 1;
-        for (int d = 1; d < v->ndim; d++)
-            vsize *= v->shape[d];
-        if (v->ndim < 2 || vsize != nc_snn_layer_size(L)) {
-            st = nc_errorf(NC_ERR_INTERNAL, "IF layer '%s' has %lld neurons but its ANN value '%s' is %s",
-                           L->name, (long long)nc_snn_layer_size(L), v->name,
-                           nc_shape_str(v->ndim, v->shape, b1, sizeof b1));
+        if ((st = check_site_value(g, L, sites[i].value)) != NC_OK)
             goto done;
-        }
         t->layer = nc_calloc(1, sizeof *t->layer);
         t->ch = o->per_channel ? nc_calloc((size_t)t->channels, sizeof *t->ch) : NULL;
         if (!t->layer || (o->per_channel && !t->ch)) {
@@ -247,46 +326,179 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
             goto done;
         }
     }
+    calib_run run = {g, ss, n_calib};
+    st = ann_pass(g, x, n, o->batch, calib_batch, &run, "calibration", o->progress, o->progress_user);
+    for (int k = 0; st == NC_OK && k < n_calib; k++)
+        st = set_theta(s, &ss[k], o, warnings);
+done:
+    free_stats(ss, n_calib);
+    return st;
+}
 
-    for (int64_t start = 0; start < n && st == NC_OK; start += B) {
-        int64_t rows = n - start < B ? n - start : B;
-        int64_t shape[NC_MAX_DIMS];
+/* ---- bias correction ---- */
+
+typedef struct bc_target {
+    int64_t channels, plane;
+    const nc_snn_layer *L;
+    double *mean;   /* per channel: mean of the ANN activation clipped to [0, θ] */
+} bc_target;
+
+typedef struct bc_run {
+    nc_if_site *sites;
+    bc_target *t;
+    int n;
+} bc_run;
+
+static nc_status bc_batch(void *user, nc_tensor *const *all, int64_t rows)
+{
+    bc_run *r = user;
+    for (int k = 0; k < r->n; k++) {
+        bc_target *t = &r->t[k];
+        const float *a = nc_f32(all[r->sites[k].out_value]);
+        int64_t per = t->channels * t->plane;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t c = 0; c < t->channels; c++) {
+                double th = nc_snn_param(t->L->threshold, t->L, c * t->plane, 1.0f), acc = 0.0;
+                for (int64_t j = 0; j < t->plane; j++) {
+                    double v = a[i * per + c * t->plane + j];
+                    acc += v < 0.0 ? 0.0 : (v > th ? th : v);
+                }
+                t->mean[c] += acc;
+            }
+    }
+    return NC_OK;
+}
+
+/* The Conv2d/Affine whose bias shifts the input current of IF layer L,
+ * through max or average pooling and one input of an Add; -1 if none. */
+static int bias_layer(const nc_snn *s, const nc_snn_layer *L)
+{
+    int id = L->inputs[0];
+    for (int depth = 0; depth < 64 && id > 0; depth++) {
+        const nc_snn_layer *X = &s->layers[id];
+        switch (X->kind) {
+        case NC_SNN_CONV2D: case NC_SNN_AFFINE:
+            return X->shape[0] == L->shape[0] ? id : -1;
+        case NC_SNN_MAXPOOL2D: case NC_SNN_POOL2D:
+            id = X->inputs[0];
+            break;
+        case NC_SNN_ADD: {
+            int next = -1;
+            for (int k = 0; k < X->n_inputs && next < 0; k++) {
+                int kind = s->layers[X->inputs[k]].kind;
+                if (kind == NC_SNN_CONV2D || kind == NC_SNN_AFFINE)
+                    next = X->inputs[k];
+            }
+            id = next;
+            break;
+        }
+        default:
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* Per-channel mean output rate·(spike value) of IF layer `id` over the
+ * first n rows of x, T steps, into mean[channels]. */
+static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int T, double *mean)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    int64_t size = nc_snn_layer_size(L), C = nc_snn_layer_channels(L), plane = size / C;
+    int64_t row = x->numel / x->shape[0], B = 64;
+    int saved = s->output, saved_n = s->n_layers;
+    s->output = id; /* the session then sums this layer's output over the steps */
+    /* only layers up to id matter, unless a recurrent edge reads a later one */
+    int cut = 1;
+    for (int j = 0; j <= id; j++)
+        for (int k = 0; k < s->layers[j].n_inputs; k++)
+            cut &= s->layers[j].inputs[k] <= id;
+    if (cut)
+        s->n_layers = id + 1;
+    nc_session_options so = {0};
+    so.timesteps = T;
+    nc_session *ss = NULL;
+    nc_status st = nc_session_create(s, &so, &ss);
+    memset(mean, 0, (size_t)C * sizeof *mean);
+    for (int64_t start = 0; st == NC_OK && start < n; start += B) {
+        int64_t rows = n - start < B ? n - start : B, shape[NC_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
-        shape[0] = fixed ? B : rows;
-        nc_tensor *batch = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
-        if (!batch) {
+        shape[0] = rows;
+        nc_tensor *bx = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape), *out = NULL;
+        if (!bx) {
             st = NC_ERR_NOMEM;
             break;
         }
-        memcpy(batch->data, nc_f32(x) + start * row, (size_t)(rows * row) * sizeof(float));
-        const nc_tensor *ins[1] = {batch};
-        st = nc_graph_execute(g, ins, outs, all, NULL);
-        nc_tensor_free(batch);
-        for (int k = 0; k < g->n_outputs; k++) {
-            nc_tensor_free(outs[k]);
-            outs[k] = NULL;
-        }
-        for (int k = 0; st == NC_OK && k < n_calib; k++) {
-            const nc_tensor *t = all[ss[k].site->value];
-            if (!t || t->dtype != NC_DTYPE_F32)
-                st = nc_errorf(NC_ERR_INTERNAL, "calibration value '%s' was not computed",
-                               g->values[ss[k].site->value].name);
-            else
-                stats_add(&ss[k], t, rows);
-        }
-        for (int v = 0; v < g->n_values; v++) {
-            nc_tensor_free(all[v]);
-            all[v] = NULL;
-        }
-        if (st == NC_OK && o->progress)
-            o->progress("calibration", start + rows, n, o->progress_user);
+        memcpy(bx->data, nc_f32(x) + start * row, (size_t)(rows * row) * sizeof(float));
+        st = nc_session_run(ss, bx, &out);
+        nc_tensor_free(bx);
+        for (int64_t i = 0; st == NC_OK && i < rows * size; i++)
+            mean[(i % size) / plane] += nc_f32(out)[i];
+        nc_tensor_free(out);
     }
-    for (int k = 0; st == NC_OK && k < n_calib; k++)
-        st = set_theta(s, &ss[k], o, warnings);
+    nc_session_free(ss);
+    s->output = saved;
+    s->n_layers = saved_n;
+    for (int64_t c = 0; c < C; c++)
+        mean[c] /= (double)T * (double)n * (double)plane;
+    return st;
+}
 
-done:
-    free_stats(ss, n_calib);
-    nc_free(all);
-    nc_free(outs);
+nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples, int T, nc_snn *s,
+                          nc_if_site *sites, int n_sites, nc_progress_fn progress, void *progress_user,
+                          nc_strlist *warnings)
+{
+    if (n_sites == 0)
+        return NC_OK;
+    nc_status st = check_data(g, x, "calibration");
+    if (st != NC_OK)
+        return st;
+    int64_t n = samples < x->shape[0] ? samples : x->shape[0];
+    bc_target *t = nc_calloc((size_t)n_sites, sizeof *t);
+    double *snn = NULL;
+    if (!t)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    int64_t max_c = 1;
+    for (int k = 0; k < n_sites && st == NC_OK; k++) {
+        t[k].L = &s->layers[sites[k].layer];
+        t[k].channels = nc_snn_layer_channels(t[k].L);
+        t[k].plane = nc_snn_layer_size(t[k].L) / t[k].channels;
+        max_c = t[k].channels > max_c ? t[k].channels : max_c;
+        if ((st = check_site_value(g, t[k].L, sites[k].out_value)) == NC_OK &&
+            !(t[k].mean = nc_calloc((size_t)t[k].channels, sizeof *t[k].mean)))
+            st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    bc_run run = {sites, t, n_sites};
+    if (st == NC_OK)
+        st = ann_pass(g, x, n, 64, bc_batch, &run, "bias correction (ANN)", progress, progress_user);
+    if (st == NC_OK && !(snn = nc_malloc((size_t)max_c * sizeof *snn)))
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    /* layer by layer, so that each correction sees the corrected layers before it */
+    for (int k = 0; st == NC_OK && k < n_sites; k++) {
+        nc_if_site *site = &sites[k];
+        const nc_snn_layer *L = &s->layers[site->layer];
+        int b = bias_layer(s, L);
+        if (b < 0) {
+            st = nc_strlist_addf(warnings, "bias correction: IF layer '%s' has no Conv/Affine bias directly "
+                                 "before it; left uncorrected", L->name);
+            continue;
+        }
+        if ((st = snn_means(s, site->layer, x, n, T, snn)) != NC_OK)
+            break;
+        float *bias = nc_f32(s->layers[b].bias);
+        double shift = 0.0;
+        for (int64_t c = 0; c < t[k].channels; c++) {
+            double e = t[k].mean[c] / ((double)n * (double)t[k].plane) - snn[c];
+            bias[c] = (float)((double)bias[c] + e);
+            shift += e < 0 ? -e : e;
+        }
+        site->bias_shift = shift / (double)t[k].channels;
+        if (progress)
+            progress("bias correction", k + 1, n_sites, progress_user);
+    }
+    for (int k = 0; k < n_sites; k++)
+        nc_free(t[k].mean);
+    nc_free(t);
+    nc_free(snn);
     return st;
 }

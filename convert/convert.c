@@ -138,6 +138,25 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
     }
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
+    if (o.bias_correction && o.qcfs_epochs > 0) {
+        if ((st = nc_strlist_addf(&cg.notes, "bias correction is skipped: after QCFS fine-tuning the ANN no "
+                                  "longer describes the network")) != NC_OK)
+            goto done;
+    } else if (o.bias_correction) {
+        if (!calib) {
+            st = nc_errorf(NC_ERR_INVALID_ARG, "bias correction needs calibration data");
+            goto done;
+        }
+        nc_graph *view = NULL;
+        if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
+            goto done;
+        st = nc_bias_correct(view ? view : m->g, calib, o.calib_samples, o.timesteps, cg.snn, cg.sites, cg.n_sites,
+                             o.progress, o.progress_user, &cg.warnings);
+        nc_graph_view_free(view);
+        if (st != NC_OK)
+            goto done;
+        calib_used = o.calib_samples < calib->shape[0] ? o.calib_samples : calib->shape[0];
+    }
     if (o.qcfs_epochs > 0 && (st = finetune(&cg, calib, labels, &o, levels)) != NC_OK)
         goto done;
     if (o.binary_spikes && (st = nc_snn_fold_spike_values(cg.snn, &folded, &n_scale)) != NC_OK)

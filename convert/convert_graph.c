@@ -191,7 +191,7 @@ static nc_status materialise(cv *c, int v)
 /* Input i of n as a plain SNN layer: no scaling or padding left to fold. */
 static nc_status plain_input(cv *c, const nc_node *n, int i, int *layer)
 {
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, i, &x);
     if (st != NC_OK || (st = materialise(c, n->inputs[i])) != NC_OK)
         return st;
@@ -373,7 +373,7 @@ static nc_status absorb_pre(const cv *c, const nc_node *n, const vst *x, nc_tens
 static nc_status op_batchnorm(cv *c, const nc_node *n)
 {
     static const char *names[] = {"scale", "B", "mean", "var"};
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
     if (st != NC_OK)
         return st;
@@ -412,7 +412,7 @@ static nc_status op_conv(cv *c, const nc_node *n)
     if (nc_node_has_input(n, 2) && (!B || B->dtype != NC_DTYPE_F32 || B->numel != W->shape[0]))
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias is not a constant float32 vector of %lld "
                         "elements", (long long)W->shape[0]);
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
     if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
         return st;
@@ -477,7 +477,7 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
     if (Cb && Cb->numel != 1 && Cb->numel != out)
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld elements; expected 1 or %lld",
                         (long long)Cb->numel, (long long)out);
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
     if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
         return st;
@@ -729,6 +729,8 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
     if (st != NC_OK)
         return node_prefix(c, n, st);
     site.layer = id;
+    site.out_value = vout;
+    site.bias_shift = NAN;
     if ((st = add_site(c, &site)) != NC_OK)
         return st;
     vst *y = &c->vs[vout];
@@ -777,7 +779,7 @@ static nc_status op_qcfs(cv *c, const nc_node *n, const nc_qcfs_match *m)
 
 static nc_status op_avgpool(cv *c, const nc_node *n, int from_maxpool)
 {
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
     if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
         return st;
@@ -918,7 +920,7 @@ static nc_status op_reshape(cv *c, const nc_node *n)
 {
     char b1[160], b2[160];
     int vin = n->inputs[0], vout = n->outputs[0];
-    vst *x;
+    vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
     if (st != NC_OK || (st = materialise(c, vin)) != NC_OK)
         return st;

@@ -30,6 +30,7 @@ typedef struct nc_if_site {
     int layer;                 /* IF layer id */
     nc_theta_rule rule;
     int value;                 /* ANN value calibrated (NC_THETA_CALIB), else -1 */
+    int out_value;             /* ANN value the layer's output rate·θ stands for */
     int levels;                /* QCFS L from the pattern, else 0 */
     int maxpool;               /* 1 when a MaxPool was moved before the neuron */
     int n_nodes;
@@ -39,6 +40,7 @@ typedef struct nc_if_site {
     double stat;               /* the layer-wide statistic chosen as θ (per layer) */
     int64_t n_values, n_zeros; /* activations seen, and how many were <= 0 */
     int fallback_channels;     /* per-channel: channels that never fired, given the layer's θ */
+    double bias_shift;         /* bias correction: mean |shift| over channels; NAN when not corrected */
     float *theta0;             /* θ before QCFS fine-tuning (owned), n_theta0 elements */
     int64_t n_theta0;
 } nc_if_site;
@@ -80,19 +82,6 @@ void nc_cgraph_clear(nc_cgraph *c);
  * keep g alive meanwhile. */
 nc_status nc_graph_avgpool_view(const nc_graph *g, nc_graph **out);
 void nc_graph_view_free(nc_graph *view);
-
-/* ---- binary spikes (convert_fold.c) ---- */
-
-/* A copy of s whose IF layers emit spikes of value 1, each layer's spike
- * value (θ by default) folded into the weights of the Affine/Conv2d layers
- * that read it, directly or through Flatten, Pool2d and MaxPool2d (max
- * commutes with a positive per-channel scale). Where no synaptic layer
- * takes the factor (an Add, Concat, IF or the readout reads it), a scale
- * layer is inserted: a 1×1 depthwise Conv2d, or a diagonal Affine for 1-D
- * layers; *n_scale counts them. For networks made of Input, Affine, Conv2d,
- * Pool2d, MaxPool2d, Flatten, Add, Concat, IF and Readout layers. (The NIR
- * writer folds the same way when saving, without changing the network.) */
-nc_status nc_snn_fold_spike_values(const nc_snn *s, nc_snn **out, int *n_scale);
 
 /* ---- QCFS pattern (convert_qcfs.c) ---- */
 

@@ -1,4 +1,5 @@
 /* The conversion report as JSON (convert_report.h). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,7 @@ static void put_options(nc_json *j, const nc_report_input *in)
     nc_json_string(j, "v_init", o->v_init_zero ? "0" : "theta/2");
     nc_json_bool(j, "binary_spikes", o->binary_spikes);
     nc_json_string(j, "maxpool", o->maxpool == NC_MAXPOOL_AVERAGE ? "average" : "currents");
+    nc_json_bool(j, "bias_correction", o->bias_correction);
     nc_json_int(j, "qcfs_epochs", o->qcfs_epochs);
     if (o->qcfs_epochs > 0) {
         nc_json_number(j, "qcfs_lr", o->qcfs_lr);
@@ -111,8 +113,13 @@ static void put_calibration(nc_json *j, const nc_report_input *in)
         nc_json_null(j, "calibration");
         return;
     }
+    int n_calib = 0;
+    for (int i = 0; i < in->cg->n_sites; i++)
+        n_calib += in->cg->sites[i].rule == NC_THETA_CALIB;
     char what[160];
-    if (o->method == NC_THRESHOLD_MAX)
+    if (n_calib == 0)
+        snprintf(what, sizeof what, "none: every threshold comes from the model (Clip or QCFS)");
+    else if (o->method == NC_THRESHOLD_MAX)
         snprintf(what, sizeof what, "the largest activation");
     else if (o->method == NC_THRESHOLD_MSE)
         snprintf(what, sizeof what, "the clip minimising the squared error of the %d-step quantised activation "
@@ -123,6 +130,8 @@ static void put_calibration(nc_json *j, const nc_report_input *in)
     nc_json_begin_object(j, "calibration");
     nc_json_int(j, "samples_used", in->calib_used);
     nc_json_int(j, "batch", in->calib_batch);
+    nc_json_int(j, "if_layers_calibrated", n_calib);
+    nc_json_bool(j, "bias_correction", o->bias_correction && o->qcfs_epochs == 0);
     nc_json_string(j, "statistic", what);
     nc_json_string(j, "scope", o->per_channel ? "per channel" : "per layer");
     nc_json_string(j, "values", "the activation outputs the IF layers replace (after ReLU; after a MaxPool "
@@ -158,6 +167,8 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
         if (site->fallback_channels)
             nc_json_int(j, "channels_given_layer_threshold", site->fallback_channels);
     }
+    if (!isnan(site->bias_shift))
+        nc_json_number(j, "bias_correction_mean_shift", site->bias_shift);
     nc_json_end_object(j);
 }
 

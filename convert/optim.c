@@ -98,7 +98,7 @@ void nc_optim_step(nc_optim *o, float lr)
     for (int i = 0; i < o->n; i++) {
         nc_optim_param *P = &o->p[i];
         float wd = P->decay ? o->weight_decay : 0.0f;
-        NC_OMP("omp parallel for schedule(static) if (P->n > NC_PAR_MIN)")
+        NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(P->n))")
         for (int64_t k = 0; k < P->n; k++) {
             float g = P->g[k] + wd * P->w[k];
             if (o->kind == NC_OPTIM_ADAM) {

@@ -9,6 +9,8 @@
 #include "snn/error.h"
 #include "train_internal.h"
 
+_Thread_local int nc_tr_threads = 1;
+
 static nc_status check_data(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int64_t classes,
                             int64_t *N)
 {
@@ -56,9 +58,12 @@ static nc_status resolve(const nc_train_options *in, nc_train_options *o, nc_tr_
         o->momentum = 0.9f;
     if (o->surrogate_width == 0.0f)
         o->surrogate_width = 1.0f;
+    if (o->threads == 0)
+        o->threads = 1;
     if (o->levels < 1 || o->epochs < 0 || o->batch < 1 || !(o->lr > 0.0f) || o->timesteps < 1 ||
         !(o->weight_decay >= 0.0f) || !(o->grad_clip >= 0.0f) || !(o->surrogate_width > 0.0f) ||
-        o->surrogate < 0 || o->surrogate > NC_SURROGATE_ATAN || o->optimizer < 0 || o->optimizer > 1)
+        o->surrogate < 0 || o->surrogate > NC_SURROGATE_ATAN || o->optimizer < 0 || o->optimizer > 1 ||
+        o->threads < 1 || o->threads > 1024)
         return nc_errorf(NC_ERR_INVALID_ARG,
                          "training: bad options (levels %d, epochs %d, batch %d, lr %g, T %d, weight decay %g, "
                          "clip %g, surrogate %d width %g, optimizer %d)",
@@ -142,6 +147,8 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
         return st;
     int B = N < o.batch ? (int)N : o.batch;
     int64_t in = x->numel / N;
+    int threads_before = nc_tr_threads;
+    nc_tr_threads = o.threads;
 
     nc_tr_net *net = NULL;
     nc_optim opt;
@@ -150,7 +157,7 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     memset(&bb, 0, sizeof bb);
     int64_t *perm = NULL;
     if ((st = nc_tr_net_create(s, &c, B, &net)) != NC_OK)
-        return st;
+        goto done;
     if ((st = setup_optim(net, &o, &opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
         goto done;
     if ((uint64_t)N > SIZE_MAX / sizeof *perm || !(perm = nc_malloc((size_t)N * sizeof *perm))) {
@@ -222,6 +229,7 @@ done:
     batch_free(&bb);
     nc_optim_free(&opt);
     nc_tr_net_free(net);
+    nc_tr_threads = threads_before;
     return st;
 }
 

@@ -24,7 +24,7 @@ typedef enum nc_train_mode { NC_TRAIN_QCFS = 0, NC_TRAIN_BPTT = 1 } nc_train_mod
 typedef struct nc_train_options {
     nc_train_mode mode;
     int levels;              /* QCFS L; 0 = 8 */
-    int timesteps;           /* BPTT T */
+    int timesteps;           /* BPTT T; 0 = 4 */
     int epochs;              /* 0 = 1 */
     int batch;               /* 0 = 64 */
     float lr;                /* Adam; 0 = 1e-3 */
@@ -41,6 +41,8 @@ typedef struct nc_train_options {
     int surrogate;           /* BPTT spike derivative: 0 triangle, 1 rectangle, 2 sigmoid, 3 atan */
     float surrogate_width;   /* BPTT: γ as a fraction of each IF layer's mean θ; 0 = 1 */
     int detach_reset;        /* BPTT: no gradient through the reset term */
+    int threads;             /* OpenMP threads for the element-wise layers; 0 = 1 (BLAS
+                                threads are OpenBLAS's own setting); results do not depend on it */
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the

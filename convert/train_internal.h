@@ -18,16 +18,21 @@
 #include "convert/train.h"
 #include "snn/snn_ir.h"
 
-/* OpenMP when the build has it. Every parallel loop gives each output
- * element to exactly one thread and keeps each sum in a fixed order, so
- * results do not depend on the thread count. */
+/* OpenMP when the build has it, with nc_tr_threads threads (set by the
+ * entry points for the calling thread; 1 = serial). Every parallel loop
+ * gives each output element to exactly one thread and keeps each sum in a
+ * fixed order, so results do not depend on the thread count. Serial is the
+ * default because OpenMP's spinning threads run several times slower than
+ * one thread on a machine whose cores are busy with other work. */
 #ifdef _OPENMP
 #define NC_OMP(x) _Pragma(x)
 #else
 #define NC_OMP(x)
 #endif
+extern _Thread_local int nc_tr_threads;
 /* Below this many elements a loop is not worth the threads' start-up. */
 #define NC_PAR_MIN 32768
+#define NC_PAR(work) ((work) > NC_PAR_MIN && nc_tr_threads > 1)
 
 /* ---- layer kernels (train_layers.c) ---- */
 

@@ -74,19 +74,17 @@ static void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t of
 static void unfold(const nc_tr_geom *g, float *x, int64_t nb, int64_t grp, float *col, int add)
 {
     int64_t cg = g->C / g->groups, OHW = g->OH * g->OW, M = nb * OHW, HW = g->H * g->W;
-    NC_OMP("omp parallel for schedule(static) if (nb * cg * OHW * g->kh * g->kw > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(nb * cg * OHW * g->kh * g->kw))")
     for (int64_t n = 0; n < nb; n++)
-    for (int64_t c = 0; c < cg; c++)
-        for (int64_t i = 0; i < g->kh; i++) {
-            int64_t ohl, ohh;
-            valid_range(g->H, g->OH, g->sh, g->ph, i * g->dh, &ohl, &ohh);
-            for (int64_t j = 0; j < g->kw; j++) {
-                int64_t owl, owh;
-                valid_range(g->W, g->OW, g->sw, g->pw, j * g->dw, &owl, &owh);
-                float *row = col + ((c * g->kh + i) * g->kw + j) * M;
-                {
-                    float *xc = x + (n * g->C + grp * cg + c) * HW;
-                    float *dst = row + n * OHW;
+        for (int64_t c = 0; c < cg; c++) {
+            float *xc = x + (n * g->C + grp * cg + c) * HW;
+            for (int64_t i = 0; i < g->kh; i++) {
+                int64_t ohl, ohh;
+                valid_range(g->H, g->OH, g->sh, g->ph, i * g->dh, &ohl, &ohh);
+                for (int64_t j = 0; j < g->kw; j++) {
+                    int64_t owl, owh;
+                    valid_range(g->W, g->OW, g->sw, g->pw, j * g->dw, &owl, &owh);
+                    float *dst = col + ((c * g->kh + i) * g->kw + j) * M + n * OHW;
                     if (!add)
                         memset(dst, 0, (size_t)OHW * sizeof *dst);
                     for (int64_t oh = ohl; oh < ohh; oh++) {
@@ -144,7 +142,7 @@ void nc_tr_conv_fwd(const nc_tr_geom *g, const float *W, const float *b, const f
             unfold(g, (float *)(x + r0 * in_row), n, grp, col, 0);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)M, (int)ckk, 1.0f,
                         W + grp * kg * ckk, (int)ckk, col, (int)M, 0.0f, tmp, (int)M);
-            NC_OMP("omp parallel for schedule(static) if (kg * M > NC_PAR_MIN)")
+            NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(kg * M))")
             for (int64_t k = 0; k < kg; k++) {
                 float bk = b[grp * kg + k];
                 for (int64_t r = 0; r < n; r++) {
@@ -168,7 +166,7 @@ void nc_tr_conv_bwd(const nc_tr_geom *g, const float *W, const float *x, const f
         int64_t n = rows - r0 < nb ? rows - r0 : nb, M = n * OHW;
         float *col = work, *tmp = work + ckk * M;
         for (int64_t grp = 0; grp < g->groups; grp++) {
-            NC_OMP("omp parallel for schedule(static) if (kg * M > NC_PAR_MIN)")
+            NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(kg * M))")
             for (int64_t k = 0; k < kg; k++) {
                 double acc = 0.0;
                 for (int64_t r = 0; r < n; r++) {
@@ -203,7 +201,7 @@ void nc_tr_pool_fwd(const nc_tr_geom *g, float scale, const float *x, float *y, 
 {
     int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
     int fast = unpadded(g);
-    NC_OMP("omp parallel for schedule(static) if (rows * g->C * HW > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * g->C * HW))")
     for (int64_t rc = 0; rc < rows * g->C; rc++) {
         const float *xc = x + rc * HW;
         float *yc = y + rc * OHW;
@@ -236,7 +234,7 @@ void nc_tr_pool_bwd(const nc_tr_geom *g, float scale, const float *dy, float *dx
 {
     int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
     int fast = unpadded(g);
-    NC_OMP("omp parallel for schedule(static) if (rows * g->C * HW > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * g->C * HW))")
     for (int64_t rc = 0; rc < rows * g->C; rc++) {
         float *xc = dx + rc * HW;
         const float *yc = dy + rc * OHW;
@@ -267,7 +265,7 @@ void nc_tr_pool_bwd(const nc_tr_geom *g, float scale, const float *dy, float *dx
 void nc_tr_maxpool_fwd(const nc_tr_geom *g, const float *x, float *y, int32_t *arg, int64_t rows)
 {
     int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
-    NC_OMP("omp parallel for schedule(static) if (rows * g->C * HW > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * g->C * HW))")
     for (int64_t rc = 0; rc < rows * g->C; rc++) {
         const float *xc = x + rc * HW;
         for (int64_t oh = 0; oh < g->OH; oh++)
@@ -296,7 +294,7 @@ void nc_tr_maxpool_bwd(const nc_tr_geom *g, const int32_t *arg, const float *dy,
                        int64_t rows)
 {
     int64_t HW = g->H * g->W, OHW = g->OH * g->OW;
-    NC_OMP("omp parallel for schedule(static) if (rows * g->C * HW > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * g->C * HW))")
     for (int64_t rc = 0; rc < rows * g->C; rc++)
         for (int64_t p = 0; p < OHW; p++) {
             int32_t k = arg[rc * OHW + p];
@@ -313,7 +311,7 @@ void nc_tr_qcfs_fwd(const nc_tr_qcfs *q, const float *z, float *y, int64_t rows)
     int64_t S = q->size;
     const float *lam = q->lam, *sv = q->sv, *shift = q->shift;
     int relaxed = q->relaxed;
-    NC_OMP("omp parallel for schedule(static) if (rows * S > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * S))")
     for (int64_t r = 0; r < rows; r++) {
         const float *zr = z + r * S;
         float *yr = y + r * S;
@@ -364,7 +362,7 @@ void nc_tr_qcfs_bwd(const nc_tr_qcfs *q, const float *z, const float *y, const f
     int64_t S = q->size;
     const float *lam = q->lam, *sv = q->sv;
     if (dz) {
-        NC_OMP("omp parallel for schedule(static) if (rows * S > NC_PAR_MIN)")
+        NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * S))")
         for (int64_t r = 0; r < rows; r++) {
             const float *zr = z + r * S, *dr = dy + r * S;
             float *dzr = dz + r * S;
@@ -379,7 +377,7 @@ void nc_tr_qcfs_bwd(const nc_tr_qcfs *q, const float *z, const float *y, const f
         return;
     /* threads own blocks of neurons, so each sum keeps its order */
     int64_t blocks = (S + 255) / 256;
-    NC_OMP("omp parallel for schedule(static) if (rows * S > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * S))")
     for (int64_t b = 0; b < blocks; b++)
         qcfs_dlam(q, z, y, dy, dlam, rows, b * 256, (b + 1) * 256 < S ? (b + 1) * 256 : S);
 }
@@ -470,6 +468,45 @@ static inline float after_reset(const nc_tr_if *p, float m, float s, float theta
     return p->reset_zero ? m * (1.0f - s) : m - theta * s;
 }
 
+/* One step with the hard spike: nc_if_step's arithmetic, written so the
+ * compiler can vectorise it. mp is the previous step's membrane (t > 0). */
+static void if_fwd_hard(const nc_tr_if *p, int t, const float *cur, const float *mp, float *mt, float *yt,
+                        int64_t N)
+{
+    int64_t S = p->size;
+    const float *theta = p->theta, *v0 = p->v0, *sv = p->sv;
+    int reset_zero = p->reset_zero;
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(N * S))")
+    for (int64_t n = 0; n < N; n++) {
+        const float *c = cur + n * S, *mpn = t > 0 ? mp + n * S : NULL;
+        float *mn = mt + n * S, *yn = yt + n * S;
+        if (t == 0) {
+            NC_OMP("omp simd")
+            for (int64_t j = 0; j < S; j++) {
+                float m = v0[j] + c[j];
+                mn[j] = m;
+                yn[j] = sv[j] * (float)(m >= theta[j]);
+            }
+        } else if (reset_zero) {
+            NC_OMP("omp simd")
+            for (int64_t j = 0; j < S; j++) {
+                float m0 = mpn[j], th = theta[j];
+                float m = m0 * (float)(m0 < th) + c[j]; /* m0·1 or 0: exact */
+                mn[j] = m;
+                yn[j] = sv[j] * (float)(m >= th);
+            }
+        } else {
+            NC_OMP("omp simd")
+            for (int64_t j = 0; j < S; j++) {
+                float m0 = mpn[j], th = theta[j];
+                float m = (m0 - th * (float)(m0 >= th)) + c[j]; /* m0 − θ or m0 − 0: exact */
+                mn[j] = m;
+                yn[j] = sv[j] * (float)(m >= th);
+            }
+        }
+    }
+}
+
 void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, float *y, int64_t N)
 {
     int64_t S = p->size, NS = N * S;
@@ -477,7 +514,11 @@ void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, 
         const float *It = cur + (static_in ? 0 : t * NS);
         float *mt = m + t * NS, *yt = y + t * NS;
         const float *mp = mt - NS;
-        NC_OMP("omp parallel for schedule(static) if (NS > NC_PAR_MIN)")
+        if (!p->relaxed) {
+            if_fwd_hard(p, t, It, mp, mt, yt, N);
+            continue;
+        }
+        NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(NS))")
         for (int64_t n = 0; n < N; n++)
             for (int64_t j = 0; j < S; j++) {
                 int64_t k = n * S + j;
@@ -530,7 +571,7 @@ void nc_tr_if_bwd(const nc_tr_if *p, const float *m, const float *dy, float *dI,
      * gradient (summed over t) keep their order */
     for (int t = p->T - 1; t >= 0; t--) {
         float *dIt = dI ? dI + (static_in ? 0 : t * NS) : NULL;
-        NC_OMP("omp parallel for schedule(static) if (NS > NC_PAR_MIN)")
+        NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(NS))")
         for (int64_t b = 0; b < blocks; b++)
             if_bwd_step(p, t, m + t * NS, dy + t * NS, dIt, dtheta, dv, N, b * 64,
                         (b + 1) * 64 < S ? (b + 1) * 64 : S);

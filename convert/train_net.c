@@ -252,7 +252,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
         case NC_SNN_ADD:
             memset(Y->y, 0, (size_t)(rows * Y->size) * sizeof(float));
             for (int k = 0; k < L->n_inputs; k++)
-                NC_OMP("omp parallel for schedule(static) if (rows * Y->size > NC_PAR_MIN)")
+                NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows * Y->size))")
                 for (int64_t r = 0; r < rows; r++) {
                     const float *a = in_row(&net->l[L->inputs[k]], r, N);
                     float *o = Y->y + r * Y->size;
@@ -306,7 +306,7 @@ static void add_back(const nc_tr_layer *X, float *dx, const float *dy, int64_t r
                      int64_t stride_y)
 {
     /* a thread per sample: the rows of a constant input's sample sum in t order */
-    NC_OMP("omp parallel for schedule(static) if (rows_y * X->size > NC_PAR_MIN)")
+    NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(rows_y * X->size))")
     for (int64_t n = 0; n < N; n++)
         for (int64_t r = n; r < rows_y; r += N) {
             float *d = dx + (X->steps == 1 ? n : r) * X->size;

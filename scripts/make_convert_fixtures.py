@@ -18,6 +18,10 @@ Writes tests/fixtures/convert/:
   relu6_op9.onnx   the same at opset 9 (bounds as attributes)
   maxpool.onnx     Conv-ReLU-MaxPool, Linear
   leaky.onnx       Linear-LeakyReLU-Linear (not convertible)
+  bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold)
+  avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (refused)
+  avgpool_ceil.onnx AvgPool(2, ceil_mode=True) on an odd size (refused)
+  softmax.onnx     Conv-ReLU-AvgPool, Linear, Softmax (dropped with a note)
   sigmoid.onnx     Linear-Sigmoid-Linear (not even importable)
   x.npy            16 random inputs [16, 1, 8, 8] in [0, 1], float32
 Seeded: the same networks every run (bytes may differ across torch versions).
@@ -130,6 +134,16 @@ class ConvAct(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class Seq(nn.Module):
+    def __init__(self, *mods, fc_in):
+        super().__init__()
+        self.body = nn.Sequential(*mods)
+        self.fc = nn.Linear(fc_in, 3)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.body(x), 1))
+
+
 class LinAct(nn.Module):
     def __init__(self, act):
         super().__init__()
@@ -180,9 +194,19 @@ def main():
     export(ConvAct(nn.ReLU(), nn.MaxPool2d(2)), "maxpool.onnx")
     export(LinAct(nn.LeakyReLU(0.1)), "leaky.onnx")
     export(LinAct(nn.Sigmoid()), "sigmoid.onnx")
-
     x = torch.rand(16, 1, 8, 8, generator=gen)
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
+
+    net = Seq(nn.BatchNorm2d(1), nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), fc_in=2 * 8 * 8)
+    randomise_bn(net, gen)
+    export(net, "bn_pad.onnx", keep_bn=True)
+    export(Seq(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.AvgPool2d(3, 1, 1, count_include_pad=False), fc_in=2 * 6 * 6),
+           "avgpool_pad.onnx")
+    export(Seq(nn.Conv2d(1, 2, 2), nn.ReLU(), nn.AvgPool2d(2, ceil_mode=True), fc_in=2 * 4 * 4),
+           "avgpool_ceil.onnx")
+    export(nn.Sequential(Seq(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.AvgPool2d(2), fc_in=2 * 3 * 3),
+                         nn.Softmax(dim=1)), "softmax.onnx")
+
 
 
 if __name__ == "__main__":

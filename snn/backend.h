@@ -41,6 +41,7 @@ const nc_backend *nc_backend_find(const char *name);
 const char *nc_backend_names(void);
 
 extern const nc_backend nc_backend_cpu_ref;
+extern const nc_backend nc_backend_cpu_fast;
 
 /* Deterministic uniform in [0,1) from (seed, step, index): Poisson coding
  * gives the same spikes on every backend and thread count. */

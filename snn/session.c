@@ -5,7 +5,7 @@
 #include "backend.h"
 #include "error.h"
 
-static const nc_backend *const g_backends[] = {&nc_backend_cpu_ref};
+static const nc_backend *const g_backends[] = {&nc_backend_cpu_ref, &nc_backend_cpu_fast};
 
 const nc_backend *nc_backend_find(const char *name)
 {
@@ -15,7 +15,7 @@ const nc_backend *nc_backend_find(const char *name)
     return NULL;
 }
 
-const char *nc_backend_names(void) { return "cpu"; }
+const char *nc_backend_names(void) { return "cpu, cpu-fast"; }
 
 float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index)
 {

@@ -58,6 +58,19 @@ nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const ch
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id);
 
+/* A copy of s whose IF layers emit spikes of value 1, each layer's spike
+ * value (θ by default) folded into the weights of the Affine/Conv2d layers
+ * that read it, directly or through Flatten, Pool2d and MaxPool2d (max
+ * commutes with a positive per-channel scale). Where no synaptic layer
+ * takes the factor (an Add, Concat, IF or the readout reads it), a scale
+ * layer named "<layer>_scale" is inserted: a 1×1 depthwise Conv2d, or a
+ * diagonal Affine for 1-D layers; *n_scale counts them. For networks of
+ * Input, Affine, Conv2d, Pool2d, MaxPool2d, Flatten, Add, Concat, IF and
+ * Readout layers without recurrent edges (snn_fold.c). The NIR writer folds
+ * the same way but without changing the network: it inserts NIR Scale
+ * nodes instead and handles per-neuron factors. */
+nc_status nc_snn_fold_spike_values(const nc_snn *s, nc_snn **out, int *n_scale);
+
 /* The layer whose value the network outputs. */
 int nc_snn_output_id(const nc_snn *s);
 

@@ -442,6 +442,428 @@ static void test_grad_bptt(void **state)
     bptt_check(NC_SURROGATE_ATAN, NC_RESET_ZERO);
 }
 
+static void test_surrogates(void **state)
+{
+    (void)state;
+    nc_surrogate kinds[4] = {NC_SURROGATE_TRIANGLE, NC_SURROGATE_RECTANGLE, NC_SURROGATE_SIGMOID, NC_SURROGATE_ATAN};
+    for (int k = 0; k < 4; k++) {
+        float w = 0.5f;
+        double area = 0.0, h = 1e-4;
+        for (double x = -200.0; x < 200.0; x += h * (fabs(x) < 5 ? 1.0 : 100.0))
+            area += nc_tr_surrogate(kinds[k], (float)x, w) * h * (fabs(x) < 5 ? 1.0 : 100.0);
+        /* atan's tails are heavy: 1 − (2/π)·atan(π·α·200/2) is about 1e-3 */
+        assert_true(fabs(area - 1.0) < 2e-3);
+        assert_true(fabsf(nc_tr_surrogate(kinds[k], 0.0f, w) - 1.0f / w) < 1e-5f);
+    }
+    assert_float_equal(nc_tr_surrogate(NC_SURROGATE_TRIANGLE, 0.25f, 0.5f), 0.25f / 0.25f, 1e-6);
+    assert_float_equal(nc_tr_surrogate(NC_SURROGATE_TRIANGLE, 0.6f, 0.5f), 0.0f, 0.0);
+    assert_float_equal(nc_tr_surrogate(NC_SURROGATE_RECTANGLE, 0.3f, 0.5f), 0.0f, 0.0);
+    /* the triangle with BPTT relaxed too (a C¹ smooth step) */
+    bptt_check(NC_SURROGATE_TRIANGLE, NC_RESET_SUBTRACT);
+}
+
+/* The engine's SNN forward (BPTT mode, hard spikes) against the CPU
+ * reference backend: the time-averaged readout times T is the session's
+ * summed output. */
+static nc_snn *small_cnn(int with_add)
+{
+    int64_t shape[3] = {1, 6, 6};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
+    nc_conv2d_params p = {.padding = {1, 1}};
+    int c = add_conv(s, 0, 3, 3, 3, &p, 0.6f);
+    int n1 = add_if(s, c, const_tensor(3, 0.5f), NULL, NULL);
+    nc_f32(s->layers[n1].threshold)[1] = 0.4f;
+    int64_t k[2] = {2, 2};
+    int pool, f, id;
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, n1, k, NULL, NULL, 0.25f, NULL, &pool));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pool, NULL, &f));
+    int a = add_affine(s, f, 8, 0.8f);
+    int n2 = add_if(s, a, const_tensor(1, 0.3f), NULL, NULL);
+    int o = add_affine(s, n2, 4, 0.8f);
+    if (with_add) {
+        /* a constant branch from the input joins a time-varying one */
+        int f0;
+        NC_ASSERT_OK(nc_snn_add_flatten(s, 0, NULL, &f0));
+        int b = add_affine(s, f0, 4, 0.2f);
+        int from[2] = {o, b};
+        NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &o));
+    }
+    NC_ASSERT_OK(nc_snn_add_readout(s, o, NULL, &id));
+    return s;
+}
+
+static void test_bptt_forward_matches_backend(void **state)
+{
+    (void)state;
+    for (int with_add = 0; with_add < 2; with_add++) {
+        nc_snn *s = small_cnn(with_add);
+        int N = 5, T = 6;
+        int64_t xs[4] = {N, 1, 6, 6};
+        nc_tensor *x = rand_tensor(4, xs, 0.0f, 1.0f), *out = NULL;
+        nc_session_options so = {.backend = "cpu", .timesteps = T};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &so, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, x, &out));
+        nc_tr_config c = {.mode = NC_TRAIN_BPTT, .T = T, .sg_width = 1.0f};
+        nc_tr_net *net = NULL;
+        NC_ASSERT_OK(nc_tr_net_create(s, &c, N, &net));
+        nc_tr_forward(net, nc_f32(x), N);
+        float logits[5 * 4];
+        nc_tr_logits(net, logits);
+        const float *ref = nc_tensor_data(out);
+        for (int i = 0; i < N * 4; i++)
+            assert_true(fabsf(logits[i] * (float)T - ref[i]) < 1e-4f * (1.0f + fabsf(ref[i])));
+        nc_tr_net_free(net);
+        nc_session_free(ss);
+        nc_tensor_free(x);
+        nc_tensor_free(out);
+        nc_snn_free(s);
+    }
+}
+
+/* The QCFS view is what the SNN computes: with θ = λ, v(0) = θ/2 and T = L,
+ * one IF layer's mean output over T steps equals h(z) (DESIGN §3). */
+static void test_qcfs_matches_snn(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {7};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, shape, &s));
+    int a = add_affine(s, 0, 9, 1.0f);
+    nc_tensor *th = const_tensor(9, 0.8f);
+    for (int i = 0; i < 9; i++)
+        nc_f32(th)[i] = 0.5f + 0.1f * (float)i;
+    int n = add_if(s, a, th, NULL, NULL), id;
+    NC_ASSERT_OK(nc_snn_add_readout(s, n, NULL, &id));
+    int N = 16, L = 8;
+    int64_t xs[2] = {N, 7};
+    nc_tensor *x = rand_tensor(2, xs, -1.0f, 1.0f), *out = NULL;
+    nc_session_options so = {.backend = "cpu", .timesteps = L};
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &so, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x, &out));
+    nc_tr_config c = {.mode = NC_TRAIN_QCFS, .levels = L};
+    nc_tr_net *net = NULL;
+    NC_ASSERT_OK(nc_tr_net_create(s, &c, N, &net));
+    nc_tr_forward(net, nc_f32(x), N);
+    float logits[16 * 9];
+    nc_tr_logits(net, logits);
+    const float *ref = nc_tensor_data(out);
+    int nonzero = 0;
+    for (int i = 0; i < N * 9; i++) {
+        assert_true(fabsf(logits[i] - ref[i] / (float)L) < 1e-5f);
+        nonzero += logits[i] > 0.0f;
+    }
+    assert_true(nonzero > 20); /* the case is not trivially all zero */
+    nc_tr_net_free(net);
+    nc_session_free(ss);
+    nc_tensor_free(x);
+    nc_tensor_free(out);
+    nc_snn_free(s);
+}
+
+/* ---- optimiser ---- */
+
+static void test_optim(void **state)
+{
+    (void)state;
+    nc_optim o;
+    float w[3] = {1.0f, -2.0f, 0.5f}, g[3] = {0.5f, -3.0f, 0.0f};
+    NC_ASSERT_OK(nc_optim_init(&o, NC_OPTIM_ADAM, 0.0f, 0.0f));
+    NC_ASSERT_OK(nc_optim_add(&o, w, g, 3, 1, -INFINITY));
+    /* Adam's first step moves each weight by lr·g/(|g| + ε) */
+    nc_optim_step(&o, 0.1f);
+    assert_float_equal(w[0], 0.9f, 1e-6);
+    assert_float_equal(w[1], -1.9f, 1e-6);
+    assert_float_equal(w[2], 0.5f, 0.0);
+    nc_optim_free(&o);
+
+    /* SGD with momentum 0.9 and L2 weight decay 0.1 on the first parameter only;
+     * the second is clamped at its floor */
+    float a[1] = {1.0f}, ga[1] = {1.0f}, b[1] = {0.2f}, gb[1] = {1.0f};
+    NC_ASSERT_OK(nc_optim_init(&o, NC_OPTIM_SGD, 0.1f, 0.9f));
+    NC_ASSERT_OK(nc_optim_add(&o, a, ga, 1, 1, -INFINITY));
+    NC_ASSERT_OK(nc_optim_add(&o, b, gb, 1, 0, 0.05f));
+    nc_optim_step(&o, 0.1f); /* g = 1 + 0.1·1 = 1.1; v = 1.1; a = 1 − 0.11 */
+    assert_float_equal(a[0], 0.89f, 1e-6);
+    assert_float_equal(b[0], 0.1f, 1e-6);
+    nc_optim_step(&o, 0.1f); /* g = 1 + 0.089 = 1.089; v = 0.99 + 1.089 = 2.079 */
+    assert_float_equal(a[0], 0.89f - 0.2079f, 1e-6);
+    assert_float_equal(b[0], 0.05f, 1e-6); /* 0.1 − 0.19 clamped */
+    /* clipping by the global norm: (3, 4) → norm 5 → scaled to norm 1 */
+    ga[0] = 3.0f, gb[0] = 4.0f;
+    assert_float_equal(nc_optim_clip(&o, 1.0), 5.0, 1e-9);
+    assert_float_equal(ga[0], 0.6f, 1e-6);
+    assert_float_equal(gb[0], 0.8f, 1e-6);
+    assert_float_equal(nc_optim_clip(&o, 10.0), 1.0, 1e-6); /* below the limit: unchanged */
+    assert_float_equal(ga[0], 0.6f, 1e-6);
+    nc_optim_free(&o);
+
+    assert_float_equal(nc_cosine_lr(1.0f, 0, 100), 1.0f, 1e-7);
+    assert_float_equal(nc_cosine_lr(1.0f, 50, 100), 0.5f, 1e-6);
+    assert_float_equal(nc_cosine_lr(1.0f, 100, 100), 0.0f, 1e-6);
+}
+
+/* ---- training runs ---- */
+
+typedef struct blobs {
+    nc_tensor *x, *y;
+} blobs;
+
+/* Four Gaussian-ish blobs in 16 dimensions: separable, not trivially. */
+static blobs make_blobs(int N, uint64_t seed)
+{
+    uint64_t keep = g_rng;
+    g_rng = seed;
+    float centres[4][16];
+    for (int c = 0; c < 4; c++)
+        for (int d = 0; d < 16; d++)
+            centres[c][d] = urand(-1.0f, 1.0f);
+    int64_t xs[2] = {N, 16}, ys[1] = {N};
+    blobs b = {NULL, NULL};
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, 2, xs, &b.x));
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_I64, 1, ys, &b.y));
+    float *x = nc_tensor_data(b.x);
+    int64_t *y = nc_tensor_data(b.y);
+    for (int i = 0; i < N; i++) {
+        int c = (int)(nc_splitmix64(&g_rng) % 4);
+        y[i] = c;
+        for (int d = 0; d < 16; d++)
+            x[i * 16 + d] = centres[c][d] + urand(-0.9f, 0.9f);
+    }
+    g_rng = keep;
+    return b;
+}
+
+static nc_snn *small_mlp(uint64_t seed)
+{
+    uint64_t keep = g_rng;
+    g_rng = seed;
+    int64_t shape[1] = {16};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, shape, &s));
+    int a = add_affine(s, 0, 32, 0.3f);
+    int n = add_if(s, a, const_tensor(1, 1.0f), NULL, NULL);
+    int o = add_affine(s, n, 4, 0.3f), id;
+    NC_ASSERT_OK(nc_snn_add_readout(s, o, NULL, &id));
+    g_rng = keep;
+    return s;
+}
+
+static int g_progress_calls;
+static void count_progress(const char *what, int64_t done, int64_t total, void *user)
+{
+    (void)user;
+    assert_non_null(what);
+    assert_true(strncmp(what, "epoch ", 6) == 0);
+    assert_true(done >= 0 && done <= total);
+    g_progress_calls++;
+}
+
+static void test_train_qcfs_blobs(void **state)
+{
+    (void)state;
+    blobs d = make_blobs(512, 7);
+    nc_snn *s = small_mlp(11), *s2 = small_mlp(11);
+    double l0, a0, l1, a1;
+    NC_ASSERT_OK(nc_qcfs_evaluate(s, d.x, d.y, 4, &l0, &a0));
+    nc_train_options o = {.mode = NC_TRAIN_QCFS, .levels = 4, .epochs = 4, .batch = 32, .lr = 3e-3f,
+                          .weight_decay = 1e-4f, .seed = 5, .progress = count_progress};
+    g_progress_calls = 0;
+    nc_train_stats st;
+    NC_ASSERT_OK(nc_train_ex(s, d.x, d.y, &o, &st));
+    assert_int_equal(g_progress_calls, 4 * (1 + 16));
+    assert_int_equal(st.steps, 4 * 16);
+    NC_ASSERT_OK(nc_qcfs_evaluate(s, d.x, d.y, 4, &l1, &a1));
+    assert_true(l1 < 0.5 * l0);
+    assert_true(a1 > a0 + 0.2);
+    assert_true(a1 > 0.9);
+    /* λ was trained (default in QCFS mode) and stays positive */
+    float lam = nc_f32(s->layers[2].threshold)[0];
+    assert_true(lam != 1.0f && lam >= NC_TRAIN_MIN_THRESHOLD);
+    /* the same seed gives the same weights, bit for bit */
+    o.progress = NULL;
+    NC_ASSERT_OK(nc_train(s2, d.x, d.y, &o));
+    for (int i = 1; i < s->n_layers; i++) {
+        nc_snn_layer *A = &s->layers[i], *B = &s2->layers[i];
+        if (A->weight)
+            assert_memory_equal(A->weight->data, B->weight->data, (size_t)A->weight->numel * sizeof(float));
+        if (A->threshold)
+            assert_memory_equal(A->threshold->data, B->threshold->data, sizeof(float));
+    }
+    /* λ frozen on request; SGD with clipping and a constant rate also learns */
+    nc_snn *s3 = small_mlp(11);
+    nc_train_options o3 = {.mode = NC_TRAIN_QCFS, .levels = 4, .epochs = 3, .batch = 32, .lr = 0.05f,
+                           .train_thresholds = -1, .optimizer = 1, .grad_clip = 1.0f, .cosine = -1, .seed = 5};
+    NC_ASSERT_OK(nc_train(s3, d.x, d.y, &o3));
+    assert_float_equal(nc_f32(s3->layers[2].threshold)[0], 1.0f, 0.0);
+    NC_ASSERT_OK(nc_qcfs_evaluate(s3, d.x, d.y, 4, &l1, &a1));
+    assert_true(l1 < 0.5 * l0 && a1 > 0.9);
+    nc_snn_free(s);
+    nc_snn_free(s2);
+    nc_snn_free(s3);
+    nc_tensor_free(d.x);
+    nc_tensor_free(d.y);
+}
+
+/* 256 real Fashion-MNIST images, a tiny CNN with per-channel λ. */
+static nc_snn *tiny_cnn(int *if_id)
+{
+    uint64_t keep = g_rng;
+    g_rng = 3;
+    int64_t shape[3] = {1, 28, 28};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
+    nc_conv2d_params p = {.stride = {2, 2}, .padding = {1, 1}};
+    int c = add_conv(s, 0, 4, 3, 3, &p, 0.5f);
+    *if_id = add_if(s, c, const_tensor(4, 0.5f), NULL, NULL);
+    int64_t k[2] = {2, 2};
+    int pool, f, id;
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, *if_id, k, NULL, NULL, 0.25f, NULL, &pool));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pool, NULL, &f));
+    int o = add_affine(s, f, 10, 0.1f);
+    NC_ASSERT_OK(nc_snn_add_readout(s, o, NULL, &id));
+    g_rng = keep;
+    return s;
+}
+
+static void test_train_qcfs_fmnist(void **state)
+{
+    (void)state;
+    nc_tensor *x = NULL, *y = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_x.npy"), NC_DTYPE_F32, &x));
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_y.npy"), NC_DTYPE_I64, &y));
+    int n1;
+    nc_snn *s = tiny_cnn(&n1);
+    double l0, a0, l1, a1;
+    NC_ASSERT_OK(nc_qcfs_evaluate(s, x, y, 8, &l0, &a0));
+    nc_train_options opt = {.mode = NC_TRAIN_QCFS, .epochs = 10, .batch = 32, .lr = 1e-2f, .seed = 1};
+    NC_ASSERT_OK(nc_train(s, x, y, &opt));
+    NC_ASSERT_OK(nc_qcfs_evaluate(s, x, y, 8, &l1, &a1));
+    assert_true(l1 < l0 - 1.0);
+    assert_true(a1 > a0 + 0.3 && a1 > 0.6);
+    for (int ch = 0; ch < 4; ch++)
+        assert_true(nc_f32(s->layers[n1].threshold)[ch] >= NC_TRAIN_MIN_THRESHOLD);
+    nc_snn_free(s);
+
+    /* the thread count does not change the result (batches large enough
+     * for the parallel loops) */
+    nc_snn *t1 = tiny_cnn(&n1), *t2 = tiny_cnn(&n1);
+    nc_train_options o1 = {.mode = NC_TRAIN_QCFS, .epochs = 1, .batch = 128, .seed = 4, .threads = 1};
+    nc_train_options o2 = o1;
+    o2.threads = 2;
+    NC_ASSERT_OK(nc_train(t1, x, y, &o1));
+    NC_ASSERT_OK(nc_train(t2, x, y, &o2));
+    for (int i = 1; i < t1->n_layers; i++) {
+        nc_snn_layer *A = &t1->layers[i], *B = &t2->layers[i];
+        if (A->weight)
+            assert_memory_equal(A->weight->data, B->weight->data, (size_t)A->weight->numel * sizeof(float));
+        if (A->threshold)
+            assert_memory_equal(A->threshold->data, B->threshold->data, (size_t)A->threshold->numel * sizeof(float));
+    }
+    nc_snn_free(t1);
+    nc_snn_free(t2);
+    /* the same for BPTT (threads own blocks of neurons in the IF backward) */
+    t1 = tiny_cnn(&n1), t2 = tiny_cnn(&n1);
+    o1.mode = o2.mode = NC_TRAIN_BPTT;
+    o1.timesteps = o2.timesteps = 3;
+    NC_ASSERT_OK(nc_train(t1, x, y, &o1));
+    NC_ASSERT_OK(nc_train(t2, x, y, &o2));
+    for (int i = 1; i < t1->n_layers; i++) {
+        nc_snn_layer *A = &t1->layers[i], *B = &t2->layers[i];
+        if (A->weight)
+            assert_memory_equal(A->weight->data, B->weight->data, (size_t)A->weight->numel * sizeof(float));
+    }
+    nc_snn_free(t1);
+    nc_snn_free(t2);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
+/* BPTT: a step on a fixed batch lowers its loss; three steps are
+ * reproducible bit for bit. */
+static void test_train_bptt(void **state)
+{
+    (void)state;
+    blobs d = make_blobs(64, 9);
+    double losses[2][4];
+    for (int run = 0; run < 2; run++) {
+        nc_snn *s = small_mlp(13);
+        nc_train_options o = {.mode = NC_TRAIN_BPTT, .timesteps = 4, .epochs = 1, .batch = 64, .lr = 1e-2f,
+                              .train_thresholds = 1, .seed = 3, .cosine = -1};
+        for (int step = 0; step < 4; step++) {
+            NC_ASSERT_OK(nc_bptt_evaluate(s, d.x, d.y, 4, &losses[run][step], NULL));
+            if (step < 3)
+                NC_ASSERT_OK(nc_train(s, d.x, d.y, &o)); /* one batch = one step */
+        }
+        nc_snn_free(s);
+    }
+    assert_true(losses[0][1] < losses[0][0]);
+    assert_true(losses[0][3] < losses[0][0]);
+    assert_memory_equal(losses[0], losses[1], sizeof losses[0]);
+
+    /* several epochs learn the blobs as an SNN at T = 4 */
+    blobs big = make_blobs(512, 7);
+    nc_snn *s = small_mlp(11);
+    double l0, a0, l1, a1;
+    NC_ASSERT_OK(nc_bptt_evaluate(s, big.x, big.y, 4, &l0, &a0));
+    nc_train_options o = {.mode = NC_TRAIN_BPTT, .timesteps = 4, .epochs = 4, .batch = 32, .lr = 3e-3f,
+                          .seed = 2};
+    NC_ASSERT_OK(nc_train(s, big.x, big.y, &o));
+    NC_ASSERT_OK(nc_bptt_evaluate(s, big.x, big.y, 4, &l1, &a1));
+    assert_true(l1 < 0.5 * l0);
+    assert_true(a1 > 0.9);
+    nc_snn_free(s);
+    nc_tensor_free(big.x);
+    nc_tensor_free(big.y);
+    nc_tensor_free(d.x);
+    nc_tensor_free(d.y);
+}
+
+/* ---- what the engine refuses ---- */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    blobs d = make_blobs(8, 1);
+    nc_train_options o = {.mode = NC_TRAIN_QCFS};
+    /* a LIF layer */
+    nc_snn *s = small_mlp(1);
+    s->layers[2].kind = NC_SNN_LIF;
+    assert_int_equal(nc_train(s, d.x, d.y, &o), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "LIF"));
+    nc_snn_free(s);
+    /* a recurrent edge */
+    s = small_mlp(1);
+    s->layers[1].inputs[0] = 2;
+    assert_int_equal(nc_train(s, d.x, d.y, &o), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "recurrent"));
+    nc_snn_free(s);
+    s = small_mlp(1);
+    /* a label outside the classes */
+    nc_i64(d.y)[3] = 4;
+    assert_int_equal(nc_train(s, d.x, d.y, &o), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "label 4"));
+    double l, a;
+    assert_int_equal(nc_qcfs_evaluate(s, d.x, d.y, 8, &l, &a), NC_ERR_INVALID_ARG);
+    nc_i64(d.y)[3] = 0;
+    /* data of the wrong shape */
+    int64_t xs[2] = {8, 15};
+    nc_tensor *bad = rand_tensor(2, xs, 0.0f, 1.0f);
+    assert_int_equal(nc_train(s, bad, d.y, &o), NC_ERR_SHAPE);
+    nc_tensor_free(bad);
+    /* bad options */
+    nc_train_options ob = {.mode = NC_TRAIN_QCFS, .batch = -1};
+    assert_int_equal(nc_train(s, d.x, d.y, &ob), NC_ERR_INVALID_ARG);
+    ob = (nc_train_options){.mode = (nc_train_mode)7};
+    assert_int_equal(nc_train(s, d.x, d.y, &ob), NC_ERR_INVALID_ARG);
+    /* a network whose weights are unchanged by a refused call */
+    nc_snn_free(s);
+    nc_tensor_free(d.x);
+    nc_tensor_free(d.y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +876,14 @@ int main(void)
         cmocka_unit_test(test_qcfs_cases),
         cmocka_unit_test(test_grad_qcfs_network),
         cmocka_unit_test(test_grad_bptt),
+        cmocka_unit_test(test_surrogates),
+        cmocka_unit_test(test_bptt_forward_matches_backend),
+        cmocka_unit_test(test_qcfs_matches_snn),
+        cmocka_unit_test(test_optim),
+        cmocka_unit_test(test_train_qcfs_blobs),
+        cmocka_unit_test(test_train_qcfs_fmnist),
+        cmocka_unit_test(test_train_bptt),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,15 @@ typedef struct nc_convert_options {
     uint64_t seed;
     nc_progress_fn progress;
     void *progress_user;
+    /* Bias correction (Li et al., ICML 2021), after the thresholds are set:
+     * IF layer by IF layer, the SNN runs `timesteps` steps on the
+     * calibration samples and the per-channel mean of (the ANN's activation
+     * clipped to [0, θ]) − (the SNN's output rate·θ) is added to the bias of
+     * the Conv/Affine feeding the layer. It corrects the early-step errors
+     * that deep and residual networks accumulate at small T. Costs one SNN
+     * run over the calibration samples per IF layer; skipped after QCFS
+     * fine-tuning (the ANN no longer describes the network). */
+    int bias_correction;
 } nc_convert_options;
 
 /* What conversion did: one record per spiking layer, plus warnings. */

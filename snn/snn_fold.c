@@ -1,11 +1,11 @@
-/* Binary spikes: folding spike values into the weights (convert_graph.h). */
+/* Binary spikes: folding spike values into the weights (snn_ir.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "convert_graph.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "alloc.h"
+#include "error.h"
+#include "snn_ir.h"
+#include "tensor.h"
 
 /* A diagonal Affine of more inputs than this is refused (its dense weight
  * would be large for what it does). */

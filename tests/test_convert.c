@@ -1,0 +1,726 @@
+/* ANN → SNN conversion (nc_convert): BN folding, the QCFS pattern, the
+ * first layer's exact spike counts, refusals, MaxPool, Clip, binary spikes,
+ * calibration statistics, and accuracy of the shipped examples. Fixtures:
+ * tests/fixtures/convert/ (scripts/make_convert_fixtures.py, real PyTorch
+ * exports) and examples/. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/calibrate.h"
+#include "convert/convert_graph.h"
+#include "snn/ann_exec.h"
+#include "snn/model.h"
+#include "snn/snn_ir.h"
+
+static nc_model *load(const char *rel)
+{
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(rel), NULL, &m));
+    return m;
+}
+
+static nc_tensor *load_f32(const char *rel)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
+    return t;
+}
+
+/* The first n rows of x as a new tensor. */
+static nc_tensor *rows(const nc_tensor *x, int64_t n)
+{
+    int64_t shape[NC_MAX_DIMS];
+    memcpy(shape, nc_tensor_shape(x), sizeof shape);
+    shape[0] = n;
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, nc_tensor_ndim(x), shape, nc_tensor_data_const(x), &t));
+    return t;
+}
+
+/* Every value of the ANN on x (the caller frees with free_all). */
+static nc_tensor **ann_all(const nc_model *m, const nc_tensor *x)
+{
+    nc_tensor **all = calloc((size_t)m->g->n_values, sizeof *all);
+    nc_tensor *outs[8] = {0};
+    const nc_tensor *ins[1] = {x};
+    assert_non_null(all);
+    NC_ASSERT_OK(nc_graph_execute(m->g, ins, outs, all, NULL));
+    for (int i = 0; i < m->g->n_outputs; i++)
+        nc_tensor_free(outs[i]);
+    return all;
+}
+
+static void free_all(const nc_model *m, nc_tensor **all)
+{
+    for (int v = 0; v < m->g->n_values; v++)
+        nc_tensor_free(all[v]);
+    free(all);
+}
+
+/* The tensor of the first output of the ANN node named `node`. */
+static const nc_tensor *node_out(const nc_model *m, nc_tensor **all, const char *node)
+{
+    for (int i = 0; i < m->g->n_nodes; i++)
+        if (strcmp(m->g->nodes[i].name, node) == 0)
+            return all[m->g->nodes[i].outputs[0]];
+    fail_msg("no node '%s'", node);
+    return NULL;
+}
+
+/* Runs s on x for T steps recording `layer`; returns its trace of `kind`. */
+static nc_tensor *trace(const nc_snn *s, const nc_tensor *x, int T, const char *layer, int kind)
+{
+    const char *rec[1] = {layer};
+    nc_session_options o = {.timesteps = T, .record = rec, .n_record = 1};
+    nc_session *ss = NULL;
+    nc_tensor *y = NULL, *tr = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x, &y));
+    NC_ASSERT_OK(nc_session_trace(ss, layer, kind, &tr));
+    nc_tensor_free(y);
+    nc_session_free(ss);
+    return tr;
+}
+
+static const nc_snn_layer *layer_named(const nc_snn *s, const char *name)
+{
+    int id = nc_snn_find_layer(s, name);
+    if (id < 0)
+        fail_msg("no SNN layer '%s'", name);
+    return &s->layers[id];
+}
+
+static int count_kind(const nc_snn *s, nc_snn_layer_kind k)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_layers; i++)
+        n += s->layers[i].kind == k;
+    return n;
+}
+
+static int count_str(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* ---------------------------------------------------------------- BN folding */
+
+/* The SNN's first synaptic layer at step 1 (its output is the ANN's BN
+ * output, BN folded in) against the ANN. */
+static void expect_folded(const char *model, const char *snn_layer, const char *bn_node)
+{
+    nc_model *m = load(model);
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *ref = node_out(m, all, bn_node);
+    nc_tensor *tr = trace(s, x, 1, snn_layer, 1);
+    assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
+    const float *a = nc_tensor_data_const(ref), *b = nc_tensor_data_const(tr);
+    double worst = 0.0;
+    for (int64_t i = 0; i < nc_tensor_numel(ref); i++) {
+        double d = fabs((double)a[i] - b[i]) / fmax(1.0, fabs(a[i]));
+        worst = d > worst ? d : worst;
+    }
+    if (!(worst < 1e-5))
+        fail_msg("%s: BN folding changes '%s' by %g", model, bn_node, worst);
+    nc_tensor_free(tr);
+    free_all(m, all);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+static void test_bn_folding(void **state)
+{
+    (void)state;
+    /* BN at the input folds forward into conv1, bn1 back into it */
+    expect_folded("tests/fixtures/convert/bn.onnx", "/conv1/Conv", "/bn1/BatchNormalization");
+    expect_folded("tests/fixtures/convert/mlp_bn.onnx", "/net/net.1/Gemm", "/net/net.2/BatchNormalization");
+
+    /* no layer is left for any of the four BatchNormalization nodes */
+    nc_model *m = load("tests/fixtures/convert/bn.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,     NC_SNN_POOL2D,
+                                             NC_SNN_CONV2D, NC_SNN_IF,    NC_SNN_FLATTEN, NC_SNN_AFFINE,
+                                             NC_SNN_IF,     NC_SNN_AFFINE, NC_SNN_READOUT};
+    assert_int_equal(s->n_layers, sizeof want / sizeof want[0]);
+    for (int i = 0; i < s->n_layers; i++)
+        assert_int_equal(s->layers[i].kind, want[i]);
+    assert_int_equal(nc_snn_output_layer(s), s->n_layers - 1);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+/* ---------------------------------------------------------------- QCFS */
+
+static void expect_qcfs(const char *model, int L, const float lam[3])
+{
+    nc_model *m = load(model);
+    nc_snn *s = NULL;
+    nc_convert_report *r = NULL;
+    /* no calibration data: every threshold comes from the pattern */
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, NULL, &s, &r));
+    static const char *names[3] = {"/act1", "/act2", "/act3"};
+    for (int k = 0; k < 3; k++) {
+        const nc_snn_layer *I = layer_named(s, names[k]);
+        assert_int_equal(I->kind, NC_SNN_IF);
+        assert_int_equal(I->threshold->numel, 1);
+        float got = ((const float *)I->threshold->data)[0];
+        if (memcmp(&got, &lam[k], sizeof got) != 0)
+            fail_msg("%s: θ of %s is %.9g, λ is %.9g", model, names[k], (double)got, (double)lam[k]);
+    }
+    assert_int_equal(count_kind(s, NC_SNN_IF), 3);
+    const char *json = nc_convert_report_json(r);
+    char want[64];
+    snprintf(want, sizeof want, "\"levels\": %d", L);
+    assert_int_equal(count_str(json, "\"rule\": \"qcfs\""), 3);
+    assert_int_equal(count_str(json, want), 4); /* the options and each layer */
+
+    /* With T = L, v(0) = θ/2 and a constant current, the first IF layer
+     * emits exactly the QCFS ANN's level: h·L/λ spikes. */
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *h = node_out(m, all, "/act1/Mul_1");
+    nc_tensor *tr = trace(s, x, L, "/act1", 0);
+    int64_t n = nc_tensor_numel(h);
+    assert_int_equal(nc_tensor_numel(tr), (int64_t)L * n);
+    const float *sp = nc_tensor_data_const(tr), *hv = nc_tensor_data_const(h);
+    for (int64_t i = 0; i < n; i++) {
+        double count = 0;
+        for (int t = 0; t < L; t++)
+            count += sp[(int64_t)t * n + i];
+        assert_int_equal((int64_t)count, (int64_t)lrint(hv[i] * L / lam[0]));
+    }
+    nc_tensor_free(tr);
+    free_all(m, all);
+    nc_tensor_free(x);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_model_free(m);
+}
+
+static void test_qcfs_pattern(void **state)
+{
+    (void)state;
+    /* tests/fixtures/convert/qcfs.json: λ as PyTorch stored them */
+    static const float lam8[3] = {1.2345678f, 0.777f, 2.5f}, lam4[3] = {0.9876543f, 1.5f, 3.25f};
+    expect_qcfs("tests/fixtures/convert/qcfs.onnx", 8, lam8);
+    /* straight-through floor y + (floor(y) − y), clip after the floor, L = 4 */
+    expect_qcfs("tests/fixtures/convert/qcfs_ste.onnx", 4, lam4);
+}
+
+/* ---------------------------------------------------------------- spike counts */
+
+/* The first IF layer reads a constant current z (direct input), starts at
+ * θ/2 and resets by subtraction: after T steps it has fired
+ * clip(floor((T·z + θ/2)/θ), 0, T) times, exactly. */
+static void expect_first_counts(const char *model, const char *syn, const char *ifl, int T, int per_channel)
+{
+    nc_model *m = load(model);
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_convert_options o = {.per_channel = per_channel};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, NULL));
+    const nc_snn_layer *I = layer_named(s, ifl);
+    assert_int_equal(I->inputs[0], nc_snn_find_layer(s, syn));
+    nc_tensor *z = trace(s, x, 1, syn, 1), *sp = trace(s, x, T, ifl, 0);
+    int64_t n = nc_tensor_numel(z), size = nc_snn_layer_size(I);
+    const float *zv = nc_tensor_data_const(z), *sv = nc_tensor_data_const(sp);
+    int64_t fired = 0, saturated = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double th = nc_snn_param(I->threshold, I, i % size, 1.0f);
+        double want = floor(((double)T * zv[i] + th / 2) / th);
+        want = want < 0 ? 0 : (want > T ? T : want);
+        double got = 0;
+        for (int t = 0; t < T; t++)
+            got += sv[(int64_t)t * n + i];
+        if (got != want)
+            fail_msg("%s: neuron %lld: z = %.9g, θ = %.9g: %g spikes, expected %g", model, (long long)i,
+                     (double)zv[i], th, got, want);
+        fired += got > 0;
+        saturated += got == T;
+    }
+    assert_true(fired > n / 10); /* the case is not trivial */
+    assert_true(saturated < n);
+    nc_tensor_free(z);
+    nc_tensor_free(sp);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+static void test_first_layer_counts(void **state)
+{
+    (void)state;
+    expect_first_counts("tests/fixtures/convert/mlp_bn.onnx", "/net/net.1/Gemm", "/net/net.3/Relu", 16, 0);
+    expect_first_counts("tests/fixtures/convert/bn.onnx", "/conv1/Conv", "/Relu", 13, 1);
+}
+
+/* ---------------------------------------------------------------- refusals */
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/leaky.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_snn *s = (nc_snn *)1;
+    nc_convert_report *r = (nc_convert_report *)1;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, &r), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    assert_null(r);
+    const char *e = nc_last_error();
+    assert_non_null(strstr(e, "leaky.onnx"));
+    assert_non_null(strstr(e, "node '/act/LeakyRelu' (LeakyRelu)"));
+    assert_non_null(strstr(e, "not convertible to IF neurons"));
+    nc_model_free(m);
+
+    /* Sigmoid is not even imported; the importer names the node */
+    nc_model *sg = NULL;
+    assert_int_equal(nc_model_load_onnx(nc_test_src("tests/fixtures/convert/sigmoid.onnx"), NULL, &sg),
+                     NC_ERR_UNSUPPORTED);
+    assert_null(sg);
+    assert_non_null(strstr(nc_last_error(), "node '/act/Sigmoid' (Sigmoid"));
+
+    /* a ReLU network needs calibration data; data of the wrong shape is refused */
+    m = load("tests/fixtures/convert/mlp_bn.onnx");
+    assert_int_equal(nc_convert(m, NULL, NULL, NULL, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "calibration data"));
+    nc_tensor *flat = NULL;
+    int64_t shape[2] = {4, 64};
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, 2, shape, &flat));
+    assert_int_equal(nc_convert(m, flat, NULL, NULL, &s, NULL), NC_ERR_SHAPE);
+    assert_null(s);
+    nc_convert_options o = {.percentile = 101};
+    assert_int_equal(nc_convert(m, x, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    nc_convert_options q = {.qcfs_epochs = 1};
+    assert_int_equal(nc_convert(m, x, NULL, &q, &s, NULL), NC_ERR_INVALID_ARG); /* no labels */
+    assert_non_null(strstr(nc_last_error(), "labels"));
+    assert_int_equal(nc_convert(NULL, x, NULL, NULL, &s, NULL), NC_ERR_INVALID_ARG);
+    nc_tensor_free(flat);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+/* Layouts an SNN layer cannot reproduce exactly are refused, naming the node. */
+static void test_refused_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *node, *why;
+    } cases[] = {
+        {"bn_pad.onnx", "node '/body/body.1/Conv' (Conv)", "zero-padded convolution"},
+        {"avgpool_pad.onnx", "node '/body/body.2/AveragePool' (AveragePool)", "count_include_pad = 0"},
+        {"avgpool_ceil.onnx", "node '/body/body.2/AveragePool' (AveragePool)", "ceil_mode = 1"},
+    };
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/fixtures/convert/%s", cases[k].model);
+        nc_model *m = load(path);
+        nc_snn *s = NULL;
+        assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+        assert_null(s);
+        if (!strstr(nc_last_error(), cases[k].node) || !strstr(nc_last_error(), cases[k].why))
+            fail_msg("%s: %s", cases[k].model, nc_last_error());
+        nc_model_free(m);
+    }
+
+    /* a final Softmax is dropped with a note: the readout reads the last Affine */
+    nc_model *m = load("tests/fixtures/convert/softmax.onnx");
+    nc_snn *s = NULL;
+    nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+    const nc_snn_layer *out = &s->layers[nc_snn_output_layer(s)];
+    assert_int_equal(out->kind, NC_SNN_READOUT);
+    assert_int_equal(s->layers[out->inputs[0]].kind, NC_SNN_AFFINE);
+    assert_non_null(strstr(nc_convert_report_json(r), "the final Softmax '/1/Softmax' was dropped"));
+    assert_int_equal(nc_convert_report_num_warnings(r), 0);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_model_free(m);
+    nc_tensor_free(x);
+}
+
+/* ---------------------------------------------------------------- MaxPool, Clip */
+
+static void test_maxpool(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/maxpool.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_snn *s = NULL;
+    nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+    /* Conv → MaxPool2d (currents) → IF: the pool moved before the neuron */
+    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT,   NC_SNN_CONV2D,  NC_SNN_MAXPOOL2D, NC_SNN_IF,
+                                             NC_SNN_FLATTEN, NC_SNN_AFFINE,  NC_SNN_READOUT};
+    assert_int_equal(s->n_layers, sizeof want / sizeof want[0]);
+    for (int i = 0; i < s->n_layers; i++)
+        assert_int_equal(s->layers[i].kind, want[i]);
+    assert_int_equal(nc_convert_report_num_warnings(r), 1);
+    const char *w = nc_convert_report_warning(r, 0);
+    assert_non_null(strstr(w, "MaxPool '/pool/MaxPool'"));
+    assert_non_null(strstr(w, "does not commute with rate coding"));
+    assert_non_null(strstr(nc_convert_report_json(r), "does not commute with rate coding"));
+    assert_string_equal(nc_convert_report_warning(r, 5), "");
+
+    /* max commutes with ReLU: relu(max of currents) at step 1 is the ANN's MaxPool output */
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *ref = node_out(m, all, "/pool/MaxPool");
+    nc_tensor *tr = trace(s, x, 1, s->layers[2].name, 1);
+    assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
+    for (int64_t i = 0; i < nc_tensor_numel(ref); i++)
+        assert_float_equal(fmax(0.0, ((const float *)nc_tensor_data_const(tr))[i]),
+                           ((const float *)nc_tensor_data_const(ref))[i], 1e-6);
+    nc_tensor_free(tr);
+    free_all(m, all);
+
+    /* NIR has no max pooling */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/test_convert_maxpool.nir", NC_BINARY_DIR);
+    assert_int_equal(nc_snn_save_nir(s, path), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "NIR has no max pooling"));
+    nc_snn_free(s);
+    nc_convert_report_free(r);
+
+    /* --maxpool average: an average pool of the spikes, saved as NIR */
+    nc_convert_options o = {.maxpool = NC_MAXPOOL_AVERAGE};
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, &r));
+    assert_int_equal(count_kind(s, NC_SNN_MAXPOOL2D), 0);
+    assert_int_equal(s->layers[3].kind, NC_SNN_POOL2D);
+    assert_float_equal(s->layers[3].scale, 0.25, 0);
+    assert_int_equal(nc_convert_report_num_warnings(r), 1);
+    assert_non_null(strstr(nc_convert_report_warning(r, 0), "replaced by average pooling"));
+    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    remove(path);
+    nc_snn_free(s);
+    nc_convert_report_free(r);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+static void test_clip(void **state)
+{
+    (void)state;
+    static const char *models[] = {"tests/fixtures/convert/relu6.onnx", "tests/fixtures/convert/relu6_op9.onnx"};
+    for (int k = 0; k < 2; k++) {
+        nc_model *m = load(models[k]);
+        nc_snn *s = NULL;
+        nc_convert_report *r = NULL;
+        NC_ASSERT_OK(nc_convert(m, NULL, NULL, NULL, &s, &r)); /* Clip(0, 6) needs no calibration */
+        const nc_snn_layer *I = layer_named(s, "/act/Clip");
+        assert_int_equal(I->threshold->numel, 1);
+        assert_true(((const float *)I->threshold->data)[0] == 6.0f);
+        assert_int_equal(count_str(nc_convert_report_json(r), "\"rule\": \"clip\""), 1);
+        assert_non_null(strstr(nc_convert_report_json(r), "\"calibration\": null"));
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+        nc_model_free(m);
+    }
+}
+
+/* ---------------------------------------------------------------- binary spikes */
+
+static nc_tensor *filled(int ndim, const int64_t *shape, float scale, float offset, unsigned seed)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
+    float *d = nc_tensor_data(t);
+    for (int64_t i = 0; i < nc_tensor_numel(t); i++) {
+        seed = seed * 1103515245u + 12345u;
+        d[i] = offset + scale * (float)((seed >> 8) & 0xffff) / 65536.0f;
+    }
+    return t;
+}
+
+static nc_tensor *run_sum(const nc_snn *s, const nc_tensor *x, int T)
+{
+    nc_session_options o = {.timesteps = T};
+    nc_session *ss = NULL;
+    nc_tensor *y = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x, &y));
+    nc_session_free(ss);
+    return y;
+}
+
+/* A residual net: an IF feeding an Add needs a scale layer once spikes are binary. */
+static void test_binary_spikes(void **state)
+{
+    (void)state;
+    int64_t in_shape[3] = {2, 5, 5}, w1[4] = {3, 2, 3, 3}, w2[4] = {3, 3, 3, 3}, c3 = 3, wf[2] = {4, 75};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    nc_tensor *W1 = filled(4, w1, 1.0f, -0.3f, 1), *W2 = filled(4, w2, 0.8f, -0.4f, 2), *Wf = filled(2, wf, 1.0f, -0.5f, 3);
+    nc_tensor *th1 = filled(1, &c3, 0.5f, 0.6f, 4), *th2 = NULL;
+    float t2 = 0.9f;
+    int64_t one = 1;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 1, &one, &t2, &th2));
+    nc_conv2d_params p = {.padding = {1, 1}};
+    int c1, i1, cv2, add[2], a, i2, pool, fl, fc, ro;
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, W1, NULL, &p, "c1", &c1));
+    nc_if_params ip1 = {.threshold = th1};
+    NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "i1", &i1));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, i1, W2, NULL, &p, "c2", &cv2));
+    add[0] = cv2;
+    add[1] = i1;
+    NC_ASSERT_OK(nc_snn_add_add(s, 2, add, "add", &a));
+    nc_if_params ip2 = {.threshold = th2};
+    NC_ASSERT_OK(nc_snn_add_if(s, a, &ip2, "i2", &i2));
+    int64_t k[2] = {1, 1};
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, i2, k, k, NULL, 1.0f, "pool", &pool));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pool, "flat", &fl));
+    NC_ASSERT_OK(nc_snn_add_affine(s, fl, Wf, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "out", &ro));
+
+    nc_snn *b = NULL;
+    int n_scale = -1;
+    NC_ASSERT_OK(nc_snn_fold_spike_values(s, &b, &n_scale));
+    assert_int_equal(n_scale, 1);
+    assert_int_equal(b->n_layers, s->n_layers + 1);
+    const nc_snn_layer *sc = layer_named(b, "i1_scale");
+    assert_int_equal(sc->kind, NC_SNN_CONV2D);
+    assert_int_equal(sc->groups, 3);
+    for (int i = 0; i < b->n_layers; i++)
+        if (b->layers[i].kind == NC_SNN_IF)
+            assert_true(((const float *)b->layers[i].spike_value->data)[0] == 1.0f);
+
+    int64_t xs[4] = {3, 2, 5, 5};
+    nc_tensor *x = filled(4, xs, 1.0f, 0.0f, 5);
+    nc_tensor *ya = run_sum(s, x, 20), *yb = run_sum(b, x, 20);
+    for (int64_t i = 0; i < nc_tensor_numel(ya); i++)
+        assert_float_equal(((float *)nc_tensor_data(ya))[i], ((float *)nc_tensor_data(yb))[i],
+                           1e-4 * fmax(1.0, fabs(((float *)nc_tensor_data(ya))[i])));
+    nc_tensor *ts[] = {W1, W2, Wf, th1, th2, x, ya, yb};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    nc_snn_free(b);
+    nc_snn_free(s);
+
+    /* through nc_convert: the report counts the scale layers, outputs agree */
+    nc_model *m = load("tests/fixtures/convert/bn.onnx");
+    nc_tensor *cx = load_f32("tests/fixtures/convert/x.npy");
+    nc_convert_options o = {.binary_spikes = 1}, o0 = {0};
+    nc_snn *s0 = NULL, *s1 = NULL;
+    nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, cx, NULL, &o0, &s0, NULL));
+    NC_ASSERT_OK(nc_convert(m, cx, NULL, &o, &s1, &r));
+    assert_non_null(strstr(nc_convert_report_json(r), "\"scale_layers\": 0"));
+    assert_int_equal(s0->n_layers, s1->n_layers);
+    nc_tensor *y0 = run_sum(s0, cx, 16), *y1 = run_sum(s1, cx, 16);
+    for (int64_t i = 0; i < nc_tensor_numel(y0); i++)
+        assert_float_equal(((float *)nc_tensor_data(y0))[i], ((float *)nc_tensor_data(y1))[i],
+                           1e-4 * fmax(1.0, fabs(((float *)nc_tensor_data(y0))[i])));
+    nc_tensor_free(y0);
+    nc_tensor_free(y1);
+    nc_convert_report_free(r);
+    nc_snn_free(s0);
+    nc_snn_free(s1);
+    nc_tensor_free(cx);
+    nc_model_free(m);
+}
+
+/* ---------------------------------------------------------------- calibration */
+
+static void test_histogram(void **state)
+{
+    (void)state;
+    nc_hist *h = calloc(1, sizeof *h);
+    float v[1000];
+    for (int i = 0; i < 1000; i++)
+        v[i] = (float)(i + 1); /* 1 .. 1000, added in two halves so the range doubles */
+    nc_hist_add(h, v, 400);
+    nc_hist_add(h, v + 400, 600);
+    float zeros[1000] = {0};
+    nc_hist_add(h, zeros, 1000);
+    assert_int_equal(h->pos, 1000);
+    assert_int_equal(h->zeros, 1000);
+    assert_true(h->max == 1000.0);
+    double bin = h->range / NC_CALIB_BINS;
+    assert_true(bin <= 1000.0 / 1024);
+    /* positives only: the 99.9th percentile of 1..1000 is 999; with the
+     * zeros counted, the 99.9th of 2000 values is 998 */
+    assert_float_equal(nc_hist_percentile(h, 99.9, 0), 999.0, bin);
+    assert_float_equal(nc_hist_percentile(h, 99.9, 1), 998.0, bin);
+    assert_float_equal(nc_hist_percentile(h, 50.0, 1), 0.0, 0.0);
+    assert_float_equal(nc_hist_percentile(h, 100.0, 0), 1000.0, 0.0);
+    free(h);
+
+    /* every activation is 1.0 (or 0): only c = 1 quantises it exactly */
+    h = calloc(1, sizeof *h);
+    float ones[64];
+    for (int i = 0; i < 64; i++)
+        ones[i] = i % 4 ? 1.0f : 0.0f;
+    nc_hist_add(h, ones, 64);
+    for (int T = 1; T <= 32; T *= 4) /* exact to one bin */
+        assert_float_equal(nc_hist_mse_clip(h, T), 1.0, h->range / NC_CALIB_BINS);
+    free(h);
+}
+
+/* Per-channel thresholds, and the statistics the report states. */
+static void test_calibration(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/bn.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *a = node_out(m, all, "/Relu"); /* (16, 4, 6, 6) */
+    float mx[4] = {0};
+    for (int64_t i = 0; i < nc_tensor_numel(a); i++) {
+        int c = (int)((i / 36) % 4);
+        float v = ((const float *)nc_tensor_data_const(a))[i];
+        mx[c] = v > mx[c] ? v : mx[c];
+    }
+    nc_convert_options o = {.method = NC_THRESHOLD_MAX, .per_channel = 1, .calib_samples = 100};
+    nc_snn *s = NULL;
+    nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, &r));
+    const nc_snn_layer *I = layer_named(s, "/Relu");
+    assert_int_equal(I->threshold->numel, 4);
+    for (int c = 0; c < 4; c++)
+        if (mx[c] > 0)
+            assert_true(((const float *)I->threshold->data)[c] == mx[c]);
+    const char *json = nc_convert_report_json(r);
+    assert_non_null(strstr(json, "\"samples_used\": 16"));
+    assert_non_null(strstr(json, "\"method\": \"max\""));
+    assert_non_null(strstr(json, "\"channels\": 4"));
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+
+    /* MSE and percentile thresholds lie in (0, max]; the percentile below the max */
+    nc_convert_options om = {.method = NC_THRESHOLD_MSE, .timesteps = 4}, op = {.percentile = 90};
+    nc_snn *sm = NULL, *sp = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &om, &sm, NULL));
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &op, &sp, NULL));
+    float all_max = fmaxf(fmaxf(mx[0], mx[1]), fmaxf(mx[2], mx[3]));
+    float tm = ((const float *)layer_named(sm, "/Relu")->threshold->data)[0];
+    float tp = ((const float *)layer_named(sp, "/Relu")->threshold->data)[0];
+    assert_true(tm > 0 && tm <= all_max);
+    assert_true(tp > 0 && tp < all_max);
+    nc_snn_free(sm);
+    nc_snn_free(sp);
+    free_all(m, all);
+    nc_tensor_free(x);
+    nc_model_free(m);
+
+    /* a model with a fixed batch of 4 calibrates in batches of 4 (10 rows: the last padded) */
+    m = load("tests/fixtures/opsets/cnn_op13_nofold_fixed.onnx");
+    nc_tensor *fx = load_f32("examples/data/fmnist_test_x.npy"), *ten = rows(fx, 10);
+    NC_ASSERT_OK(nc_convert(m, ten, NULL, NULL, &s, &r));
+    assert_int_equal(count_kind(s, NC_SNN_IF), 3);
+    assert_non_null(strstr(nc_convert_report_json(r), "\"samples_used\": 10"));
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_tensor_free(ten);
+    nc_tensor_free(fx);
+    nc_model_free(m);
+}
+
+/* QCFS fine-tuning (the training engine) runs on the calibration data with
+ * labels and moves the thresholds; the report keeps both. */
+static void test_qcfs_finetune(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/mlp_bn.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy"), *y = NULL;
+    int64_t n = 16, lab[16];
+    for (int i = 0; i < 16; i++)
+        lab[i] = i % 3;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, &n, lab, &y));
+    nc_convert_options o = {.qcfs_epochs = 2, .qcfs_lr = 0.05f, .qcfs_batch = 8, .bias_correction = 1};
+    nc_snn *s = NULL, *s0 = NULL;
+    nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s0, NULL));
+    NC_ASSERT_OK(nc_convert(m, x, y, &o, &s, &r));
+    const char *json = nc_convert_report_json(r);
+    assert_non_null(strstr(json, "\"threshold_before_finetune\""));
+    assert_non_null(strstr(json, "\"samples\": 16"));
+    assert_non_null(strstr(json, "bias correction is skipped"));
+    const nc_snn_layer *a = layer_named(s0, "/net/net.3/Relu"), *b = layer_named(s, "/net/net.3/Relu");
+    assert_true(((const float *)a->threshold->data)[0] != ((const float *)b->threshold->data)[0]);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_snn_free(s0);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_model_free(m);
+}
+
+/* ---------------------------------------------------------------- the examples */
+
+static int argmax(const float *v, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        b = v[i] > v[b] ? i : b;
+    return b;
+}
+
+static void expect_accuracy(const char *name, const nc_convert_options *o, double margin)
+{
+    char path[256];
+    snprintf(path, sizeof path, "examples/models/%s.onnx", name);
+    nc_model *m = load(path);
+    nc_tensor *x = load_f32("examples/data/fmnist_test_x.npy"), *x64 = rows(x, 64), *y = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_y.npy"), NC_DTYPE_I64, &y));
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x64, NULL, o, &s, NULL));
+    nc_tensor *ann = NULL;
+    const nc_tensor *ins[1] = {x64};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann, 1));
+    nc_tensor *snn = run_sum(s, x64, 32);
+    const int64_t *lab = nc_tensor_data_const(y);
+    int ca = 0, cs = 0;
+    for (int i = 0; i < 64; i++) {
+        ca += argmax((const float *)nc_tensor_data_const(ann) + 10 * i, 10) == lab[i];
+        cs += argmax((const float *)nc_tensor_data_const(snn) + 10 * i, 10) == lab[i];
+    }
+    double acc_ann = 100.0 * ca / 64, acc_snn = 100.0 * cs / 64;
+    print_message("%s: ANN %.1f %%, SNN (T = 32) %.1f %% on 64 images\n", name, acc_ann, acc_snn);
+    if (acc_snn < acc_ann - margin)
+        fail_msg("%s: SNN %.1f %% is more than %.0f points below the ANN's %.1f %%", name, acc_snn, margin, acc_ann);
+    nc_tensor *ts[] = {x, x64, y, ann, snn};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    nc_snn_free(s);
+    nc_model_free(m);
+}
+
+static void test_examples(void **state)
+{
+    (void)state;
+    nc_convert_options o = {.timesteps = 32};
+    expect_accuracy("mlp", &o, 6);
+    expect_accuracy("cnn", &o, 6);
+    /* the residual net needs the bias correction at T = 32 (Li et al. 2021) */
+    nc_convert_options rb = {.timesteps = 32, .calib_samples = 16, .bias_correction = 1};
+    expect_accuracy("resnet", &rb, 6);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bn_folding),   cmocka_unit_test(test_qcfs_pattern),
+        cmocka_unit_test(test_first_layer_counts), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_refused_layouts),
+        cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_binary_spikes), cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_calibration),  cmocka_unit_test(test_qcfs_finetune),
+        cmocka_unit_test(test_examples),
+    };
+    if (getenv("NC_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("NC_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,509 @@
+/* Conformance of the cpu-fast backend against the reference ("cpu"): on
+ * random layers (convolutions with stride, padding, dilation and groups,
+ * pooling of spikes and of currents, max pooling, residual Adds, Affine),
+ * on networks with the example CNN's shapes, and on the example models
+ * converted from ONNX. The fast backend sums every output in the
+ * reference's order, so everything must be equal bit for bit: readout sums
+ * (and per-step outputs), spike counts, synaptic-op counts, spike trains and
+ * membrane traces, for each instruction set the CPU has, several batch
+ * sizes and thread counts, direct, Poisson and time-series input. */
+#define _XOPEN_SOURCE 700
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kernels/fast_kernels.h"
+#include "snn/snn_ir.h"
+
+/* ---- deterministic random numbers ---- */
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+
+static float frand(void) /* uniform in [0, 1) */
+{
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)(g_rng >> 40) * (1.0f / 16777216.0f);
+}
+
+static nc_tensor *rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
+    float *d = nc_tensor_data(t);
+    for (int64_t i = 0; i < nc_tensor_numel(t); i++)
+        d[i] = lo + (hi - lo) * frand();
+    return t;
+}
+
+/* Input samples in [0, 1), with some exact zeros as images have. */
+static nc_tensor *rand_input(const nc_snn *s, int T, int N)
+{
+    nc_snn_layer_info in;
+    NC_ASSERT_OK(nc_snn_get_layer(s, 0, &in));
+    int64_t shape[NC_MAX_DIMS + 2];
+    int nd = 0;
+    if (T > 0)
+        shape[nd++] = T;
+    shape[nd++] = N;
+    for (int d = 0; d < in.ndim; d++)
+        shape[nd++] = in.shape[d];
+    nc_tensor *x = rand_tensor(nd, shape, 0.0f, 1.0f);
+    float *d = nc_tensor_data(x);
+    for (int64_t i = 0; i < nc_tensor_numel(x); i++)
+        if (d[i] < 0.3f)
+            d[i] = 0.0f;
+    return x;
+}
+
+/* ---- builders of random layers ---- */
+
+static int conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t dil,
+                int64_t groups, float wscale)
+{
+    nc_snn_layer_info X;
+    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
+    int64_t ws[4] = {cout, X.shape[0] / groups, k, k}, bs[1] = {cout};
+    nc_tensor *w = rand_tensor(4, ws, -wscale, wscale), *b = rand_tensor(1, bs, -0.1f, 0.3f);
+    nc_conv2d_params p = {{stride, stride}, {pad, pad}, {dil, dil}, groups};
+    int id;
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, from, w, b, &p, NULL, &id));
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    return id;
+}
+
+static int affine(nc_snn *s, int from, int64_t out, float wscale)
+{
+    nc_snn_layer_info X;
+    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
+    int64_t in = 1;
+    for (int d = 0; d < X.ndim; d++)
+        in *= X.shape[d];
+    int64_t ws[2] = {out, in}, bs[1] = {out};
+    nc_tensor *w = rand_tensor(2, ws, -wscale, wscale), *b = rand_tensor(1, bs, -0.1f, 0.3f);
+    int id;
+    NC_ASSERT_OK(nc_snn_add_affine(s, from, w, b, NULL, &id));
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    return id;
+}
+
+/* IF with θ per layer (n = 1), per channel (n = C) or per neuron; spike
+ * values θ (default) or given per neuron when sval_full. */
+static int if_layer(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
+{
+    nc_snn_layer_info X;
+    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
+    int64_t size = 1;
+    for (int d = 0; d < X.ndim; d++)
+        size *= X.shape[d];
+    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
+    nc_tensor *th = rand_tensor(1, n, theta * 0.7f, theta * 1.3f), *sv = NULL;
+    if (sval_full) {
+        int64_t f[1] = {size};
+        sv = rand_tensor(1, f, 0.5f, 1.5f);
+    }
+    nc_if_params p = {.threshold = th, .spike_value = sv, .reset = reset};
+    int id;
+    NC_ASSERT_OK(nc_snn_add_if(s, from, &p, NULL, &id));
+    nc_tensor_free(th);
+    nc_tensor_free(sv);
+    return id;
+}
+
+static int pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
+{
+    int64_t kk[2] = {k, k}, st[2] = {stride, stride}, pd[2] = {pad, pad};
+    int id;
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, from, kk, st, pd, 1.0f / (float)(k * k), NULL, &id));
+    return id;
+}
+
+/* ---- the comparison ---- */
+
+typedef struct run_out {
+    nc_tensor *y;
+    int64_t spikes[64], synops[64];
+    nc_tensor *spk[64], *mem[64];
+} run_out;
+
+static void run_out_free(run_out *r)
+{
+    nc_tensor_free(r->y);
+    for (int i = 0; i < 64; i++) {
+        nc_tensor_free(r->spk[i]);
+        nc_tensor_free(r->mem[i]);
+    }
+}
+
+static void run_backend(const nc_snn *s, const char *backend, const nc_tensor *x, int T, nc_encoding enc,
+                        int per_step, run_out *r)
+{
+    int nl = (int)nc_snn_num_layers(s);
+    assert_true(nl <= 64);
+    const char *names[64];
+    for (int i = 0; i < nl; i++) {
+        nc_snn_layer_info L;
+        NC_ASSERT_OK(nc_snn_get_layer(s, i, &L));
+        names[i] = L.name;
+    }
+    nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 7,
+                            .per_step = per_step, .record = names, .n_record = nl};
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    memset(r, 0, sizeof *r);
+    NC_ASSERT_OK(nc_session_run(ss, x, &r->y));
+    for (int i = 0; i < nl; i++) {
+        NC_ASSERT_OK(nc_session_spike_count(ss, i, &r->spikes[i]));
+        NC_ASSERT_OK(nc_session_synops(ss, i, &r->synops[i]));
+        NC_ASSERT_OK(nc_session_trace(ss, names[i], 0, &r->spk[i]));
+        NC_ASSERT_OK(nc_session_trace(ss, names[i], 1, &r->mem[i]));
+    }
+    nc_session_free(ss);
+}
+
+static void assert_same_tensor(const nc_tensor *a, const nc_tensor *b, const char *what, int layer)
+{
+    assert_int_equal(nc_tensor_numel(a), nc_tensor_numel(b));
+    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
+    for (int64_t k = 0; k < nc_tensor_numel(a); k++)
+        if (memcmp(&x[k], &y[k], sizeof(float)) != 0 && !(x[k] == 0.0f && y[k] == 0.0f))
+            fail_msg("%s of layer %d differs at %lld: cpu %.9g, cpu-fast %.9g", what, layer, (long long)k,
+                     (double)x[k], (double)y[k]);
+}
+
+static int64_t g_total_spikes; /* over the checks, so tests can see spikes happened */
+
+/* Runs both backends with everything recorded and demands equality. */
+static void check_same(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc, int per_step)
+{
+    run_out a, b;
+    run_backend(s, "cpu", x, T, enc, per_step, &a);
+    run_backend(s, "cpu-fast", x, T, enc, per_step, &b);
+    assert_same_tensor(a.y, b.y, "output", -1);
+    int nl = (int)nc_snn_num_layers(s);
+    for (int i = 0; i < nl; i++) {
+        if (a.spikes[i] != b.spikes[i])
+            fail_msg("spike count of layer %d: cpu %lld, cpu-fast %lld", i, (long long)a.spikes[i],
+                     (long long)b.spikes[i]);
+        if (a.synops[i] != b.synops[i])
+            fail_msg("synaptic ops of layer %d: cpu %lld, cpu-fast %lld", i, (long long)a.synops[i],
+                     (long long)b.synops[i]);
+        assert_same_tensor(a.spk[i], b.spk[i], "spike trace", i);
+        assert_same_tensor(a.mem[i], b.mem[i], "membrane/value trace", i);
+        g_total_spikes += a.spikes[i];
+    }
+    run_out_free(&a);
+    run_out_free(&b);
+}
+
+/* Every kernel set this CPU runs, several batch sizes, thread counts and
+ * input modes. */
+static void check_all(const nc_snn *s, int T)
+{
+    static const char *isas[] = {"generic", "avx2", "avx512"};
+    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
+        if (!nc_fast_kernels_select(isas[k]))
+            continue;
+        setenv("NEUROC_CPU_FAST_ISA", isas[k], 1);
+        static const int batches[] = {1, 5};
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+            int N = batches[b];
+            nc_tensor *x = rand_input(s, 0, N);
+            check_same(s, x, T, NC_ENCODING_DIRECT, 0);
+            check_same(s, x, T, NC_ENCODING_POISSON, 1);
+            nc_tensor_free(x);
+        }
+        nc_tensor *xs = rand_input(s, T, 3); /* time series: nothing is static */
+        check_same(s, xs, T, NC_ENCODING_DIRECT, 1);
+        nc_tensor_free(xs);
+    }
+    unsetenv("NEUROC_CPU_FAST_ISA");
+#ifdef _OPENMP
+    int was = omp_get_max_threads();
+    nc_tensor *x = rand_input(s, 0, 4);
+    omp_set_num_threads(1);
+    check_same(s, x, T, NC_ENCODING_DIRECT, 0);
+    omp_set_num_threads(3);
+    check_same(s, x, T, NC_ENCODING_DIRECT, 0);
+    omp_set_num_threads(was);
+    nc_tensor_free(x);
+#endif
+}
+
+/* ---- networks ---- */
+
+/* Convolutions with stride, padding, dilation and groups, a pooling of
+ * spikes folded into events (overlapping windows, padding), residual Adds
+ * of spikes and currents, flatten, affine. */
+static void test_random_conv_layers(void **state)
+{
+    (void)state;
+    int64_t in[3] = {3, 11, 9};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int c1 = conv(s, 0, 8, 3, 1, 1, 1, 1, 0.6f);          /* 8 × 11 × 9 */
+    int i1 = if_layer(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int c2 = conv(s, i1, 8, 3, 2, 1, 1, 2, 0.5f);         /* stride 2, groups 2: 8 × 6 × 5 */
+    int i2 = if_layer(s, c2, 1, 0, NC_RESET_SUBTRACT, 0.8f);
+    int p2 = pool(s, i2, 3, 1, 1);                        /* overlapping windows with padding */
+    int c3 = conv(s, p2, 8, 3, 1, 2, 2, 4, 0.8f);         /* dilation 2, groups 4 */
+    int from[2] = {c3, i2}, add;
+    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &add)); /* currents + spikes */
+    int i3 = if_layer(s, add, 2, 0, NC_RESET_ZERO, 0.9f);
+    int c4 = conv(s, i3, 64, 2, 2, 0, 1, 1, 0.5f);        /* kernel 2 stride 2: 64 × 3 × 2 */
+    int i4 = if_layer(s, c4, 0, 0, NC_RESET_SUBTRACT, 0.7f);
+    int fl, ro;
+    NC_ASSERT_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int f1 = affine(s, fl, 20, 0.5f);
+    int i5 = if_layer(s, f1, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    int f2 = affine(s, i5, 7, 0.5f);
+    NC_ASSERT_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    g_total_spikes = 0;
+    check_all(s, 6);
+    assert_true(g_total_spikes > 0);
+    nc_snn_free(s);
+}
+
+/* Pools the fast backend cannot fold (per-neuron spike values, a pool of a
+ * pool, a pool of the input), max pooling of currents, an Add of two spike
+ * layers feeding a neuron directly, and an IF reading the input itself. */
+static void test_dense_fallbacks(void **state)
+{
+    (void)state;
+    int64_t in[3] = {2, 8, 8};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int p0 = pool(s, 0, 2, 2, 0);                         /* pool of the (analog or Poisson) input */
+    int c1 = conv(s, p0, 6, 3, 1, 1, 1, 1, 0.8f);
+    int64_t k3[2] = {3, 3}, s1[2] = {1, 1}, pd1[2] = {1, 1};
+    int mp;
+    NC_ASSERT_OK(nc_snn_add_maxpool2d(s, c1, k3, s1, pd1, NULL, &mp));      /* 6 × 4 × 4 */
+    int i1 = if_layer(s, mp, 1, 1, NC_RESET_SUBTRACT, 0.6f);                 /* per-neuron spike values */
+    int p1 = pool(s, i1, 2, 2, 0);                                           /* not foldable: dense */
+    int p2 = pool(s, p1, 2, 1, 0);                                           /* pool of a pool */
+    int i2 = if_layer(s, p2, 0, 0, NC_RESET_SUBTRACT, 0.3f);
+    int i2b = if_layer(s, p2, 1, 0, NC_RESET_ZERO, 0.4f);
+    int from[2] = {i2, i2b}, add;
+    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &add));                   /* spikes + spikes */
+    int i3 = if_layer(s, add, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    int iin = if_layer(s, 0, 1, 0, NC_RESET_SUBTRACT, 1.5f);                /* IF on the input */
+    int pin = pool(s, iin, 2, 2, 0);                                         /* folded pool */
+    int fl1, fl2, ro;
+    NC_ASSERT_OK(nc_snn_add_flatten(s, i3, NULL, &fl1));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pin, NULL, &fl2));
+    int f1 = affine(s, fl1, 5, 0.8f), f2 = affine(s, fl2, 5, 0.8f);
+    int sum[2] = {f1, f2}, a2;
+    NC_ASSERT_OK(nc_snn_add_add(s, 2, sum, NULL, &a2));
+    NC_ASSERT_OK(nc_snn_add_readout(s, a2, NULL, &ro));
+    g_total_spikes = 0;
+    check_all(s, 5);
+    assert_true(g_total_spikes > 0);
+    nc_snn_free(s);
+}
+
+/* The example CNN's shapes (examples/train_fashion.py) with random weights:
+ * conv 16 → IF → avgpool 2 → conv 32 → IF → avgpool 2 → fc 128 → IF → fc 10
+ * (the converted examples have thresholds per layer; here per channel and
+ * per neuron). */
+static void test_example_cnn_shapes(void **state)
+{
+    (void)state;
+    int64_t in[3] = {1, 28, 28};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int c1 = conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f);
+    int i1 = if_layer(s, c1, 1, 0, NC_RESET_SUBTRACT, 1.0f); /* θ per channel */
+    int p1 = pool(s, i1, 2, 2, 0);
+    int c2 = conv(s, p1, 32, 3, 1, 1, 1, 1, 0.3f);
+    int i2 = if_layer(s, c2, 2, 0, NC_RESET_SUBTRACT, 1.0f); /* θ per neuron */
+    int p2 = pool(s, i2, 2, 2, 0);
+    int fl, ro;
+    NC_ASSERT_OK(nc_snn_add_flatten(s, p2, NULL, &fl));
+    int f1 = affine(s, fl, 128, 0.1f);
+    int i3 = if_layer(s, f1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int f2 = affine(s, i3, 10, 0.3f);
+    NC_ASSERT_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    g_total_spikes = 0;
+    check_all(s, 8);
+    assert_true(g_total_spikes > 0);
+    nc_snn_free(s);
+}
+
+/* LIF and CubaLIF layers (as NIR files bring them), built through the IR. */
+static void test_lif_layers(void **state)
+{
+    (void)state;
+    int64_t in[3] = {2, 5, 5};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int c1 = conv(s, 0, 8, 3, 1, 1, 1, 1, 1.0f);
+    for (int k = 0; k < 2; k++) {
+        int from = k == 0 ? c1 : s->n_layers - 1;
+        nc_snn_layer *L = nc_snn_append(s, k == 0 ? NC_SNN_LIF : NC_SNN_CUBALIF, NULL, 1);
+        assert_non_null(L);
+        L->inputs[0] = from;
+        L->ndim = 3;
+        memcpy(L->shape, s->layers[from].shape, sizeof L->shape);
+        int64_t one[1] = {1}, c[1] = {8};
+        L->threshold = rand_tensor(1, c, 0.5f, 1.0f);
+        L->tau = rand_tensor(1, one, 2e-3f, 3e-3f);
+        L->r = rand_tensor(1, one, 5.0f, 6.0f);
+        L->v_leak = rand_tensor(1, one, 0.0f, 0.1f);
+        if (k == 1) {
+            L->tau_syn = rand_tensor(1, c, 1e-3f, 2e-3f);
+            L->w_in = rand_tensor(1, one, 1.0f, 2.0f);
+        }
+        L->dt = 1e-3;
+        L->reset = k == 0 ? NC_RESET_ZERO : NC_RESET_SUBTRACT;
+        if (k == 0) {
+            int c2 = conv(s, s->n_layers - 1, 8, 3, 1, 1, 1, 1, 0.8f);
+            (void)c2;
+        }
+    }
+    int p = pool(s, s->n_layers - 1, 5, 5, 0), fl, ro;
+    NC_ASSERT_OK(nc_snn_add_flatten(s, p, NULL, &fl));
+    int f = affine(s, fl, 4, 1.0f);
+    NC_ASSERT_OK(nc_snn_add_readout(s, f, NULL, &ro));
+    g_total_spikes = 0;
+    check_all(s, 6);
+    assert_true(g_total_spikes > 0);
+    nc_snn_free(s);
+}
+
+static void test_refuses_cleanly(void **state)
+{
+    (void)state;
+    int64_t in[1] = {4};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    int a = affine(s, 0, 3, 1.0f), b = affine(s, 0, 2, 1.0f), from[2] = {a, b}, cat;
+    NC_ASSERT_OK(nc_snn_add_concat(s, 2, from, "cat", &cat));
+    nc_session_options o = {.backend = "cpu-fast", .timesteps = 2};
+    nc_session *ss = NULL;
+    assert_int_equal(nc_session_create(s, &o, &ss), NC_ERR_UNSUPPORTED);
+    assert_null(ss);
+    assert_non_null(strstr(nc_last_error(), "cat"));
+    assert_non_null(strstr(nc_last_error(), "Concat"));
+    nc_snn_free(s);
+    setenv("NEUROC_CPU_FAST_ISA", "vliw", 1);
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    affine(s, 0, 3, 1.0f);
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    nc_tensor *x = rand_input(s, 0, 2), *y = (nc_tensor *)1;
+    assert_int_equal(nc_session_run(ss, x, &y), NC_ERR_BACKEND_UNAVAILABLE);
+    assert_null(y);
+    unsetenv("NEUROC_CPU_FAST_ISA");
+    NC_ASSERT_OK(nc_session_run(ss, x, &y));
+    nc_tensor_free(y);
+    nc_tensor_free(x);
+    nc_session_free(ss);
+    nc_snn_free(s);
+}
+
+/* The shipped example models, converted (calibrated on 64 test images). */
+static void convert_and_check(const char *onnx)
+{
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(onnx), NULL, &m));
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_x.npy"), NC_DTYPE_F32, &x));
+    int64_t shape[4];
+    memcpy(shape, nc_tensor_shape(x), sizeof shape);
+    assert_true(shape[0] >= 64);
+    nc_tensor *calib = NULL, *batch = NULL;
+    shape[0] = 64;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, nc_tensor_data(x), &calib));
+    shape[0] = 6;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, (float *)nc_tensor_data(x) + 64 * 784, &batch));
+    nc_convert_options co = {.calib_samples = 64};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, calib, NULL, &co, &s, NULL));
+    g_total_spikes = 0;
+    check_same(s, batch, 8, NC_ENCODING_DIRECT, 0);
+    check_same(s, batch, 4, NC_ENCODING_POISSON, 1);
+    assert_true(g_total_spikes > 0);
+    nc_snn_free(s);
+    nc_tensor_free(batch);
+    nc_tensor_free(calib);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+static void test_example_models(void **state)
+{
+    (void)state;
+    convert_and_check("examples/models/cnn.onnx");
+    convert_and_check("examples/models/cnn_qcfs.onnx");
+    convert_and_check("examples/models/resnet.onnx");
+    convert_and_check("examples/models/mlp.onnx");
+}
+
+/* `neuroc bench` end to end on a small network: both backends, JSON out,
+ * and the usage errors. */
+static void test_bench_command(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nc_fast_XXXXXX", nir[64], js[64], cmd[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(nir, sizeof nir, "%s/net.nir", dir);
+    snprintf(js, sizeof js, "%s/b.json", dir);
+    int64_t in[3] = {1, 12, 12};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int c1 = conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f), i1 = if_layer(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int p1 = pool(s, i1, 2, 2, 0), fl, ro;
+    NC_ASSERT_OK(nc_snn_add_flatten(s, p1, NULL, &fl));
+    NC_ASSERT_OK(nc_snn_add_readout(s, affine(s, fl, 4, 0.3f), NULL, &ro));
+    NC_ASSERT_OK(nc_snn_save_nir(s, nir));
+    nc_snn_free(s);
+    const char *neuroc = NC_BINARY_DIR "/neuroc";
+    snprintf(cmd, sizeof cmd, "%s bench %s --backend cpu,cpu-fast --batch 1,3 -T 3 --min-time 0 --threads 2 "
+             "--json %s > %s/out.txt 2>&1", neuroc, nir, js, dir);
+    assert_int_equal(system(cmd), 0);
+    char text[8192] = "";
+    FILE *f = fopen(js, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(text, "\"backend\": \"cpu-fast\", \"batch\": 3"));
+    assert_non_null(strstr(text, "\"backend\": \"cpu\", \"batch\": 1"));
+    assert_non_null(strstr(text, "\"synaptic_events_per_s\""));
+    assert_non_null(strstr(text, "\"spike_density\": {\""));
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    f = fopen(cmd, "r");
+    assert_non_null(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(text, "images/s"));
+    assert_non_null(strstr(text, "speed-up over cpu"));
+    /* an unknown backend fails (1); a .onnx without data is a usage error (2) */
+    snprintf(cmd, sizeof cmd, "%s bench %s --backend tpu --min-time 0 > /dev/null 2>&1", neuroc, nir);
+    int rc = system(cmd);
+    assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+    snprintf(cmd, sizeof cmd, "%s bench %s > /dev/null 2>&1", neuroc, nc_test_src("examples/models/mlp.onnx"));
+    rc = system(cmd);
+    assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_conv_layers), cmocka_unit_test(test_dense_fallbacks),
+        cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
+        cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
+        cmocka_unit_test(test_bench_command),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
