@@ -100,8 +100,8 @@ static inline void or_bits8(uint64_t *acc, int m, __m256i bit)
     _mm256_storeu_si256(a + 1, _mm256_or_si256(_mm256_loadu_si256(a + 1), _mm256_and_si256(lanes64(m, 1), bit)));
 }
 
-static int64_t if_cl_avx2(float *v, const float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
-                          int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt)
+static int64_t if_cl_avx2(float *v, float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
+                          int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt, const float *refill)
 {
     uint64_t acc[CL_BLOCK + 8];
     const __m256i l32 = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1), one = _mm256_set1_epi32(1);
@@ -118,6 +118,8 @@ static int64_t if_cl_avx2(float *v, const float *cur, const float *theta, int th
                 uint32_t *cw = pwin && pwin[p] >= 0 ? cnt + (int64_t)pwin[p] * C + c0 : NULL;
                 for (; c + 8 <= cn; c += 8) {
                     int m = if8(v + row + c, cur + row + c, th + c, reset_zero);
+                    if (refill)
+                        _mm256_storeu_ps(cur + row + c, _mm256_loadu_ps(refill + c0 + c));
                     or_bits8(acc + c, m, bit);
                     count += __builtin_popcount((unsigned)m);
                     if (cw) {
@@ -128,6 +130,8 @@ static int64_t if_cl_avx2(float *v, const float *cur, const float *theta, int th
                 }
                 for (; c < cn; c++) {
                     int s = if1(v + row + c, cur[row + c], th[c], reset_zero);
+                    if (refill)
+                        cur[row + c] = refill[c0 + c];
                     acc[c] |= (uint64_t)s << (p - p0);
                     count += s;
                     if (cw)

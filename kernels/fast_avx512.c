@@ -138,10 +138,10 @@ static inline void or_bits16(uint64_t *acc, unsigned m, __m512i bit)
 
 /* if_cl for NC = 16, 32 or 64 channels (a constant): the words being
  * gathered stay in registers and every vector is whole. */
-static inline __attribute__((always_inline)) int64_t if_cl_regs(float *v, const float *cur, const float *theta,
+static inline __attribute__((always_inline)) int64_t if_cl_regs(float *v, float *cur, const float *theta,
                                                               int theta_full, int64_t HW, const int NC,
                                                               int reset_zero, uint64_t *bits, const int32_t *pwin,
-                                                              uint32_t *cnt)
+                                                              uint32_t *cnt, const float *refill)
 {
     const __m512i one = _mm512_set1_epi32(1);
     const __m512 zero = _mm512_setzero_ps();
@@ -161,6 +161,8 @@ static inline __attribute__((always_inline)) int64_t if_cl_regs(float *v, const 
             for (int c = 0; c < NC; c += 16) {
                 __m512 t = _mm512_loadu_ps(th + c);
                 __m512 m = _mm512_add_ps(_mm512_loadu_ps(v + row + c), _mm512_loadu_ps(cur + row + c));
+                if (refill)
+                    _mm512_storeu_ps(cur + row + c, _mm512_loadu_ps(refill + c));
                 __mmask16 s = _mm512_cmp_ps_mask(m, t, _CMP_GE_OQ);
                 _mm512_storeu_ps(v + row + c, _mm512_mask_blend_ps(s, m, reset_zero ? zero : _mm512_sub_ps(m, t)));
                 acc[c / 8] = _mm512_mask_or_epi64(acc[c / 8], (__mmask8)s, acc[c / 8], bit);
@@ -182,15 +184,15 @@ static inline __attribute__((always_inline)) int64_t if_cl_regs(float *v, const 
     return count;
 }
 
-static int64_t if_cl_avx512(float *v, const float *cur, const float *theta, int theta_full, int64_t HW,
-                            int64_t C, int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt)
+static int64_t if_cl_avx512(float *v, float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
+                            int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt, const float *refill)
 {
     if (C == 16)
-        return if_cl_regs(v, cur, theta, theta_full, HW, 16, reset_zero, bits, pwin, cnt);
+        return if_cl_regs(v, cur, theta, theta_full, HW, 16, reset_zero, bits, pwin, cnt, refill);
     if (C == 32)
-        return if_cl_regs(v, cur, theta, theta_full, HW, 32, reset_zero, bits, pwin, cnt);
+        return if_cl_regs(v, cur, theta, theta_full, HW, 32, reset_zero, bits, pwin, cnt, refill);
     if (C == 64)
-        return if_cl_regs(v, cur, theta, theta_full, HW, 64, reset_zero, bits, pwin, cnt);
+        return if_cl_regs(v, cur, theta, theta_full, HW, 64, reset_zero, bits, pwin, cnt, refill);
     uint64_t acc[CL_BLOCK + 16];
     const __m512i one = _mm512_set1_epi32(1);
     int64_t count = 0, wpc = (HW + 63) >> 6;
@@ -207,6 +209,8 @@ static int64_t if_cl_avx512(float *v, const float *cur, const float *theta, int 
                 for (int64_t c = 0; c < cn; c += 16) {
                     __mmask16 live = cn - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cn - c)) - 1);
                     unsigned m = if16(v + row + c, cur + row + c, th + c, reset_zero, live);
+                    if (refill)
+                        _mm512_mask_storeu_ps(cur + row + c, live, _mm512_maskz_loadu_ps(live, refill + c0 + c));
                     or_bits16(acc + c, m, bit);
                     count += __builtin_popcount(m);
                     if (cw) {

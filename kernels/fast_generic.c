@@ -41,8 +41,9 @@ static int64_t if_flat_generic(float *v, const float *cur, const float *theta, i
     return count;
 }
 
-static int64_t if_cl_generic(float *v, const float *cur, const float *theta, int theta_full, int64_t HW,
-                             int64_t C, int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt)
+static int64_t if_cl_generic(float *v, float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
+                             int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt,
+                             const float *refill)
 {
     int64_t count = 0, wpc = (HW + 63) / 64;
     memset(bits, 0, (size_t)(C * wpc) * sizeof *bits);
@@ -51,6 +52,8 @@ static int64_t if_cl_generic(float *v, const float *cur, const float *theta, int
         for (int64_t c = 0; c < C; c++) {
             int64_t k = p * C + c;
             int s = nc_if_step(&v[k], cur[k], theta[theta_full ? k : c], reset_zero);
+            if (refill)
+                cur[k] = refill[c];
             bits[c * wpc + (p >> 6)] |= (uint64_t)s << (p & 63);
             count += s;
             if (cw)

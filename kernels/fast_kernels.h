@@ -63,9 +63,11 @@ typedef struct nc_fast_kernels {
      * theta is per neuron ([HW][C]) with theta_full, else per channel (C).
      * With pwin (the window of a following pooling that each position falls
      * in, windows disjoint; -1 for none) it also counts every window's
-     * spikes: cnt[pwin[p]·C + c] += 1 (cnt is cleared by the caller). */
-    int64_t (*if_cl)(float *v, const float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
-                     int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt);
+     * spikes: cnt[pwin[p]·C + c] += 1 (cnt is cleared by the caller).
+     * With refill (C values), each current is set to refill[c] once read:
+     * the bias a convolution's accumulators start the next step from. */
+    int64_t (*if_cl)(float *v, float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
+                     int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt, const float *refill);
     /* For counts cnt[o·C + c] (o < n): sets bit o % 64 of word c·wpc + o / 64
      * of nz where the count is not zero (every word is written; wpc =
      * ceil(n / 64)), and returns the sum of the counts of the channels whose

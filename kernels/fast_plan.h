@@ -41,6 +41,11 @@ typedef struct fast_layer {
     int64_t kk1;
     int fused_pool;      /* IF: the Pool2d whose counts its kernel makes (or -1) */
     int theta_full;      /* theta per neuron; else (a channel-last IF) theta[c] per channel */
+    /* A channel-last IF that is the only reader of a Conv2d refills the
+     * conv's accumulators with the bias as it reads them (refill_of = the
+     * conv), so a conv that runs every step (refilled) skips its own bias
+     * copy after the first step. */
+    int refill_of, refilled;
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
     int is_static;       /* set per run: output constant over time */

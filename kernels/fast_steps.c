@@ -338,7 +338,8 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             }
             case NC_SNN_CONV2D: {
                 float *acc = W->dense[i];
-                memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
+                if (!F->refilled || t == 0) /* else the IF reading it put the bias back */
+                    memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
                 int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
                 ops[i] += K->conv(&F->conv, F->wt, W->ev_idx, W->ev_val, ne, acc);
                 break;
@@ -373,8 +374,10 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                     int fp = F->fused_pool;
                     if (fp >= 0)
                         memset(W->cnt[fp], 0, (size_t)P->L[fp].size * sizeof(uint32_t));
-                    spk[i] += K->if_cl(W->v[i], cur, F->theta, F->theta_full, F->HW, F->C, rz, W->bits[i],
-                                       fp >= 0 ? P->L[fp].pwin : NULL, fp >= 0 ? W->cnt[fp] : NULL);
+                    int rf = F->refill_of >= 0 && !P->L[F->refill_of].is_static ? F->refill_of : -1;
+                    spk[i] += K->if_cl(W->v[i], rf >= 0 ? W->dense[rf] : (float *)cur, F->theta, F->theta_full,
+                                       F->HW, F->C, rz, W->bits[i], fp >= 0 ? P->L[fp].pwin : NULL,
+                                       fp >= 0 ? W->cnt[fp] : NULL, rf >= 0 ? nc_f32(s->layers[rf].bias) : NULL);
                 } else {
                     for (int64_t r = 0; r < F->BC; r++) /* a row of bits per channel */
                         spk[i] += K->if_flat(W->v[i] + r * F->BHW, cur + r * F->BHW, F->theta + r * F->BHW,

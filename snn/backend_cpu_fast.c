@@ -312,6 +312,7 @@ static nc_status plan_layers(fast_plan *P)
         F->view = i;
         F->neuron = is_neuron(L->kind);
         F->fused_pool = -1;
+        F->refill_of = -1;
         const fast_layer *X = L->n_inputs > 0 ? &P->L[P->L[L->inputs[0]].view] : NULL;
         int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
         /* Read in place: a dense input other than the Input layer (which may
@@ -371,6 +372,20 @@ static nc_status plan_layers(fast_plan *P)
         }
         if (!ok)
             return nc_errorf(NC_ERR_NOMEM, "out of memory planning layer '%s' for cpu-fast", L->name);
+    }
+    for (int i = 0; i < s->n_layers; i++) { /* IFs that refill their conv (fast_layer.refill_of) */
+        const nc_snn_layer *L = &s->layers[i];
+        int j = L->n_inputs > 0 ? L->inputs[0] : -1, readers = 0;
+        if (L->kind != NC_SNN_IF || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
+            j == nc_snn_output_id(s))
+            continue;
+        for (int k = 0; k < s->n_layers; k++)
+            for (int e = 0; e < s->layers[k].n_inputs; e++)
+                readers += s->layers[k].inputs[e] == j;
+        if (readers == 1) {
+            P->L[i].refill_of = j;
+            P->L[j].refilled = 1;
+        }
     }
     return NC_OK;
 }
