@@ -13,7 +13,7 @@
 
 const char CMD_EVAL_HELP[] =
     "usage: neuroc eval MODEL.nir|MODEL.onnx --data X --labels Y [-T 64]\n"
-    "                   [--backend cpu] [--batch B] [--limit N] [--report R.json]\n"
+    "                   [--backend cpu|cpu-fast] [--batch B] [--limit N] [--report R.json]\n"
     "                   [--plot ACC.svg] [--ann MODEL.onnx] [--encoding direct|poisson]\n"
     "                   [--seed S] [--no-scale] [--mean M1,.. --std S1,..]\n"
     "                   [conversion options, for a .onnx model]\n"
@@ -29,7 +29,8 @@ const char CMD_EVAL_HELP[] =
     "  -l, --labels Y     their integer labels (.npy or IDX)\n"
     "  -T, --timesteps T  steps to run (default 64); accuracy is reported at\n"
     "                     t = 1, 2, 4, ... and T, and at every t in the report\n"
-    "      --backend B    cpu (the reference backend; default)\n"
+    "      --backend B    cpu (the reference backend, the oracle; default) or\n"
+    "                     cpu-fast (event-driven, vectorised; same results)\n"
     "  -b, --batch B      samples per run (default 64)\n"
     "  -n, --limit N      evaluate the first N samples only\n"
     "      --report F     everything as JSON (accuracy at every t, per-layer spike\n"
