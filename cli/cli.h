@@ -24,12 +24,14 @@ int cmd_convert(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_finetune(int argc, char **argv);
 extern const char CMD_INFO_HELP[];
 extern const char CMD_RUN_HELP[];
 extern const char CMD_CONVERT_HELP[];
 extern const char CMD_EVAL_HELP[];
 extern const char CMD_SIM_HELP[];
 extern const char CMD_BENCH_HELP[];
+extern const char CMD_FINETUNE_HELP[];
 
 /* Exit codes: 0 success, 1 failure, 2 bad command line. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -149,7 +151,7 @@ void cli_progress_end(cli_progress *p);
 typedef struct convert_args {
     const char *calib, *timesteps, *levels, *threshold, *calib_samples, *reset, *v0, *maxpool;
     const char *qcfs_epochs, *lr, *qcfs_batch, *seed;
-    int per_channel, count_zeros, binary_spikes;
+    int per_channel, count_zeros, binary_spikes, bias_correction;
 } convert_args;
 /* The options both commands spell the same way. */
 #define CLI_CONVERT_OPTS(c)                                                                       \
@@ -159,7 +161,8 @@ typedef struct convert_args {
         {"--calib-samples", NULL, &(c).calib_samples, NULL}, {"--reset", NULL, &(c).reset, NULL}, \
         {"--v0", NULL, &(c).v0, NULL}, {"--binary-spikes", NULL, NULL, &(c).binary_spikes},        \
         {"--maxpool", NULL, &(c).maxpool, NULL}, {"--qcfs-epochs", NULL, &(c).qcfs_epochs, NULL},  \
-        {"--lr", NULL, &(c).lr, NULL}, {"--seed", NULL, &(c).seed, NULL}
+        {"--lr", NULL, &(c).lr, NULL}, {"--seed", NULL, &(c).seed, NULL},                          \
+        {"--bias-correction", NULL, NULL, &(c).bias_correction}
 /* Fills *o from the arguments; a usage error (exit 2) names the bad one. */
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o);
 /* 1 if any conversion option was given (calib and seed aside). */

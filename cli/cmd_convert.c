@@ -15,6 +15,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
     "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
+    "                      [--bias-correction]\n"
     "                      [--maxpool currents|average]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
@@ -41,6 +42,11 @@ const char CMD_CONVERT_HELP[] =
     "      --reset M      subtract (v -= threshold after a spike; default) or zero\n"
     "      --v0 V         initial membrane: half (threshold/2; default) or zero\n"
     "      --binary-spikes  spikes carry 1 and thresholds fold into the next weights\n"
+    "      --bias-correction  after calibration, run the SNN on the calibration data\n"
+    "                     for T steps and add each channel's mean error (ANN\n"
+    "                     activation - SNN rate x threshold) to the bias feeding\n"
+    "                     it, layer by layer (Li et al. 2021); helps deep and\n"
+    "                     residual networks at small T\n"
     "      --maxpool M    currents (max-pool the currents before the neuron;\n"
     "                     default) or average (replace MaxPool by average pooling)\n"
     "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
@@ -90,7 +96,7 @@ int cli_convert_args_given(const convert_args *a)
 {
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
-           a->binary_spikes;
+           a->binary_spikes || a->bias_correction;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -170,6 +176,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     o->per_channel = a->per_channel;
     o->count_zeros = a->count_zeros;
     o->binary_spikes = a->binary_spikes;
+    o->bias_correction = a->bias_correction;
     return CLI_OK;
 }
 
