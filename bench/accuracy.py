@@ -47,11 +47,19 @@ CONFIGS = [
     ("cnn", "max", ["--threshold", "max"]),
     ("cnn", "mse (T=8)", ["--threshold", "mse", "-T", "8"]),
     ("cnn", "mse (T=32)", ["--threshold", "mse", "-T", "32"]),
+    ("cnn", "p99.9 per channel", ["--threshold", "p99.9", "--per-channel"]),
+    ("cnn", "mse (T=8) per channel", ["--threshold", "mse", "-T", "8", "--per-channel"]),
     ("cnn_qcfs", "QCFS pattern", []),
+    ("cnn_qcfs", "QCFS + bias corr. (T=8)", ["--bias-correction", "-T", "8"]),
+    ("cnn_qcfs", "QCFS + bias corr. (T=4)", ["--bias-correction", "-T", "4"]),
     ("resnet", "p98", ["--threshold", "p98"]),
     ("resnet", "p99", ["--threshold", "p99"]),
     ("resnet", "p99.9", ["--threshold", "p99.9"]),
     ("resnet", "p99.99", ["--threshold", "p99.99"]),
+    ("resnet", "p99.9 per channel + bias corr.", ["--threshold", "p99.9", "--per-channel",
+                                                  "--bias-correction", "-T", "32"]),
+    ("resnet", "mse (T=32) per channel + bias corr.", ["--threshold", "mse", "--per-channel",
+                                                       "--bias-correction", "-T", "32"]),
 ]
 
 # The acceptance targets: (model, t, largest allowed ANN - SNN gap in points)
@@ -136,7 +144,7 @@ def main():
                     help="only these calibrations, comma-separated as the table names them "
                          "(e.g. 'p99,mse (T=8)')")
     ap.add_argument("-T", "--timesteps", type=int, default=64)
-    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--backend", default="cpu-fast")
     ap.add_argument("--workdir", help="keep the .nir files, reports and logs here "
                                       "(default: a temporary folder, removed afterwards)")
     ap.add_argument("--output", help="also write the markdown result to this file")

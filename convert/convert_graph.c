@@ -102,8 +102,7 @@ static void vst_clear(vst *v)
     memset(v, 0, sizeof *v);
 }
 
-static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
 
 static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
 {

@@ -14,6 +14,7 @@
 #define NC_CONVERT_CONVERT_GRAPH_H
 
 #include "neuroc/neuroc.h"
+#include "snn/error.h"
 #include "snn/graph.h"
 #include "snn/snn_ir.h"
 
@@ -51,11 +52,7 @@ typedef struct nc_strlist {
 } nc_strlist;
 
 /* Adds a formatted message; returns NC_ERR_NOMEM (error set) on failure. */
-nc_status nc_strlist_addf(nc_strlist *l, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+nc_status nc_strlist_addf(nc_strlist *l, const char *fmt, ...) NC_PRINTF(2, 3);
 void nc_strlist_clear(nc_strlist *l);
 
 typedef struct nc_cgraph {

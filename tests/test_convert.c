@@ -463,7 +463,8 @@ static void test_binary_spikes(void **state)
     int64_t in_shape[3] = {2, 5, 5}, w1[4] = {3, 2, 3, 3}, w2[4] = {3, 3, 3, 3}, c3 = 3, wf[2] = {4, 75};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
-    nc_tensor *W1 = filled(4, w1, 1.0f, -0.3f, 1), *W2 = filled(4, w2, 0.8f, -0.4f, 2), *Wf = filled(2, wf, 1.0f, -0.5f, 3);
+    nc_tensor *W1 = filled(4, w1, 1.0f, -0.3f, 1), *W2 = filled(4, w2, 0.8f, -0.4f, 2);
+    nc_tensor *Wf = filled(2, wf, 1.0f, -0.5f, 3);
     nc_tensor *th1 = filled(1, &c3, 0.5f, 0.6f, 4), *th2 = NULL;
     float t2 = 0.9f;
     int64_t one = 1;
@@ -611,6 +612,39 @@ static void test_calibration(void **state)
     assert_true(tp > 0 && tp < all_max);
     nc_snn_free(sm);
     nc_snn_free(sp);
+
+    /* bias correction brings the first IF layer's per-channel mean output
+     * rate·θ over T steps closer to the ANN's clipped activation */
+    nc_convert_options ob = {.timesteps = 8, .bias_correction = 1}, o0 = {.timesteps = 8};
+    nc_snn *sb = NULL, *s0 = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &o0, &s0, NULL));
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, &r));
+    assert_int_equal(count_str(nc_convert_report_json(r), "\"bias_correction_mean_shift\""), 3);
+    double err[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        const nc_snn *net = k ? sb : s0;
+        const nc_snn_layer *I = layer_named(net, "/Relu");
+        float th = ((const float *)I->threshold->data)[0];
+        nc_tensor *spk = trace(net, x, 8, "/Relu", 0);
+        for (int c = 0; c < 4; c++) {
+            double ann = 0, snn = 0;
+            for (int64_t i = 0; i < nc_tensor_numel(a); i++) {
+                if ((i / 36) % 4 != c)
+                    continue;
+                float v = ((const float *)nc_tensor_data_const(a))[i];
+                ann += v < 0 ? 0 : (v > th ? th : v);
+                for (int t = 0; t < 8; t++)
+                    snn += ((const float *)nc_tensor_data_const(spk))[t * nc_tensor_numel(a) + i] * th / 8;
+            }
+            err[k] += fabs(ann - snn);
+        }
+        nc_tensor_free(spk);
+    }
+    if (!(err[1] < 0.5 * err[0]))
+        fail_msg("bias correction: per-channel error %g before, %g after", err[0], err[1]);
+    nc_convert_report_free(r);
+    nc_snn_free(sb);
+    nc_snn_free(s0);
     free_all(m, all);
     nc_tensor_free(x);
     nc_model_free(m);
@@ -705,7 +739,7 @@ static void test_examples(void **state)
     expect_accuracy("mlp", &o, 6);
     expect_accuracy("cnn", &o, 6);
     /* the residual net needs the bias correction at T = 32 (Li et al. 2021) */
-    nc_convert_options rb = {.timesteps = 32, .calib_samples = 16, .bias_correction = 1};
+    nc_convert_options rb = {.timesteps = 32, .bias_correction = 1};
     expect_accuracy("resnet", &rb, 6);
 }
 
