@@ -15,6 +15,8 @@ static const cli_command COMMANDS[] = {
      CMD_SIM_HELP, cmd_sim},
     {"bench", "images/s, synaptic events/s and memory of an SNN on each backend and batch size",
      CMD_BENCH_HELP, cmd_bench},
+    {"finetune", "fine-tune a spiking network with BPTT and surrogate gradients, with checkpoints",
+     CMD_FINETUNE_HELP, cmd_finetune},
     /* later: sim, finetune, export ... */
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

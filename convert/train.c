@@ -205,7 +205,9 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
             nc_tr_backward(net, bb.dlogits);
             if (o.grad_clip > 0.0f)
                 nc_optim_clip(&opt, o.grad_clip);
-            float lr = o.cosine < 0 ? o.lr : nc_cosine_lr(o.lr, step, total);
+            float lr = o.cosine < 0            ? o.lr
+                       : o.lr_total_steps > 0 ? nc_cosine_lr(o.lr, o.lr_step0 + step, o.lr_total_steps)
+                                              : nc_cosine_lr(o.lr, step, total);
             nc_optim_step(&opt, lr);
             step++;
             loss_sum += loss * n;

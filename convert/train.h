@@ -43,6 +43,10 @@ typedef struct nc_train_options {
     int detach_reset;        /* BPTT: no gradient through the reset term */
     int threads;             /* OpenMP threads for the element-wise layers; 0 = 1 (BLAS
                                 threads are OpenBLAS's own setting); results do not depend on it */
+    /* Resuming a schedule across calls (nc_snn_finetune runs one epoch per
+     * call): the cosine schedule is taken at lr_step0 + step of lr_total_steps
+     * steps; lr_total_steps 0 = this call's own steps (and lr_step0 ignored). */
+    int64_t lr_step0, lr_total_steps;
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the

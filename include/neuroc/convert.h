@@ -56,8 +56,9 @@ typedef struct nc_convert_options {
      * clipped to [0, θ]) − (the SNN's output rate·θ) is added to the bias of
      * the Conv/Affine feeding the layer. It corrects the early-step errors
      * that deep and residual networks accumulate at small T. Costs one SNN
-     * run over the calibration samples per IF layer; skipped after QCFS
-     * fine-tuning (the ANN no longer describes the network). */
+     * run over the calibration samples per IF layer (on cpu-fast where it
+     * can run the network); skipped after QCFS fine-tuning (the ANN no
+     * longer describes the network). */
     int bias_correction;
 } nc_convert_options;
 
@@ -141,6 +142,72 @@ typedef struct nc_eval_cost {
     const char *energy_source; /* the citation (static string) */
 } nc_eval_cost;
 NC_API nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out);
+
+/* ---------------------------------------------------------- BPTT fine-tuning */
+
+typedef enum nc_surrogate_kind {
+    NC_SURROGATE_KIND_TRIANGLE = 0,   /* max(0, γ − |x|)/γ² (default) */
+    NC_SURROGATE_KIND_RECTANGLE = 1,  /* [|x| < γ/2]/γ */
+    NC_SURROGATE_KIND_SIGMOID = 2,    /* k·σ(kx)·(1 − σ(kx)), k = 4/γ */
+    NC_SURROGATE_KIND_ATAN = 3        /* (α/2)/(1 + (π/2·α·x)²), α = 2/γ */
+} nc_surrogate_kind;
+
+/* What one fine-tuning epoch did (epoch counts from 1). val_* are negative
+ * without validation data. */
+typedef struct nc_finetune_epoch {
+    int epoch, epochs;
+    int batch;                 /* the batch size used (after max_memory) */
+    double loss, accuracy;     /* running means over the epoch's batches */
+    double val_loss, val_accuracy;
+    int64_t samples;
+    double seconds;            /* wall time of the epoch's training */
+} nc_finetune_epoch;
+/* Called after every epoch with the network as it is now (to checkpoint it);
+ * anything but NC_OK stops fine-tuning with that status. */
+typedef nc_status (*nc_finetune_epoch_fn)(const nc_snn *s, const nc_finetune_epoch *e, void *user);
+
+typedef struct nc_finetune_options {
+    int timesteps;             /* T; 0 = 4 */
+    int epochs;                /* 0 = 3 */
+    float lr;                  /* peak learning rate of the cosine schedule; 0 = 1e-4 */
+    int batch;                 /* 0 = 64; the largest batch <= this that fits max_memory is used */
+    nc_surrogate_kind surrogate;
+    float surrogate_width;     /* γ as a fraction of each IF layer's mean θ; 0 = 1 */
+    int detach_reset;          /* no gradient through the reset term */
+    int train_thresholds;      /* θ trainable too */
+    int optimizer;             /* 0 Adam, 1 SGD with momentum */
+    float momentum;            /* SGD; 0 = 0.9 */
+    float weight_decay;
+    float grad_clip;           /* global gradient-norm clip; 0 = off */
+    uint64_t seed;             /* mini-batch shuffling (epoch e uses a seed derived from it and e) */
+    int64_t max_memory;        /* bytes for training state; 0 = no limit */
+    int start_epoch;           /* epochs already done (resuming); the schedule continues from there */
+    int threads;               /* 0 = 1 */
+    nc_progress_fn progress;   /* batches of each epoch */
+    void *progress_user;
+    nc_finetune_epoch_fn on_epoch;
+    void *epoch_user;
+} nc_finetune_options;
+
+/* The batch fine-tuning would use and the training memory it needs, in
+ * bytes: per sample 4·size·(3T + 1) for every layer (its output, gradient
+ * and membrane at every step, plus one step of scratch), plus the input and
+ * logit buffers; and fixed 4 bytes per parameter for the weights, their
+ * gradients and, with Adam, two moments (one momentum buffer for SGD).
+ * Convolution workspace (bounded, in chunks) is not counted.
+ * NC_ERR_LIMIT (naming the need and the budget) when batch 1 does not fit. */
+NC_API nc_status nc_snn_finetune_plan(const nc_snn *s, const nc_finetune_options *o, int *batch,
+                                      int64_t *bytes);
+
+/* Fine-tunes a spiking network in place with backpropagation through time
+ * and a surrogate spike gradient (cross-entropy of the readout averaged over
+ * T), on x (N, *input) float32 with int64 labels (N). val_x/val_labels may
+ * be NULL; with them every epoch reports the BPTT view's accuracy at T.
+ * Runs epochs start_epoch+1 .. epochs. The optimiser state restarts every
+ * epoch (the learning-rate schedule does not). */
+NC_API nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels,
+                                 const nc_tensor *val_x, const nc_tensor *val_labels,
+                                 const nc_finetune_options *o);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,390 @@
+/* neuroc finetune: BPTT fine-tuning of a spiking network (.nir) with a
+ * checkpoint after every epoch and --resume. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char CMD_FINETUNE_HELP[] =
+    "usage: neuroc finetune MODEL.nir --train X --labels Y -o TUNED.nir [-T 4]\n"
+    "                   [--epochs 3] [--lr 1e-4] [--batch 64] [--val X2 --val-labels Y2]\n"
+    "                   [--max-memory 4G] [--surrogate triangle] [--seed S] [--resume]\n"
+    "                   [--no-scale] [--mean M1,.. --std S1,..]\n"
+    "\n"
+    "Fine-tunes a spiking network with backpropagation through time: the network\n"
+    "runs T steps, the loss is the cross-entropy of the readout averaged over the\n"
+    "steps, and the spike's derivative is replaced by a surrogate. Weights and\n"
+    "biases (and with --train-thresholds the thresholds) are updated with Adam\n"
+    "and a cosine learning-rate schedule over all epochs.\n"
+    "\n"
+    "After every epoch the network is written to OUT.ckpt.nir and the epoch and\n"
+    "options to OUT.ckpt.json; --resume continues from there with the next epoch.\n"
+    "One line per epoch on stdout: loss, accuracy, validation accuracy at T,\n"
+    "samples/s and the time left.\n"
+    "\n"
+    "      --train X      training samples (.npy, IDX, or file.h5:/dataset)\n"
+    "  -l, --labels Y     their integer labels (.npy or IDX)\n"
+    "  -o, --output F     the fine-tuned network (.nir)\n"
+    "  -T, --timesteps T  steps per sample (default 4)\n"
+    "      --epochs N     epochs (default 3)\n"
+    "      --lr X         peak learning rate (default 1e-4)\n"
+    "  -b, --batch B      mini-batch size (default 64)\n"
+    "      --val X2 --val-labels Y2\n"
+    "                     validation data, scored after every epoch\n"
+    "      --max-memory M training memory budget (bytes, or with K/M/G): the\n"
+    "                     batch is lowered until it fits; an error if one sample\n"
+    "                     does not\n"
+    "      --surrogate S  triangle (default), rectangle, sigmoid or atan\n"
+    "      --surrogate-width W\n"
+    "                     width as a fraction of each layer's threshold (default 1)\n"
+    "      --detach-reset no gradient through the reset term\n"
+    "      --train-thresholds\n"
+    "                     train the thresholds too\n"
+    "      --optimizer O  adam (default) or sgd (momentum 0.9)\n"
+    "      --weight-decay X  --grad-clip X\n"
+    "      --seed S       shuffling seed (default 0)\n"
+    "      --resume       continue from OUT.ckpt.nir / OUT.ckpt.json\n" CLI_DATA_OPTS_HELP
+    "\n"
+    "Progress is shown on stderr when it is a terminal.\n";
+
+typedef struct ft_args {
+    const char *train, *labels, *output, *timesteps, *epochs, *lr, *batch, *val, *val_labels, *max_memory;
+    const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed;
+    int resume, detach_reset, train_thresholds;
+} ft_args;
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_float(const char *s, double lo, float *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s || !isfinite(v) || v < lo || v > 1e30)
+        return 0;
+    *out = (float)v;
+    return 1;
+}
+
+/* "4G", "512M", "64K", "1000": bytes, powers of 1024. */
+static int parse_bytes(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0.0))
+        return 0;
+    double mul = 1.0;
+    if (*end) {
+        switch (*end == 'k' ? 'K' : *end == 'm' ? 'M' : *end == 'g' ? 'G' : *end == 't' ? 'T' : *end) {
+        case 'K': mul = 1024.0; break;
+        case 'M': mul = 1048576.0; break;
+        case 'G': mul = 1073741824.0; break;
+        case 'T': mul = 1099511627776.0; break;
+        default: return 0;
+        }
+        end++;
+        if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B' && end++))
+            end++;
+        if (*end)
+            return 0;
+    }
+    v *= mul;
+    if (v < 1.0 || v > 9.0e18)
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+static const char *const SURROGATES[] = {"triangle", "rectangle", "sigmoid", "atan"};
+
+/* Fills *o from the arguments; a usage error names the bad one. */
+static int ft_options(const ft_args *a, nc_finetune_options *o)
+{
+    long long v;
+    memset(o, 0, sizeof *o);
+    o->timesteps = 4;
+    o->epochs = 3;
+    o->lr = 1e-4f;
+    o->batch = 64;
+    if (a->timesteps) {
+        if (!parse_int(a->timesteps, 1, 100000, &v))
+            return cli_usage_error("finetune", "-T wants a number of steps 1..100000, not '%s'", a->timesteps);
+        o->timesteps = (int)v;
+    }
+    if (a->epochs) {
+        if (!parse_int(a->epochs, 1, 1000000, &v))
+            return cli_usage_error("finetune", "--epochs wants a positive number, not '%s'", a->epochs);
+        o->epochs = (int)v;
+    }
+    if (a->batch) {
+        if (!parse_int(a->batch, 1, 1 << 24, &v))
+            return cli_usage_error("finetune", "--batch wants a positive number, not '%s'", a->batch);
+        o->batch = (int)v;
+    }
+    if (a->seed) {
+        if (!parse_int(a->seed, 0, 0x7fffffffffffffffLL, &v))
+            return cli_usage_error("finetune", "--seed wants a non-negative integer, not '%s'", a->seed);
+        o->seed = (uint64_t)v;
+    }
+    if (a->lr && (!parse_float(a->lr, 0.0, &o->lr) || !(o->lr > 0.0f)))
+        return cli_usage_error("finetune", "--lr wants a positive number, not '%s'", a->lr);
+    if (a->width && (!parse_float(a->width, 0.0, &o->surrogate_width) || !(o->surrogate_width > 0.0f)))
+        return cli_usage_error("finetune", "--surrogate-width wants a positive number, not '%s'", a->width);
+    if (a->weight_decay && !parse_float(a->weight_decay, 0.0, &o->weight_decay))
+        return cli_usage_error("finetune", "--weight-decay wants a number >= 0, not '%s'", a->weight_decay);
+    if (a->grad_clip && !parse_float(a->grad_clip, 0.0, &o->grad_clip))
+        return cli_usage_error("finetune", "--grad-clip wants a number >= 0, not '%s'", a->grad_clip);
+    if (a->max_memory && !parse_bytes(a->max_memory, &o->max_memory))
+        return cli_usage_error("finetune", "--max-memory wants bytes such as 4G, 512M or 1000000, not '%s'",
+                               a->max_memory);
+    if (a->surrogate) {
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(a->surrogate, SURROGATES[i]) == 0)
+                k = i;
+        if (k < 0)
+            return cli_usage_error("finetune", "--surrogate is triangle, rectangle, sigmoid or atan, not '%s'",
+                                   a->surrogate);
+        o->surrogate = (nc_surrogate_kind)k;
+    }
+    if (a->optimizer) {
+        if (strcmp(a->optimizer, "adam") != 0 && strcmp(a->optimizer, "sgd") != 0)
+            return cli_usage_error("finetune", "--optimizer is adam or sgd, not '%s'", a->optimizer);
+        o->optimizer = strcmp(a->optimizer, "sgd") == 0;
+    }
+    o->detach_reset = a->detach_reset;
+    o->train_thresholds = a->train_thresholds;
+    return CLI_OK;
+}
+
+/* The network's input as a model input description (batch first). */
+static void snn_input_info(const nc_snn *s, nc_value_info *in)
+{
+    nc_snn_layer_info L;
+    memset(in, 0, sizeof *in);
+    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
+        return;
+    in->name = L.name;
+    in->dtype = NC_DTYPE_F32;
+    in->ndim = L.ndim + 1;
+    in->shape[0] = -1;
+    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
+}
+
+typedef struct ft_state {
+    const char *output;
+    char *ckpt_nir, *ckpt_json;
+    const nc_finetune_options *o;
+    cli_progress *prog;
+    double elapsed;
+    int epochs_run;
+} ft_state;
+
+static char *with_suffix(const char *path, const char *suffix)
+{
+    size_t a = strlen(path), b = strlen(suffix);
+    char *p = malloc(a + b + 1);
+    if (p) {
+        memcpy(p, path, a);
+        memcpy(p + a, suffix, b + 1);
+    }
+    return p;
+}
+
+static nc_status on_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *user)
+{
+    ft_state *f = user;
+    const nc_finetune_options *o = f->o;
+    cli_progress_end(f->prog);
+    f->elapsed += e->seconds;
+    f->epochs_run++;
+    double left = f->elapsed / f->epochs_run * (e->epochs - e->epoch);
+    char val[32] = "";
+    if (e->val_accuracy >= 0.0)
+        snprintf(val, sizeof val, "  val %.2f%%", 100.0 * e->val_accuracy);
+    printf("epoch %d/%d  loss %.4f  acc %.2f%%%s  batch %d  %.0f samples/s  %.2f s  left %.0f s\n", e->epoch,
+           e->epochs, e->loss, 100.0 * e->accuracy, val, e->batch,
+           e->seconds > 0 ? (double)e->samples / e->seconds : 0.0, e->seconds, left);
+    fflush(stdout);
+    nc_status st = nc_snn_save_nir(s, f->ckpt_nir);
+    if (st != NC_OK)
+        return st;
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"epoch\": %d, \"epochs\": %d, \"timesteps\": %d, \"lr\": %g, \"batch\": %d, \"seed\": %llu, "
+             "\"surrogate\": \"%s\", \"surrogate_width\": %g, \"optimizer\": \"%s\", \"loss\": %.6f, "
+             "\"accuracy\": %.6f, \"val_accuracy\": %.6f}",
+             e->epoch, e->epochs, o->timesteps, (double)o->lr, o->batch, (unsigned long long)o->seed,
+             SURROGATES[o->surrogate], (double)(o->surrogate_width ? o->surrogate_width : 1.0f),
+             o->optimizer ? "sgd" : "adam", e->loss, e->accuracy, e->val_accuracy);
+    if (cli_write_text(f->ckpt_json, json) != CLI_OK)
+        return NC_ERR_IO;
+    return NC_OK;
+}
+
+/* The epoch recorded in a checkpoint's JSON, or -1 (message printed). */
+static int read_ckpt_epoch(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        cli_failf(NC_ERR_IO, "--resume: cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char buf[2048];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    const char *k = strstr(buf, "\"epoch\":");
+    long long v;
+    char num[32];
+    if (!k || sscanf(k + 8, " %31[0-9]", num) != 1 || !parse_int(num, 1, 1000000, &v)) {
+        cli_failf(NC_ERR_PARSE, "--resume: %s does not record an epoch", path);
+        return -1;
+    }
+    return (int)v;
+}
+
+int cmd_finetune(int argc, char **argv)
+{
+    ft_args a = {0};
+    data_opts d = {0};
+    const cli_opt opts[] = {
+        {"--train", NULL, &a.train, NULL},
+        {"--labels", "-l", &a.labels, NULL},
+        {"--output", "-o", &a.output, NULL},
+        {"--timesteps", "-T", &a.timesteps, NULL},
+        {"--epochs", NULL, &a.epochs, NULL},
+        {"--lr", NULL, &a.lr, NULL},
+        {"--batch", "-b", &a.batch, NULL},
+        {"--val", NULL, &a.val, NULL},
+        {"--val-labels", NULL, &a.val_labels, NULL},
+        {"--max-memory", NULL, &a.max_memory, NULL},
+        {"--surrogate", NULL, &a.surrogate, NULL},
+        {"--surrogate-width", NULL, &a.width, NULL},
+        {"--optimizer", NULL, &a.optimizer, NULL},
+        {"--weight-decay", NULL, &a.weight_decay, NULL},
+        {"--grad-clip", NULL, &a.grad_clip, NULL},
+        {"--seed", NULL, &a.seed, NULL},
+        {"--resume", NULL, NULL, &a.resume},
+        {"--detach-reset", NULL, NULL, &a.detach_reset},
+        {"--train-thresholds", NULL, NULL, &a.train_thresholds},
+        CLI_DATA_OPTS(d),
+        {NULL, NULL, NULL, NULL},
+    };
+    const char *pos[1];
+    int n_pos = 0;
+    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_FINETUNE_HELP);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc;
+    if (n_pos != 1)
+        return cli_usage_error("finetune", "expected one model (.nir)");
+    if (!a.train)
+        return cli_usage_error("finetune", "--train (the training samples) is required");
+    if (!a.labels)
+        return cli_usage_error("finetune", "--labels (the training labels) is required");
+    if (!a.output)
+        return cli_usage_error("finetune", "-o (the output .nir) is required");
+    if (!a.val != !a.val_labels)
+        return cli_usage_error("finetune", "--val and --val-labels go together");
+    if ((rc = cli_data_opts_check("finetune", &d)) != CLI_OK)
+        return rc;
+    nc_finetune_options o;
+    if ((rc = ft_options(&a, &o)) != CLI_OK)
+        return rc;
+    if (!cli_is_hdf5(pos[0]))
+        return cli_failf(NC_ERR_INVALID_ARG, "%s is not a spiking network (.nir); convert it first with "
+                                             "'neuroc convert'", pos[0]);
+
+    ft_state f = {.output = a.output, .o = &o};
+    f.ckpt_nir = with_suffix(a.output, ".ckpt.nir");
+    f.ckpt_json = with_suffix(a.output, ".ckpt.json");
+    nc_snn *s = NULL;
+    nc_tensor *x = NULL, *y = NULL, *vx = NULL, *vy = NULL;
+    nc_status st;
+    cli_progress prog;
+    cli_progress_init(&prog);
+    f.prog = &prog;
+    if (!f.ckpt_nir || !f.ckpt_json) {
+        rc = cli_failf(NC_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    const char *model = pos[0];
+    if (a.resume) {
+        int e = read_ckpt_epoch(f.ckpt_json);
+        if (e < 0) {
+            rc = CLI_FAIL;
+            goto done;
+        }
+        if (e >= o.epochs) {
+            rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
+                           f.ckpt_json, e, o.epochs);
+            goto done;
+        }
+        o.start_epoch = e;
+        model = f.ckpt_nir;
+        fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
+    }
+    if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    nc_value_info in;
+    snn_input_info(s, &in);
+    if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
+        (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, &y)) != CLI_OK)
+        goto done;
+    if (a.val && ((rc = cli_load_data("finetune", a.val, &d, &in, &vx)) != CLI_OK ||
+                  (rc = cli_fit_rows(a.val, &in, &vx)) != CLI_OK ||
+                  (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, &vy)) != CLI_OK))
+        goto done;
+    int batch;
+    int64_t bytes;
+    if ((st = nc_snn_finetune_plan(s, &o, &batch, &bytes)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    char hb[32];
+    fprintf(stderr, "neuroc finetune: %lld samples, T = %d, batch %d (about %sB of training memory)\n",
+            (long long)nc_tensor_shape(x)[0], o.timesteps, batch, cli_human(bytes, hb, sizeof hb));
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
+    o.on_epoch = on_epoch;
+    o.epoch_user = &f;
+    st = nc_snn_finetune(s, x, y, vx, vy, &o);
+    cli_progress_end(&prog);
+    if (st != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    if ((st = nc_snn_save_nir(s, a.output)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
+    printf("wrote %s\n", a.output);
+    rc = CLI_OK;
+done:
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_tensor_free(vx);
+    nc_tensor_free(vy);
+    nc_snn_free(s);
+    free(f.ckpt_nir);
+    free(f.ckpt_json);
+    return rc;
+}

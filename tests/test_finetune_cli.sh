@@ -1,0 +1,101 @@
+#!/bin/bash
+# `neuroc finetune` end to end on the shipped MLP converted with 64
+# calibration samples and the 256 shipped Fashion-MNIST images: the tuned
+# .nir that info reads, a checkpoint after every epoch, the loss falling from
+# epoch 1 to 2, --resume running only the remaining epoch, a memory budget
+# too small for one sample (exit 1 naming it), a missing --labels (exit 2).
+# usage: bash test_finetune_cli.sh <neuroc-binary> <source-dir> <build-dir>
+set -u
+
+NEUROC=$1
+SRC=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_finetune_cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+MODEL=$SRC/examples/models/mlp.onnx
+X=$SRC/examples/data/fmnist_test_x.npy
+Y=$SRC/examples/data/fmnist_test_y.npy
+
+FAILS=0
+pass() { echo "  ok: $1"; }
+fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
+check() { echo "check: $1"; }
+
+run_cli() { # EXPECTED_RC ARGS...: stdout in $TMP/out, stderr in $TMP/err
+    local want=$1
+    shift
+    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    if [ "$RC" -eq "$want" ]; then
+        pass "exit status $RC"
+    else
+        fail "exit status $RC, expected $want (neuroc $*)"
+        sed 's/^/    stderr: /' "$TMP/err" | head -5
+    fi
+}
+expect_in() { # FILE PATTERN (fixed string)
+    if grep -qF -- "$2" "$1"; then pass "$(basename "$1") has '$2'"; else
+        fail "$(basename "$1") lacks '$2'"; sed 's/^/    | /' "$1" | head -12; fi
+}
+expect_not_in() {
+    if grep -qF -- "$2" "$1"; then fail "$(basename "$1") has '$2'"; sed 's/^/    | /' "$1" | head -12; else
+        pass "$(basename "$1") lacks '$2'"; fi
+}
+expect_file() {
+    if [ -s "$1" ]; then pass "$(basename "$1") written"; else fail "$(basename "$1") missing or empty"; fi
+}
+loss_of() { # EPOCH-TEXT ("1/2"): the loss printed on that epoch's line of $TMP/out
+    awk -v e="$1" '$1 == "epoch" && $2 == e { for (i = 3; i < NF; i++) if ($i == "loss") print $(i + 1) }' "$TMP/out"
+}
+
+check "convert the MLP"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/m.nir"
+expect_file "$TMP/m.nir"
+
+check "fine-tune 2 epochs at T = 4"
+run_cli 0 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 4 --epochs 2 --batch 32 -o "$TMP/t.nir"
+expect_file "$TMP/t.nir"
+expect_file "$TMP/t.nir.ckpt.nir"
+expect_file "$TMP/t.nir.ckpt.json"
+expect_in "$TMP/t.nir.ckpt.json" '"epoch": 2'
+expect_in "$TMP/out" "epoch 1/2"
+expect_in "$TMP/out" "samples/s"
+L1=$(loss_of 1/2)
+L2=$(loss_of 2/2)
+if [ -n "$L1" ] && [ -n "$L2" ] && awk -v a="$L1" -v b="$L2" 'BEGIN { exit !(b < a) }'; then
+    pass "loss falls: epoch 1 $L1, epoch 2 $L2"
+else
+    fail "loss does not fall: epoch 1 '$L1', epoch 2 '$L2'"
+fi
+
+check "info reads the tuned network"
+run_cli 0 info "$TMP/t.nir"
+expect_in "$TMP/out" "spiking network"
+
+check "--resume runs the remaining epoch only"
+run_cli 0 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 4 --epochs 3 --batch 32 -o "$TMP/t.nir" --resume
+expect_in "$TMP/out" "epoch 3/3"
+expect_not_in "$TMP/out" "epoch 1/3"
+expect_not_in "$TMP/out" "epoch 2/3"
+expect_in "$TMP/t.nir.ckpt.json" '"epoch": 3'
+expect_in "$TMP/err" "after epoch 2"
+
+check "--resume with every epoch done fails"
+run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" --epochs 3 -o "$TMP/t.nir" --resume
+
+check "--max-memory 1K: one sample does not fit"
+run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" --max-memory 1K -o "$TMP/u.nir"
+expect_in "$TMP/err" "1024 bytes"
+if [ -e "$TMP/u.nir" ]; then fail "u.nir written after a failure"; else pass "no u.nir"; fi
+
+check "usage errors"
+run_cli 2 finetune "$TMP/m.nir" --train "$X" -o "$TMP/u.nir"
+expect_in "$TMP/err" "--labels"
+run_cli 2 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -o "$TMP/u.nir" --surrogate nope
+run_cli 2 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -o "$TMP/u.nir" --max-memory lots
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "$FAILS check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
