@@ -18,6 +18,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [--bias-correction]\n"
     "                      [--maxpool currents|average]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
+    "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
     "\n"
     "Converts a trained ANN (ONNX, ReLU / Clip / QCFS activations) into a spiking\n"
@@ -53,7 +54,14 @@ const char CMD_CONVERT_HELP[] =
     "  -l, --labels Y     labels of the calibration samples (npy or IDX)\n"
     "      --lr X         Adam learning rate for fine-tuning (default 1e-3)\n"
     "  -b, --batch B      fine-tuning batch size (default 64); --qcfs-batch is the same\n"
-    "      --seed S       seed for fine-tuning (default 0)\n" CLI_DATA_OPTS_HELP
+    "      --seed S       seed for fine-tuning (default 0)\n"
+    "      --finetune-epochs N  after conversion, fine-tune the SNN with BPTT at -T\n"
+    "                     for N epochs (as 'neuroc finetune': Adam, triangle\n"
+    "                     surrogate, batch --batch or 64) on --train X with\n"
+    "                     --labels Y, or on all the calibration samples\n"
+    "      --train X      training samples for --finetune-epochs; --labels then\n"
+    "                     are theirs (not with --qcfs-epochs)\n"
+    "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
@@ -454,6 +462,47 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
     free(th.e);
 }
 
+/* ---------------------------------------------------------------- fine-tuning */
+
+static nc_status ft_epoch_line(const nc_snn *s, const nc_finetune_epoch *e, void *user)
+{
+    (void)s;
+    cli_progress_end(user);
+    printf("fine-tune epoch %d/%d  loss %.4f  acc %.2f%%  batch %d  %.0f samples/s  %.2f s\n", e->epoch, e->epochs,
+           e->loss, 100.0 * e->accuracy, e->batch, e->seconds > 0 ? (double)e->samples / e->seconds : 0.0,
+           e->seconds);
+    fflush(stdout);
+    return NC_OK;
+}
+
+/* BPTT fine-tuning of the converted network on x/y (`--finetune-epochs`). */
+static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, const nc_convert_options *co,
+                            int epochs, const char *lr, cli_progress *prog)
+{
+    nc_finetune_options o;
+    memset(&o, 0, sizeof o);
+    o.timesteps = co->timesteps ? co->timesteps : 8;
+    o.epochs = epochs;
+    o.lr = 1e-4f;
+    o.batch = co->qcfs_batch ? co->qcfs_batch : 64;
+    o.seed = co->seed;
+    if (lr) {
+        char *end;
+        errno = 0;
+        double v = strtod(lr, &end);
+        if (errno || *end || end == lr || !(v > 0) || !isfinite(v))
+            return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", lr);
+        o.lr = (float)v;
+    }
+    o.progress = cli_progress_cb;
+    o.progress_user = prog;
+    o.on_epoch = ft_epoch_line;
+    o.epoch_user = prog;
+    nc_status st = nc_snn_finetune(s, x, y, NULL, NULL, &o);
+    cli_progress_end(prog);
+    return st == NC_OK ? CLI_OK : cli_fail(st);
+}
+
 /* ---------------------------------------------------------------- command */
 
 int cmd_convert(int argc, char **argv)
@@ -461,6 +510,7 @@ int cmd_convert(int argc, char **argv)
     convert_args c = {0};
     data_opts d = {0};
     const char *output = NULL, *report = NULL, *labels_path = NULL;
+    const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
     const char *pos[1];
     int n_pos;
     cli_opt opts[] = {
@@ -471,6 +521,9 @@ int cmd_convert(int argc, char **argv)
         {"--labels", "-l", &labels_path, NULL},
         {"--batch", "-b", &c.qcfs_batch, NULL},
         {"--qcfs-batch", NULL, &c.qcfs_batch, NULL},
+        {"--train", NULL, &train_path, NULL},
+        {"--finetune-epochs", NULL, &ft_epochs, NULL},
+        {"--finetune-lr", NULL, &ft_lr, NULL},
         CLI_CONVERT_OPTS(c),
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
@@ -489,10 +542,19 @@ int cmd_convert(int argc, char **argv)
         return rc;
     if (o.qcfs_epochs > 0 && !labels_path)
         return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
+    long long n_ft = 0;
+    if (ft_epochs && !parse_ll(ft_epochs, 0, 1 << 20, &n_ft))
+        return cli_usage_error("convert", "--finetune-epochs must be a whole number >= 0, not '%s'", ft_epochs);
+    if (n_ft > 0 && !labels_path)
+        return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "
+                                          "samples)");
+    if (train_path && o.qcfs_epochs > 0)
+        return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
+                                          "the calibration samples' labels");
     const char *model_path = pos[0];
 
     nc_model *m = NULL;
-    nc_tensor *calib = NULL, *labels = NULL;
+    nc_tensor *calib = NULL, *labels = NULL, *train = NULL;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
     nc_value_info in;
@@ -513,18 +575,25 @@ int cmd_convert(int argc, char **argv)
     if ((rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK ||
         (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
         goto done;
-    if (labels_path &&
-        (rc = cli_load_labels(labels_path, nc_tensor_shape(calib)[0], c.calib, &labels)) != CLI_OK)
+    if (train_path && n_ft > 0 &&
+        ((rc = cli_load_data("convert", train_path, &d, &in, &train)) != CLI_OK ||
+         (rc = cli_fit_rows(train_path, &in, &train)) != CLI_OK))
+        goto done;
+    if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
+                                             train ? train_path : c.calib, &labels)) != CLI_OK)
         goto done;
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
-    st = nc_convert(m, calib, labels, &o, &s, &rep);
+    st = nc_convert(m, calib, train ? NULL : labels, &o, &s, &rep);
     cli_progress_end(&prog);
     if (st != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
     cli_print_conversion(model_path, s, rep);
+    if (n_ft > 0 &&
+        (rc = convert_finetune(s, train ? train : calib, labels, &o, (int)n_ft, ft_lr, &prog)) != CLI_OK)
+        goto done;
     if ((st = nc_snn_save_nir(s, output)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
@@ -540,6 +609,7 @@ done:
     nc_convert_report_free(rep);
     nc_snn_free(s);
     nc_tensor_free(labels);
+    nc_tensor_free(train);
     nc_tensor_free(calib);
     nc_model_free(m);
     return rc;

@@ -3,7 +3,8 @@
 # calibration samples and the 256 shipped Fashion-MNIST images: the tuned
 # .nir that info reads, a checkpoint after every epoch, the loss falling from
 # epoch 1 to 2, --resume running only the remaining epoch, a memory budget
-# too small for one sample (exit 1 naming it), a missing --labels (exit 2).
+# too small for one sample (exit 1 naming it), a missing --labels (exit 2);
+# `convert --finetune-epochs 1` writing a tuned .nir.
 # usage: bash test_finetune_cli.sh <neuroc-binary> <source-dir> <build-dir>
 set -u
 
@@ -93,6 +94,14 @@ run_cli 2 finetune "$TMP/m.nir" --train "$X" -o "$TMP/u.nir"
 expect_in "$TMP/err" "--labels"
 run_cli 2 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -o "$TMP/u.nir" --surrogate nope
 run_cli 2 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -o "$TMP/u.nir" --max-memory lots
+
+check "convert --finetune-epochs 1 (on the calibration samples)"
+run_cli 0 convert "$MODEL" --calib "$X" --labels "$Y" --calib-samples 64 -T 4 --finetune-epochs 1 -o "$TMP/cf.nir"
+expect_file "$TMP/cf.nir"
+expect_in "$TMP/out" "fine-tune epoch 1/1"
+run_cli 0 info "$TMP/cf.nir"
+run_cli 2 convert "$MODEL" --calib "$X" --finetune-epochs 1 -o "$TMP/u.nir"
+expect_in "$TMP/err" "--labels"
 
 if [ "$FAILS" -ne 0 ]; then
     echo "$FAILS check(s) failed"
