@@ -93,6 +93,10 @@ int cli_fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, sa
 int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out);
 /* Prints the argmax accuracy of y's rows against the labels. */
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels);
+/* A whole number in [lo, hi] from s into *out (dflt when s is NULL); 0 if s is not one. */
+int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out);
+/* The spiking network's input as a model input description, batch first (-1). */
+void cli_snn_input_info(const nc_snn *s, nc_value_info *in);
 /* 1 if the file starts with HDF5's signature (a .nir file). */
 int cli_is_hdf5(const char *path);
 

@@ -97,17 +97,6 @@ static int split_list(char *s, const char **out, int max)
     return n;
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 /* Captures the backend's note of which kernels it chose. */
 static char g_kernels[128];
 static void log_cb(nc_log_level level, const char *msg, void *user)
@@ -339,9 +328,9 @@ int cmd_bench(int argc, char **argv)
     if (n_pos != 1)
         return cli_usage_error("bench", "expected one model file (.nir or .onnx)");
     long long T = 8, threads = 0, v;
-    if (a.timesteps && !parse_int(a.timesteps, 1, 1 << 20, &T))
+    if (a.timesteps && !cli_parse_ll(a.timesteps, 1, 1 << 20, 0, &T))
         return cli_usage_error("bench", "-T must be a whole number from 1 to 2^20, not '%s'", a.timesteps);
-    if (a.threads && !parse_int(a.threads, 1, 4096, &threads))
+    if (a.threads && !cli_parse_ll(a.threads, 1, 4096, 0, &threads))
         return cli_usage_error("bench", "--threads must be a whole number from 1 to 4096, not '%s'", a.threads);
     double min_time = 1.0;
     if (a.min_time) {
@@ -365,7 +354,7 @@ int cmd_bench(int argc, char **argv)
     if (nb < 1)
         return cli_usage_error("bench", "--backend needs at least one backend");
     for (int k = 0; k < nbatch; k++) {
-        if (!parse_int(batch_s[k], 1, 1 << 20, &v))
+        if (!cli_parse_ll(batch_s[k], 1, 1 << 20, 0, &v))
             return cli_usage_error("bench", "--batch takes whole numbers from 1 to 2^20, not '%s'", batch_s[k]);
         batches[k] = (int)v;
     }

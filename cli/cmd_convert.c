@@ -67,17 +67,6 @@ const char CMD_CONVERT_HELP[] =
 
 /* ---------------------------------------------------------------- options */
 
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 static int parse_threshold(const char *s, nc_convert_options *o)
 {
     if (strcmp(s, "max") == 0) {
@@ -115,19 +104,19 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
         return cli_usage_error(cmd, "--threshold must be pN (a percentile, 0 < N <= 100, e.g. p99.9), "
                                     "max or mse, not '%s'", a->threshold);
     if (a->timesteps) {
-        if (!parse_ll(a->timesteps, 1, 1 << 20, &v))
+        if (!cli_parse_ll(a->timesteps, 1, 1 << 20, 0, &v))
             return cli_usage_error(cmd, "the conversion's T must be a whole number from 1 to 2^20, not "
                                         "'%s'", a->timesteps);
         o->timesteps = (int)v;
     }
     if (a->levels) {
-        if (!parse_ll(a->levels, 1, 1 << 16, &v))
+        if (!cli_parse_ll(a->levels, 1, 1 << 16, 0, &v))
             return cli_usage_error(cmd, "--levels must be a whole number from 1 to 65536, not '%s'",
                                    a->levels);
         o->levels = (int)v;
     }
     if (a->calib_samples) {
-        if (!parse_ll(a->calib_samples, 1, INT64_MAX, &v))
+        if (!cli_parse_ll(a->calib_samples, 1, INT64_MAX, 0, &v))
             return cli_usage_error(cmd, "--calib-samples must be a positive whole number, not '%s'",
                                    a->calib_samples);
         o->calib_samples = v;
@@ -157,7 +146,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
             return cli_usage_error(cmd, "--maxpool must be currents or average, not '%s'", a->maxpool);
     }
     if (a->qcfs_epochs) {
-        if (!parse_ll(a->qcfs_epochs, 0, 1 << 20, &v))
+        if (!cli_parse_ll(a->qcfs_epochs, 0, 1 << 20, 0, &v))
             return cli_usage_error(cmd, "--qcfs-epochs must be a whole number >= 0, not '%s'",
                                    a->qcfs_epochs);
         o->qcfs_epochs = (int)v;
@@ -171,13 +160,13 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
         o->qcfs_lr = (float)lr;
     }
     if (a->qcfs_batch) {
-        if (!parse_ll(a->qcfs_batch, 1, 1 << 20, &v))
+        if (!cli_parse_ll(a->qcfs_batch, 1, 1 << 20, 0, &v))
             return cli_usage_error(cmd, "the fine-tuning batch must be a whole number from 1 to 2^20, "
                                         "not '%s'", a->qcfs_batch);
         o->qcfs_batch = (int)v;
     }
     if (a->seed) {
-        if (!parse_ll(a->seed, 0, INT64_MAX, &v))
+        if (!cli_parse_ll(a->seed, 0, INT64_MAX, 0, &v))
             return cli_usage_error(cmd, "--seed must be a whole number >= 0, not '%s'", a->seed);
         o->seed = (uint64_t)v;
     }
@@ -543,7 +532,7 @@ int cmd_convert(int argc, char **argv)
     if (o.qcfs_epochs > 0 && !labels_path)
         return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
     long long n_ft = 0;
-    if (ft_epochs && !parse_ll(ft_epochs, 0, 1 << 20, &n_ft))
+    if (ft_epochs && !cli_parse_ll(ft_epochs, 0, 1 << 20, 0, &n_ft))
         return cli_usage_error("convert", "--finetune-epochs must be a whole number >= 0, not '%s'", ft_epochs);
     if (n_ft > 0 && !labels_path)
         return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "

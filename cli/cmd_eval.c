@@ -66,21 +66,6 @@ typedef struct eval_args {
     const char *encoding, *nir_reset, *calib_labels;
 } eval_args;
 
-static int parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
-{
-    if (!s) {
-        *out = dflt;
-        return 1;
-    }
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 /* "12.3 µJ": joules with an SI prefix. */
 static char *joules(double j, char *buf, size_t len)
 {
@@ -154,20 +139,6 @@ static void print_results(const nc_eval_result *r)
            c.energy_per_synop * 1e12, c.energy_per_mac * 1e12, c.energy_source);
 }
 
-/* The network's input as a model input description (batch first). */
-static void snn_input_info(const nc_snn *s, nc_value_info *in)
-{
-    nc_snn_layer_info L;
-    memset(in, 0, sizeof *in);
-    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
-        return;
-    in->name = L.name;
-    in->dtype = NC_DTYPE_F32;
-    in->ndim = L.ndim + 1;
-    in->shape[0] = -1;
-    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
-}
-
 int cmd_eval(int argc, char **argv)
 {
     eval_args a = {0};
@@ -203,11 +174,11 @@ int cmd_eval(int argc, char **argv)
     if (!a.data || !a.labels)
         return cli_usage_error("eval", "--data X and --labels Y are required");
     long long T, batch, limit;
-    if (!parse_ll(a.timesteps, 1, 1 << 20, 64, &T))
+    if (!cli_parse_ll(a.timesteps, 1, 1 << 20, 64, &T))
         return cli_usage_error("eval", "-T must be a whole number from 1 to 2^20, not '%s'", a.timesteps);
-    if (!parse_ll(a.batch, 1, 1 << 20, 64, &batch))
+    if (!cli_parse_ll(a.batch, 1, 1 << 20, 64, &batch))
         return cli_usage_error("eval", "--batch must be a whole number from 1 to 2^20, not '%s'", a.batch);
-    if (!parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
+    if (!cli_parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
         return cli_usage_error("eval", "--limit must be a positive whole number, not '%s'", a.limit);
     nc_encoding enc = NC_ENCODING_DIRECT;
     if (a.encoding && strcmp(a.encoding, "poisson") == 0)
@@ -244,7 +215,7 @@ int cmd_eval(int argc, char **argv)
             rc = cli_fail(st);
             goto done;
         }
-        snn_input_info(s, &in);
+        cli_snn_input_info(s, &in);
     } else {
         if ((st = nc_model_load_onnx(model_path, NULL, &m)) != NC_OK) {
             rc = cli_fail(st);

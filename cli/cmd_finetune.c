@@ -58,17 +58,6 @@ typedef struct ft_args {
     int resume, detach_reset, train_thresholds;
 } ft_args;
 
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 static int parse_float(const char *s, double lo, float *out)
 {
     char *end;
@@ -122,22 +111,22 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
     o->lr = 1e-4f;
     o->batch = 64;
     if (a->timesteps) {
-        if (!parse_int(a->timesteps, 1, 100000, &v))
+        if (!cli_parse_ll(a->timesteps, 1, 100000, 0, &v))
             return cli_usage_error("finetune", "-T wants a number of steps 1..100000, not '%s'", a->timesteps);
         o->timesteps = (int)v;
     }
     if (a->epochs) {
-        if (!parse_int(a->epochs, 1, 1000000, &v))
+        if (!cli_parse_ll(a->epochs, 1, 1000000, 0, &v))
             return cli_usage_error("finetune", "--epochs wants a positive number, not '%s'", a->epochs);
         o->epochs = (int)v;
     }
     if (a->batch) {
-        if (!parse_int(a->batch, 1, 1 << 24, &v))
+        if (!cli_parse_ll(a->batch, 1, 1 << 24, 0, &v))
             return cli_usage_error("finetune", "--batch wants a positive number, not '%s'", a->batch);
         o->batch = (int)v;
     }
     if (a->seed) {
-        if (!parse_int(a->seed, 0, 0x7fffffffffffffffLL, &v))
+        if (!cli_parse_ll(a->seed, 0, 0x7fffffffffffffffLL, 0, &v))
             return cli_usage_error("finetune", "--seed wants a non-negative integer, not '%s'", a->seed);
         o->seed = (uint64_t)v;
     }
@@ -170,20 +159,6 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
     o->detach_reset = a->detach_reset;
     o->train_thresholds = a->train_thresholds;
     return CLI_OK;
-}
-
-/* The network's input as a model input description (batch first). */
-static void snn_input_info(const nc_snn *s, nc_value_info *in)
-{
-    nc_snn_layer_info L;
-    memset(in, 0, sizeof *in);
-    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
-        return;
-    in->name = L.name;
-    in->dtype = NC_DTYPE_F32;
-    in->ndim = L.ndim + 1;
-    in->shape[0] = -1;
-    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
 }
 
 typedef struct ft_state {
@@ -252,7 +227,7 @@ static int read_ckpt_epoch(const char *path)
     const char *k = strstr(buf, "\"epoch\":");
     long long v;
     char num[32];
-    if (!k || sscanf(k + 8, " %31[0-9]", num) != 1 || !parse_int(num, 1, 1000000, &v)) {
+    if (!k || sscanf(k + 8, " %31[0-9]", num) != 1 || !cli_parse_ll(num, 1, 1000000, 0, &v)) {
         cli_failf(NC_ERR_PARSE, "--resume: %s does not record an epoch", path);
         return -1;
     }
@@ -344,7 +319,7 @@ int cmd_finetune(int argc, char **argv)
         goto done;
     }
     nc_value_info in;
-    snn_input_info(s, &in);
+    cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, &y)) != CLI_OK)

@@ -67,21 +67,6 @@ typedef struct sim_args {
     int no_float, per_layer;
 } sim_args;
 
-static int parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
-{
-    if (!s) {
-        *out = dflt;
-        return 1;
-    }
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 static char *si(double v, const char *unit, char *buf, size_t len)
 {
     static const char *pre[] = {"p", "n", "\xC2\xB5", "m", "", "k"};
@@ -262,17 +247,17 @@ int cmd_sim(int argc, char **argv)
     if (!a.data || !a.labels)
         return cli_usage_error("sim", "--data X and --labels Y are required");
     long long T, limit, wbits, head, npc, threads;
-    if (!parse_ll(a.timesteps, 1, 1 << 16, 32, &T))
+    if (!cli_parse_ll(a.timesteps, 1, 1 << 16, 32, &T))
         return cli_usage_error("sim", "-T must be a whole number from 1 to 65536, not '%s'", a.timesteps);
-    if (!parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
+    if (!cli_parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
         return cli_usage_error("sim", "--limit must be a positive whole number, not '%s'", a.limit);
-    if (!parse_ll(a.wbits, 2, 8, 8, &wbits))
+    if (!cli_parse_ll(a.wbits, 2, 8, 8, &wbits))
         return cli_usage_error("sim", "--weight-bits must be 2..8, not '%s'", a.wbits);
-    if (!parse_ll(a.headroom, 1, 12, 4, &head))
+    if (!cli_parse_ll(a.headroom, 1, 12, 4, &head))
         return cli_usage_error("sim", "--headroom must be 1..12, not '%s'", a.headroom);
-    if (!parse_ll(a.npc, 2, 1 << 20, 0, &npc))
+    if (!cli_parse_ll(a.npc, 2, 1 << 20, 0, &npc))
         return cli_usage_error("sim", "--neurons-per-core must be 2..2^20, not '%s'", a.npc);
-    if (!parse_ll(a.threads, 1, 1024, 0, &threads))
+    if (!cli_parse_ll(a.threads, 1, 1024, 0, &threads))
         return cli_usage_error("sim", "--threads must be 1..1024, not '%s'", a.threads);
     nc_loihi_options lo = {.weight_bits = (int)wbits, .headroom_bits = (int)head, .params_path = a.params,
                            .neurons_per_core = npc, .per_layer_scale = a.per_layer, .timesteps = (int)T + 8};

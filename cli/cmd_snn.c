@@ -75,21 +75,6 @@ static void copy_rows(float *dst, int64_t dst_n, int64_t dst_row0, const float *
                (size_t)(used * row) * sizeof(float));
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long dflt, long long *out)
-{
-    if (!s) {
-        *out = dflt;
-        return 1;
-    }
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
 static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T, int64_t N)
 {
     size_t n = nc_snn_num_layers(s);
@@ -114,9 +99,9 @@ static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T,
 int cli_run_snn(const run_args *a, int64_t batch)
 {
     long long T, seed;
-    if (!parse_int(a->timesteps, 1, 1 << 20, 32, &T))
+    if (!cli_parse_ll(a->timesteps, 1, 1 << 20, 32, &T))
         return cli_usage_error("run", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
-    if (!parse_int(a->seed, 0, INT64_MAX, 0, &seed))
+    if (!cli_parse_ll(a->seed, 0, INT64_MAX, 0, &seed))
         return cli_usage_error("run", "--seed must be a non-negative whole number, not '%s'", a->seed);
     nc_encoding enc = NC_ENCODING_DIRECT;
     if (a->encoding && strcmp(a->encoding, "poisson") == 0)
@@ -146,9 +131,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     nc_snn_layer_info in_l, out_l;
     nc_snn_get_layer(s, 0, &in_l);
     nc_snn_get_layer(s, nc_snn_output_layer(s), &out_l);
-    nc_value_info in = {.name = in_l.name, .dtype = NC_DTYPE_F32, .ndim = in_l.ndim + 1};
-    in.shape[0] = -1;
-    memcpy(in.shape + 1, in_l.shape, (size_t)in_l.ndim * sizeof *in.shape);
+    nc_value_info in;
+    cli_snn_input_info(s, &in);
     int64_t row = 1, out_row = 1, rec_row = 1;
     for (int d = 0; d < in_l.ndim; d++)
         row *= in_l.shape[d];

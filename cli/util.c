@@ -1,4 +1,6 @@
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,4 +156,32 @@ int cli_is_hdf5(const char *path)
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
+{
+    if (!s) {
+        *out = dflt;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+void cli_snn_input_info(const nc_snn *s, nc_value_info *in)
+{
+    nc_snn_layer_info L;
+    memset(in, 0, sizeof *in);
+    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
+        return;
+    in->name = L.name;
+    in->dtype = NC_DTYPE_F32;
+    in->ndim = L.ndim + 1;
+    in->shape[0] = -1;
+    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
 }
