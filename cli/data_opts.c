@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -227,44 +225,19 @@ int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tenso
 
 int cli_write_text(const char *path, const char *text)
 {
-    size_t plen = strlen(path), len = strlen(text);
-    char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return cli_failf(NC_ERR_NOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = cli_failf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s", path,
-                           strerror(errno));
-        free(tmp);
-        return rc;
-    }
-    struct stat sb;
-    mode_t mode = stat(path, &sb) == 0 ? (sb.st_mode & 07777) : 0644;
-    int ok = fchmod(fd, mode) == 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t k = write(fd, text + done, len - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        ok = k > 0;
-        done += ok ? (size_t)k : 0;
+    size_t len = strlen(text);
+    if (len > 0 && text[len - 1] == '\n') {
+        nc_status st = nc_write_file_atomic(path, text, len);
+        return st == NC_OK ? CLI_OK : cli_fail(st);
     }
     /* text files end with a newline */
-    if (ok && len > 0 && text[len - 1] != '\n')
-        ok = write(fd, "\n", 1) == 1;
-    ok = ok && fsync(fd) == 0;
-    int err = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    return ok ? CLI_OK : cli_failf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(err));
+    char *t = malloc(len + 2);
+    if (!t)
+        return cli_failf(NC_ERR_NOMEM, "out of memory");
+    memcpy(t, text, len);
+    t[len] = '\n';
+    t[len + 1] = '\0';
+    nc_status st = nc_write_file_atomic(path, t, len + 1);
+    free(t);
+    return st == NC_OK ? CLI_OK : cli_fail(st);
 }

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "snn/alloc.h"
 #include "snn/error.h"
@@ -288,46 +286,6 @@ static void rates_panel(sbuf *b, const nc_eval_result *r, double top)
 
 /* ---------------------------------------------------------------- file */
 
-static nc_status write_atomic(const char *path, const char *data, size_t len)
-{
-    size_t plen = strlen(path);
-    char *tmp = nc_malloc(plen + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s", path,
-                                 strerror(errno));
-        nc_free(tmp);
-        return st;
-    }
-    struct stat sb;
-    mode_t mode = stat(path, &sb) == 0 ? (sb.st_mode & 07777) : 0644;
-    int ok = fchmod(fd, mode) == 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t k = write(fd, data + done, len - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        ok = k > 0;
-        done += ok ? (size_t)k : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    int err = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok)
-        unlink(tmp);
-    nc_free(tmp);
-    return ok ? NC_OK : nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(err));
-}
 
 nc_status nc_eval_result_write_svg(const nc_eval_result *r, const char *path)
 {
@@ -346,7 +304,7 @@ nc_status nc_eval_result_write_svg(const nc_eval_result *r, const char *path)
     rates_panel(&b, r, h1);
     sb_printf(&b, "</svg>\n");
     nc_status st = b.failed ? nc_errorf(NC_ERR_NOMEM, "out of memory drawing %s", path)
-                            : write_atomic(path, b.p, b.len);
+                            : nc_write_file_atomic(path, b.p, b.len);
     nc_free(b.p);
     return st;
 }

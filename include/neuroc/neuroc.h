@@ -117,6 +117,11 @@ NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
  * renamed. */
 NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
 
+/* Writes len bytes to path atomically: a temporary file in the same folder,
+ * synced and renamed, so the file appears complete or not at all and a
+ * failure leaves any previous file untouched. The caller keeps `data`. */
+NC_API nc_status nc_write_file_atomic(const char *path, const void *data, size_t len);
+
 /* ---------------------------------------------------------------- ANN models */
 
 /* An imported ANN: immutable after loading, so several threads may run it. */
