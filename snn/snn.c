@@ -345,28 +345,34 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
     return finish(s, failed || !L->bias ? NC_ERR_NOMEM : NC_OK, id);
 }
 
-nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
-                            const int64_t padding[2], float scale, const char *name, int *id)
+/* Sum (scale × window sum) and max pooling share their geometry checks. */
+static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
+                            const int64_t stride[2], const int64_t padding[2], float scale,
+                            const char *name, int *id)
 {
-    nc_status st = check_from(s, from, "nc_snn_add_pool2d");
+    const char *what = nc_snn_kind_name(kind);
+    nc_status st = check_from(s, from, what);
     if (st != NC_OK)
         return st;
     const nc_snn_layer *X = &s->layers[from];
     const char *nm = name ? name : "";
     if (X->ndim != 3)
-        return nc_errorf(NC_ERR_SHAPE, "Pool2d '%s': input '%s' must be (C, H, W)", nm, X->name);
+        return nc_errorf(NC_ERR_SHAPE, "%s '%s': input '%s' must be (C, H, W)", what, nm, X->name);
     if (!kernel || kernel[0] <= 0 || kernel[1] <= 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "Pool2d '%s': kernel must be positive", nm);
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': kernel must be positive", what, nm);
     int64_t st2[2] = {stride ? stride[0] : kernel[0], stride ? stride[1] : kernel[1]};
     int64_t pd[2] = {padding ? padding[0] : 0, padding ? padding[1] : 0};
     if (st2[0] <= 0 || st2[1] <= 0 || pd[0] < 0 || pd[1] < 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "Pool2d '%s': bad stride or padding", nm);
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': bad stride or padding", what, nm);
+    /* a max-pool window made only of padding would have no maximum */
+    if (kind == NC_SNN_MAXPOOL2D && (pd[0] >= kernel[0] || pd[1] >= kernel[1]))
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': padding must be smaller than the kernel", what, nm);
     int64_t oh = conv_out(X->shape[1], kernel[0], st2[0], pd[0], 1);
     int64_t ow = conv_out(X->shape[2], kernel[1], st2[1], pd[1], 1);
     if (oh <= 0 || ow <= 0)
-        return nc_errorf(NC_ERR_SHAPE, "Pool2d '%s': kernel larger than the padded input", nm);
+        return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, nm);
     nc_status ast;
-    nc_snn_layer *L = append_chw(s, NC_SNN_POOL2D, name, from, X->shape[0], oh, ow, &ast);
+    nc_snn_layer *L = append_chw(s, kind, name, from, X->shape[0], oh, ow, &ast);
     if (!L)
         return ast;
     memcpy(L->kernel, kernel, sizeof L->kernel);
@@ -376,34 +382,16 @@ nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const 
     return finish(s, NC_OK, id);
 }
 
+nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                            const int64_t padding[2], float scale, const char *name, int *id)
+{
+    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, scale, name, id);
+}
+
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id)
 {
-    nc_status st = check_from(s, from, "nc_snn_add_maxpool2d");
-    if (st != NC_OK)
-        return st;
-    const nc_snn_layer *X = &s->layers[from];
-    const char *nm = name ? name : "";
-    if (X->ndim != 3)
-        return nc_errorf(NC_ERR_SHAPE, "MaxPool2d '%s': input '%s' must be (C, H, W)", nm, X->name);
-    if (!kernel || !stride || !padding || kernel[0] <= 0 || kernel[1] <= 0 || stride[0] <= 0 ||
-        stride[1] <= 0 || padding[0] < 0 || padding[1] < 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "MaxPool2d '%s': bad kernel, stride or padding", nm);
-    /* a window made only of padding would have no maximum */
-    if (padding[0] >= kernel[0] || padding[1] >= kernel[1])
-        return nc_errorf(NC_ERR_INVALID_ARG, "MaxPool2d '%s': padding must be smaller than the kernel", nm);
-    int64_t oh = conv_out(X->shape[1], kernel[0], stride[0], padding[0], 1);
-    int64_t ow = conv_out(X->shape[2], kernel[1], stride[1], padding[1], 1);
-    if (oh <= 0 || ow <= 0)
-        return nc_errorf(NC_ERR_SHAPE, "MaxPool2d '%s': kernel larger than the padded input", nm);
-    nc_status ast;
-    nc_snn_layer *L = append_chw(s, NC_SNN_MAXPOOL2D, name, from, X->shape[0], oh, ow, &ast);
-    if (!L)
-        return ast;
-    memcpy(L->kernel, kernel, sizeof L->kernel);
-    memcpy(L->stride, stride, sizeof L->stride);
-    memcpy(L->padding, padding, sizeof L->padding);
-    return finish(s, NC_OK, id);
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)
