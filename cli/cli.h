@@ -97,6 +97,13 @@ int cli_accuracy(const nc_tensor *y, const nc_tensor *labels);
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out);
 /* The spiking network's input as a model input description, batch first (-1). */
 void cli_snn_input_info(const nc_snn *s, nc_value_info *in);
+/* s (NULL = dflt) as the index of one of n names into *out; otherwise a usage
+ * error "OPT must be a, b or c, not 's'" (exit 2). */
+int cli_parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names,
+                     int n, int dflt, int *out);
+/* --encoding direct|poisson and the reset options subtract|zero. */
+int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out);
+int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out);
 /* 1 if the file starts with HDF5's signature (a .nir file). */
 int cli_is_hdf5(const char *path);
 

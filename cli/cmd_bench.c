@@ -340,11 +340,9 @@ int cmd_bench(int argc, char **argv)
         if (errno || *end || end == a.min_time || !(min_time >= 0 && min_time <= 3600))
             return cli_usage_error("bench", "--min-time must be seconds from 0 to 3600, not '%s'", a.min_time);
     }
-    nc_encoding enc = NC_ENCODING_DIRECT;
-    if (a.encoding && strcmp(a.encoding, "poisson") == 0)
-        enc = NC_ENCODING_POISSON;
-    else if (a.encoding && strcmp(a.encoding, "direct") != 0)
-        return cli_usage_error("bench", "--encoding must be direct or poisson, not '%s'", a.encoding);
+    nc_encoding enc;
+    if ((rc = cli_parse_encoding("bench", a.encoding, &enc)) != CLI_OK)
+        return rc;
     char backends_buf[256], batches_buf[256];
     snprintf(backends_buf, sizeof backends_buf, "%s", a.backends ? a.backends : "cpu,cpu-fast");
     snprintf(batches_buf, sizeof batches_buf, "%s", a.batches ? a.batches : "1,64");

@@ -121,30 +121,17 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
                                    a->calib_samples);
         o->calib_samples = v;
     }
-    if (a->reset) {
-        if (strcmp(a->reset, "subtract") == 0)
-            o->reset = NC_RESET_SUBTRACT;
-        else if (strcmp(a->reset, "zero") == 0)
-            o->reset = NC_RESET_ZERO;
-        else
-            return cli_usage_error(cmd, "--reset must be subtract or zero, not '%s'", a->reset);
-    }
-    if (a->v0) {
-        if (strcmp(a->v0, "half") == 0)
-            o->v_init_zero = 0;
-        else if (strcmp(a->v0, "zero") == 0)
-            o->v_init_zero = 1;
-        else
-            return cli_usage_error(cmd, "--v0 must be half or zero, not '%s'", a->v0);
-    }
-    if (a->maxpool) {
-        if (strcmp(a->maxpool, "currents") == 0)
-            o->maxpool = NC_MAXPOOL_CURRENTS;
-        else if (strcmp(a->maxpool, "average") == 0)
-            o->maxpool = NC_MAXPOOL_AVERAGE;
-        else
-            return cli_usage_error(cmd, "--maxpool must be currents or average, not '%s'", a->maxpool);
-    }
+    static const char *const v0_names[] = {"half", "zero"};           /* v_init_zero 0, 1 */
+    static const char *const maxpool_names[] = {"currents", "average"}; /* nc_maxpool_mode order */
+    int choice, rc;
+    if ((rc = cli_parse_reset(cmd, "--reset", a->reset, &o->reset)) != CLI_OK)
+        return rc;
+    if ((rc = cli_parse_choice(cmd, "--v0", a->v0, v0_names, 2, 0, &o->v_init_zero)) != CLI_OK)
+        return rc;
+    if ((rc = cli_parse_choice(cmd, "--maxpool", a->maxpool, maxpool_names, 2, NC_MAXPOOL_CURRENTS,
+                               &choice)) != CLI_OK)
+        return rc;
+    o->maxpool = (nc_maxpool_mode)choice;
     if (a->qcfs_epochs) {
         if (!cli_parse_ll(a->qcfs_epochs, 0, 1 << 20, 0, &v))
             return cli_usage_error(cmd, "--qcfs-epochs must be a whole number >= 0, not '%s'",

@@ -180,16 +180,11 @@ int cmd_eval(int argc, char **argv)
         return cli_usage_error("eval", "--batch must be a whole number from 1 to 2^20, not '%s'", a.batch);
     if (!cli_parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
         return cli_usage_error("eval", "--limit must be a positive whole number, not '%s'", a.limit);
-    nc_encoding enc = NC_ENCODING_DIRECT;
-    if (a.encoding && strcmp(a.encoding, "poisson") == 0)
-        enc = NC_ENCODING_POISSON;
-    else if (a.encoding && strcmp(a.encoding, "direct") != 0)
-        return cli_usage_error("eval", "--encoding must be direct or poisson, not '%s'", a.encoding);
+    nc_encoding enc;
     nc_nir_options nopt = {0};
-    if (a.nir_reset && strcmp(a.nir_reset, "zero") == 0)
-        nopt.reset = NC_RESET_ZERO;
-    else if (a.nir_reset && strcmp(a.nir_reset, "subtract") != 0)
-        return cli_usage_error("eval", "--nir-reset must be subtract or zero, not '%s'", a.nir_reset);
+    if ((rc = cli_parse_encoding("eval", a.encoding, &enc)) != CLI_OK ||
+        (rc = cli_parse_reset("eval", "--nir-reset", a.nir_reset, &nopt.reset)) != CLI_OK)
+        return rc;
     nc_convert_options co;
     if ((rc = cli_convert_options("eval", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("eval", &d)))
         return rc;

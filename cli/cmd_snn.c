@@ -9,18 +9,6 @@
 
 #include "cli.h"
 
-static int parse_nir_options(const run_args *a, nc_nir_options *o)
-{
-    memset(o, 0, sizeof *o);
-    if (!a || !a->nir_reset || strcmp(a->nir_reset, "subtract") == 0)
-        o->reset = NC_RESET_SUBTRACT;
-    else if (strcmp(a->nir_reset, "zero") == 0)
-        o->reset = NC_RESET_ZERO;
-    else
-        return cli_usage_error("run", "--nir-reset must be subtract or zero, not '%s'", a->nir_reset);
-    return CLI_OK;
-}
-
 int cli_info_snn(const char *path)
 {
     nc_snn *s = NULL;
@@ -103,16 +91,14 @@ int cli_run_snn(const run_args *a, int64_t batch)
         return cli_usage_error("run", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
     if (!cli_parse_ll(a->seed, 0, INT64_MAX, 0, &seed))
         return cli_usage_error("run", "--seed must be a non-negative whole number, not '%s'", a->seed);
-    nc_encoding enc = NC_ENCODING_DIRECT;
-    if (a->encoding && strcmp(a->encoding, "poisson") == 0)
-        enc = NC_ENCODING_POISSON;
-    else if (a->encoding && strcmp(a->encoding, "direct") != 0)
-        return cli_usage_error("run", "--encoding must be direct or poisson, not '%s'", a->encoding);
+    nc_encoding enc;
+    int rc = cli_parse_encoding("run", a->encoding, &enc);
+    if (rc != CLI_OK)
+        return rc;
     if (!!a->record != !!a->layer)
         return cli_usage_error("run", "--record and --layer go together");
-    nc_nir_options nopt;
-    int rc = parse_nir_options(a, &nopt);
-    if (rc != CLI_OK)
+    nc_nir_options nopt = {0};
+    if ((rc = cli_parse_reset("run", "--nir-reset", a->nir_reset, &nopt.reset)) != CLI_OK)
         return rc;
 
     nc_snn *s = NULL;

@@ -185,3 +185,39 @@ void cli_snn_input_info(const nc_snn *s, nc_value_info *in)
     in->shape[0] = -1;
     memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
 }
+
+int cli_parse_choice(const char *cmd, const char *opt, const char *s, const char *const *names,
+                     int n, int dflt, int *out)
+{
+    *out = dflt;
+    if (!s)
+        return CLI_OK;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return CLI_OK;
+        }
+    char list[256];
+    size_t off = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && off < sizeof list; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? (i == n - 1 ? " or " : ", ") : "",
+                                names[i]);
+    return cli_usage_error(cmd, "%s must be %s, not '%s'", opt, list, s);
+}
+
+int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out)
+{
+    static const char *const names[] = {"direct", "poisson"}; /* in nc_encoding order */
+    int v, rc = cli_parse_choice(cmd, "--encoding", s, names, 2, NC_ENCODING_DIRECT, &v);
+    *out = (nc_encoding)v;
+    return rc;
+}
+
+int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out)
+{
+    static const char *const names[] = {"subtract", "zero"}; /* in nc_reset_mode order */
+    int v, rc = cli_parse_choice(cmd, opt, s, names, 2, NC_RESET_SUBTRACT, &v);
+    *out = (nc_reset_mode)v;
+    return rc;
+}
