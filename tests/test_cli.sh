@@ -7,38 +7,10 @@ set -u
 NEUROC=$1
 SRC=$2
 BUILD=$3
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-FAILS=0
-pass() { echo "  ok: $1"; }
-fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
-check() { echo "check: $1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+cli_lib_init nc_test_cli
 
 # run_cli EXPECTED_RC ARGS... : runs neuroc, keeps stdout/stderr in $TMP/out, $TMP/err.
-run_cli() {
-    local want=$1
-    shift
-    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
-    RC=$?
-    if [ "$RC" -eq "$want" ]; then
-        pass "exit status $RC"
-    else
-        fail "exit status $RC, expected $want (neuroc $*)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-expect_in() { # FILE PATTERN (fixed string)
-    if grep -qF -- "$2" "$1"; then pass "$(basename "$1") has '$2'"; else
-        fail "$(basename "$1") lacks '$2'"; sed 's/^/    | /' "$1" | head -8; fi
-}
-expect_one_error_line() { # errors are exactly one line "neuroc: <category>: <detail>"
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE '^neuroc: [a-zA-Z /]+: .+' "$TMP/err"; then
-        pass "one error line: $(cat "$TMP/err")"
-    else
-        fail "stderr is not one 'neuroc: category: detail' line"; sed 's/^/    | /' "$TMP/err" | head -5
-    fi
-}
 
 # A float32 .npy file of the given shape tuple text and element count, zeros.
 write_npy_f32() { # PATH SHAPE_TEXT NUMEL
@@ -240,7 +212,4 @@ else
     run_cli 2 run "$SINABS" --input "$TMP/static.npy" --encoding morse
 fi
 
-echo
-if [ $FAILS -eq 0 ]; then echo "test_cli: all checks passed"; exit 0; fi
-echo "test_cli: $FAILS check(s) failed"
-exit 1
+cli_finish test_cli

@@ -8,8 +8,8 @@ set -u
 
 NEUROC=$1
 SRC=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_convert_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+cli_lib_init nc_test_convert_cli
 
 MODEL=$SRC/examples/models/mlp.onnx
 X=$SRC/examples/data/fmnist_test_x.npy
@@ -17,40 +17,6 @@ Y=$SRC/examples/data/fmnist_test_y.npy
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=
 
-FAILS=0
-pass() { echo "  ok: $1"; }
-fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
-check() { echo "check: $1"; }
-
-run_cli() { # EXPECTED_RC ARGS...: stdout in $TMP/out, stderr in $TMP/err
-    local want=$1
-    shift
-    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
-    RC=$?
-    if [ "$RC" -eq "$want" ]; then
-        pass "exit status $RC"
-    else
-        fail "exit status $RC, expected $want (neuroc $*)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-expect_in() { # FILE PATTERN (fixed string)
-    if grep -qF -- "$2" "$1"; then pass "$(basename "$1") has '$2'"; else
-        fail "$(basename "$1") lacks '$2'"; sed 's/^/    | /' "$1" | head -12; fi
-}
-expect_file() {
-    if [ -s "$1" ]; then pass "$(basename "$1") written"; else fail "$(basename "$1") missing or empty"; fi
-}
-expect_no_file() {
-    if [ -e "$1" ]; then fail "$(basename "$1") exists after a failure"; else pass "no $(basename "$1")"; fi
-}
-expect_one_error_line() {
-    if [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE '^neuroc: [a-zA-Z /]+: .+' "$TMP/err"; then
-        pass "one error line: $(cat "$TMP/err")"
-    else
-        fail "stderr is not one 'neuroc: category: detail' line"; sed 's/^/    | /' "$TMP/err" | head -5
-    fi
-}
 py_check() { # DESCRIPTION PYTHON-CODE (argv[1..] follow)
     local what=$1 code=$2
     shift 2
@@ -162,8 +128,4 @@ for t in 1 2 4 8; do expect_in "$TMP/out" "t = $t "; done
 check "conversion options do not apply to a .nir"
 run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max
 
-if [ "$FAILS" -ne 0 ]; then
-    echo "$FAILS check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+cli_finish test_convert_cli

@@ -10,41 +10,13 @@ set -u
 
 NEUROC=$1
 SRC=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_finetune_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+cli_lib_init nc_test_finetune_cli
 
 MODEL=$SRC/examples/models/mlp.onnx
 X=$SRC/examples/data/fmnist_test_x.npy
 Y=$SRC/examples/data/fmnist_test_y.npy
 
-FAILS=0
-pass() { echo "  ok: $1"; }
-fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
-check() { echo "check: $1"; }
-
-run_cli() { # EXPECTED_RC ARGS...: stdout in $TMP/out, stderr in $TMP/err
-    local want=$1
-    shift
-    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
-    RC=$?
-    if [ "$RC" -eq "$want" ]; then
-        pass "exit status $RC"
-    else
-        fail "exit status $RC, expected $want (neuroc $*)"
-        sed 's/^/    stderr: /' "$TMP/err" | head -5
-    fi
-}
-expect_in() { # FILE PATTERN (fixed string)
-    if grep -qF -- "$2" "$1"; then pass "$(basename "$1") has '$2'"; else
-        fail "$(basename "$1") lacks '$2'"; sed 's/^/    | /' "$1" | head -12; fi
-}
-expect_not_in() {
-    if grep -qF -- "$2" "$1"; then fail "$(basename "$1") has '$2'"; sed 's/^/    | /' "$1" | head -12; else
-        pass "$(basename "$1") lacks '$2'"; fi
-}
-expect_file() {
-    if [ -s "$1" ]; then pass "$(basename "$1") written"; else fail "$(basename "$1") missing or empty"; fi
-}
 loss_of() { # EPOCH-TEXT ("1/2"): the loss printed on that epoch's line of $TMP/out
     awk -v e="$1" '$1 == "epoch" && $2 == e { for (i = 3; i < NF; i++) if ($i == "loss") print $(i + 1) }' "$TMP/out"
 }
@@ -103,8 +75,4 @@ run_cli 0 info "$TMP/cf.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --finetune-epochs 1 -o "$TMP/u.nir"
 expect_in "$TMP/err" "--labels"
 
-if [ "$FAILS" -ne 0 ]; then
-    echo "$FAILS check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+cli_finish test_finetune_cli

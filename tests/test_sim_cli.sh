@@ -6,8 +6,8 @@ set -u
 
 NEUROC=$1
 SRC=$2
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_sim_cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+cli_lib_init nc_test_sim_cli
 
 X=$SRC/examples/data/fmnist_test_x.npy
 Y=$SRC/examples/data/fmnist_test_y.npy
@@ -15,21 +15,6 @@ MODEL=$SRC/examples/models/mlp.onnx
 for f in "$X" "$Y" "$MODEL"; do
     [ -f "$f" ] || { echo "skip: $f missing"; exit 77; }
 done
-
-FAILS=0
-pass() { echo "  ok: $1"; }
-fail() { echo "  FAIL: $1"; FAILS=$((FAILS + 1)); }
-run_cli() { # EXPECTED_RC ARGS...
-    local want=$1
-    shift
-    "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then pass "exit $rc: neuroc $*"; else
-        fail "exit $rc, expected $want: neuroc $*"; sed 's/^/    | /' "$TMP/err" | head -5; fi
-}
-expect_in() { # FILE PATTERN
-    if grep -qF -- "$2" "$1"; then pass "has '$2'"; else fail "lacks '$2'"; sed 's/^/    | /' "$1" | head -20; fi
-}
 
 run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/mlp.nir"
 [ -f "$TMP/mlp.nir" ] || { echo "conversion failed"; exit 1; }
@@ -72,5 +57,4 @@ expect_in "$TMP/err" "missing.json"
 run_cli 0 sim --help
 expect_in "$TMP/out" "usage: neuroc sim"
 
-[ "$FAILS" -eq 0 ] || { echo "$FAILS check(s) failed"; exit 1; }
-echo "all passed"
+cli_finish test_sim_cli
