@@ -13,7 +13,8 @@
 const char CMD_FINETUNE_HELP[] =
     "usage: neuroc finetune MODEL.nir --train X --labels Y -o TUNED.nir [-T 4]\n"
     "                   [--epochs 3] [--lr 1e-4] [--batch 64] [--val X2 --val-labels Y2]\n"
-    "                   [--max-memory 4G] [--surrogate triangle] [--seed S] [--resume]\n"
+    "                   [--max-memory 4G] [--surrogate triangle] [--seed S] [-j N]\n"
+    "                   [--resume]\n"
     "                   [--no-scale] [--mean M1,.. --std S1,..]\n"
     "\n"
     "Fine-tunes a spiking network with backpropagation through time: the network\n"
@@ -22,8 +23,10 @@ const char CMD_FINETUNE_HELP[] =
     "biases (and with --train-thresholds the thresholds) are updated with Adam\n"
     "and a cosine learning-rate schedule over all epochs.\n"
     "\n"
-    "After every epoch the network is written to OUT.ckpt.nir and the epoch and\n"
-    "options to OUT.ckpt.json; --resume continues from there with the next epoch.\n"
+    "After every epoch the network is written to OUT.ckpt.nir, the optimiser's\n"
+    "moments to OUT.ckpt.optim.npy and the epoch, options and file hashes to\n"
+    "OUT.ckpt.json; --resume continues from there with the next epoch, exactly\n"
+    "as if the run had not stopped.\n"
     "One line per epoch on stdout: loss, accuracy, validation accuracy at T,\n"
     "samples/s and the time left.\n"
     "\n"
@@ -48,13 +51,16 @@ const char CMD_FINETUNE_HELP[] =
     "      --optimizer O  adam (default) or sgd (momentum 0.9)\n"
     "      --weight-decay X  --grad-clip X\n"
     "      --seed S       shuffling seed (default 0)\n"
-    "      --resume       continue from OUT.ckpt.nir / OUT.ckpt.json\n" CLI_DATA_OPTS_HELP
+    "  -j, --threads N    threads for the element-wise layers (default 1; the\n"
+    "                     results do not depend on it)\n"
+    "      --resume       continue from the checkpoint (same options; --epochs\n"
+    "                     may grow)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 typedef struct ft_args {
     const char *train, *labels, *output, *timesteps, *epochs, *lr, *batch, *val, *val_labels, *max_memory;
-    const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed;
+    const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed, *threads;
     int resume, detach_reset, train_thresholds;
 } ft_args;
 
@@ -130,6 +136,11 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
             return cli_usage_error("finetune", "--seed wants a non-negative integer, not '%s'", a->seed);
         o->seed = (uint64_t)v;
     }
+    if (a->threads) {
+        if (!cli_parse_ll(a->threads, 1, 1024, 0, &v))
+            return cli_usage_error("finetune", "--threads wants a number 1..1024, not '%s'", a->threads);
+        o->threads = (int)v;
+    }
     if (a->lr && (!parse_float(a->lr, 0.0, &o->lr) || !(o->lr > 0.0f)))
         return cli_usage_error("finetune", "--lr wants a positive number, not '%s'", a->lr);
     if (a->width && (!parse_float(a->width, 0.0, &o->surrogate_width) || !(o->surrogate_width > 0.0f)))
@@ -163,7 +174,7 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
 
 typedef struct ft_state {
     const char *output;
-    char *ckpt_nir, *ckpt_json;
+    char *ckpt_nir, *ckpt_json, *ckpt_optim;
     const nc_finetune_options *o;
     cli_progress *prog;
     double elapsed;
@@ -181,10 +192,41 @@ static char *with_suffix(const char *path, const char *suffix)
     return p;
 }
 
+/* FNV-1a of a file's bytes: ties the checkpoint's JSON to the .nir and the
+ * optimiser state written with it (0 when unreadable). */
+static uint64_t file_fnv1a(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+    fclose(fp);
+    return h;
+}
+
+/* The run's options as the checkpoint records them; --resume requires the
+ * same (they decide the shuffles and the schedule). */
+static void ckpt_options(const nc_finetune_options *o, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "\"epochs\": %d, \"timesteps\": %d, \"lr\": %g, \"batch\": %d, \"seed\": %llu, \"surrogate\": \"%s\", "
+             "\"surrogate_width\": %g, \"optimizer\": \"%s\", \"train_thresholds\": %d, \"detach_reset\": %d",
+             o->epochs, o->timesteps, (double)o->lr, o->batch, (unsigned long long)o->seed,
+             SURROGATES[o->surrogate], (double)(o->surrogate_width ? o->surrogate_width : 1.0f),
+             o->optimizer ? "sgd" : "adam", o->train_thresholds, o->detach_reset);
+}
+
+/* Writes the optimiser state, then the network, then the JSON that names
+ * both by hash: each file is renamed into place whole, and a JSON that does
+ * not match its files shows an interrupted checkpoint. */
 static nc_status on_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *user)
 {
     ft_state *f = user;
-    const nc_finetune_options *o = f->o;
     cli_progress_end(f->prog);
     f->elapsed += e->seconds;
     f->epochs_run++;
@@ -196,42 +238,69 @@ static nc_status on_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *use
            e->epochs, e->loss, 100.0 * e->accuracy, val, e->batch,
            e->seconds > 0 ? (double)e->samples / e->seconds : 0.0, e->seconds, left);
     fflush(stdout);
-    nc_status st = nc_snn_save_nir(s, f->ckpt_nir);
-    if (st != NC_OK)
+    nc_status st;
+    if ((st = nc_npy_save(f->ckpt_optim, e->optimizer_state)) != NC_OK ||
+        (st = nc_snn_save_nir(s, f->ckpt_nir)) != NC_OK)
         return st;
-    char json[1024];
+    char opts[512], json[1024];
+    ckpt_options(f->o, opts, sizeof opts);
     snprintf(json, sizeof json,
-             "{\"epoch\": %d, \"epochs\": %d, \"timesteps\": %d, \"lr\": %g, \"batch\": %d, \"seed\": %llu, "
-             "\"surrogate\": \"%s\", \"surrogate_width\": %g, \"optimizer\": \"%s\", \"loss\": %.6f, "
-             "\"accuracy\": %.6f, \"val_accuracy\": %.6f}",
-             e->epoch, e->epochs, o->timesteps, (double)o->lr, o->batch, (unsigned long long)o->seed,
-             SURROGATES[o->surrogate], (double)(o->surrogate_width ? o->surrogate_width : 1.0f),
-             o->optimizer ? "sgd" : "adam", e->loss, e->accuracy, e->val_accuracy);
-    if (cli_write_text(f->ckpt_json, json) != CLI_OK)
-        return NC_ERR_IO;
-    return NC_OK;
+             "{\"epoch\": %d, %s, \"optimizer_steps\": %lld, \"nir_fnv1a\": \"%016llx\", "
+             "\"optimizer_fnv1a\": \"%016llx\", \"loss\": %.6f, \"accuracy\": %.6f, \"val_accuracy\": %.6f}",
+             e->epoch, opts, (long long)e->optimizer_steps, (unsigned long long)file_fnv1a(f->ckpt_nir),
+             (unsigned long long)file_fnv1a(f->ckpt_optim), e->loss, e->accuracy, e->val_accuracy);
+    return cli_write_text(f->ckpt_json, json) == CLI_OK ? NC_OK : NC_ERR_IO;
 }
 
-/* The epoch recorded in a checkpoint's JSON, or -1 (message printed). */
-static int read_ckpt_epoch(const char *path)
+/* The text after `"key": ` in a checkpoint's JSON, or NULL. */
+static const char *json_value(const char *json, const char *key)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        cli_failf(NC_ERR_IO, "--resume: cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    char buf[2048];
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *p = strstr(json, k);
+    return p ? p + strlen(k) : NULL;
+}
+
+/* What --resume needs from a checkpoint: its epoch and optimiser step count,
+ * after checking that it belongs to this run and that its files are whole.
+ * CLI_OK, or the exit status with the message printed. */
+static int read_checkpoint(const ft_state *f, int *epoch, int64_t *steps)
+{
+    FILE *fp = fopen(f->ckpt_json, "rb");
+    if (!fp)
+        return cli_failf(NC_ERR_IO, "--resume: cannot open %s: %s", f->ckpt_json, strerror(errno));
+    char buf[4096];
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
     fclose(fp);
     buf[n] = 0;
-    const char *k = strstr(buf, "\"epoch\":");
-    long long v;
+    const char *ep = json_value(buf, "epoch"), *sp = json_value(buf, "optimizer_steps");
+    long long e, t;
     char num[32];
-    if (!k || sscanf(k + 8, " %31[0-9]", num) != 1 || !cli_parse_ll(num, 1, 1000000, 0, &v)) {
-        cli_failf(NC_ERR_PARSE, "--resume: %s does not record an epoch", path);
-        return -1;
+    if (!ep || sscanf(ep, "%31[0-9]", num) != 1 || !cli_parse_ll(num, 1, 1000000, 0, &e) || !sp ||
+        sscanf(sp, "%31[0-9]", num) != 1 || !cli_parse_ll(num, 0, 0x7fffffffffffffffLL, 0, &t))
+        return cli_failf(NC_ERR_PARSE, "--resume: %s does not record an epoch and optimiser steps", f->ckpt_json);
+    char opts[512];
+    ckpt_options(f->o, opts, sizeof opts);
+    /* every recorded option but the epoch count must match this command line */
+    const char *mine = strstr(opts, "\"timesteps\""), *theirs = strstr(buf, "\"timesteps\"");
+    if (!theirs || strncmp(theirs, mine, strlen(mine)) != 0)
+        return cli_failf(NC_ERR_INVALID_ARG,
+                         "--resume: %s was written with other options (%.300s); resume with the same T, lr, batch, "
+                         "seed, surrogate and optimiser options",
+                         f->ckpt_json, buf);
+    const char *fields[2] = {"nir_fnv1a", "optimizer_fnv1a"};
+    const char *files[2] = {f->ckpt_nir, f->ckpt_optim};
+    for (int i = 0; i < 2; i++) {
+        const char *h = json_value(buf, fields[i]);
+        unsigned long long want;
+        if (!h || sscanf(h, "\"%16llx\"", &want) != 1 || want != file_fnv1a(files[i]))
+            return cli_failf(NC_ERR_PARSE,
+                             "--resume: %s does not match %s (missing, changed, or the checkpoint was interrupted)",
+                             f->ckpt_json, files[i]);
     }
-    return (int)v;
+    *epoch = (int)e;
+    *steps = t;
+    return CLI_OK;
 }
 
 int cmd_finetune(int argc, char **argv)
@@ -255,6 +324,7 @@ int cmd_finetune(int argc, char **argv)
         {"--weight-decay", NULL, &a.weight_decay, NULL},
         {"--grad-clip", NULL, &a.grad_clip, NULL},
         {"--seed", NULL, &a.seed, NULL},
+        {"--threads", "-j", &a.threads, NULL},
         {"--resume", NULL, NULL, &a.resume},
         {"--detach-reset", NULL, NULL, &a.detach_reset},
         {"--train-thresholds", NULL, NULL, &a.train_thresholds},
@@ -288,29 +358,33 @@ int cmd_finetune(int argc, char **argv)
     ft_state f = {.output = a.output, .o = &o};
     f.ckpt_nir = with_suffix(a.output, ".ckpt.nir");
     f.ckpt_json = with_suffix(a.output, ".ckpt.json");
+    f.ckpt_optim = with_suffix(a.output, ".ckpt.optim.npy");
     nc_snn *s = NULL;
-    nc_tensor *x = NULL, *y = NULL, *vx = NULL, *vy = NULL;
+    nc_tensor *x = NULL, *y = NULL, *vx = NULL, *vy = NULL, *optim = NULL;
     nc_status st;
     cli_progress prog;
     cli_progress_init(&prog);
     f.prog = &prog;
-    if (!f.ckpt_nir || !f.ckpt_json) {
+    if (!f.ckpt_nir || !f.ckpt_json || !f.ckpt_optim) {
         rc = cli_failf(NC_ERR_NOMEM, "out of memory");
         goto done;
     }
     const char *model = pos[0];
     if (a.resume) {
-        int e = read_ckpt_epoch(f.ckpt_json);
-        if (e < 0) {
-            rc = CLI_FAIL;
+        int e = 0;
+        if ((rc = read_checkpoint(&f, &e, &o.optimizer_steps)) != CLI_OK)
             goto done;
-        }
         if (e >= o.epochs) {
             rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
                            f.ckpt_json, e, o.epochs);
             goto done;
         }
+        if ((st = nc_data_load(f.ckpt_optim, NC_DTYPE_F32, &optim)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
         o.start_epoch = e;
+        o.optimizer_state = optim;
         model = f.ckpt_nir;
         fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
     }
@@ -358,8 +432,10 @@ done:
     nc_tensor_free(y);
     nc_tensor_free(vx);
     nc_tensor_free(vy);
+    nc_tensor_free(optim);
     nc_snn_free(s);
     free(f.ckpt_nir);
     free(f.ckpt_json);
+    free(f.ckpt_optim);
     return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "snn/alloc.h"
 #include "snn/error.h"
+#include "snn/tensor.h"
 #include "train_internal.h"
 
 static double now_s(void)
@@ -146,22 +147,44 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         .threads = o.threads,
         .lr_total_steps = steps_per_epoch * o.epochs,
     };
+    nc_optim optim;
+    memset(&optim, 0, sizeof optim);
+    if (o.optimizer_state) {
+        if (o.optimizer_state->dtype != NC_DTYPE_F32)
+            return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_finetune: the optimiser state must be float32");
+        optim.pending = nc_f32(o.optimizer_state);
+        optim.pending_len = o.optimizer_state->numel;
+        optim.pending_steps = o.optimizer_steps;
+    }
+    t.optim = &optim;
+    nc_tensor *state = NULL;
     /* One engine call per epoch so the caller can checkpoint between them;
      * the schedule runs over all epochs through lr_step0. */
-    for (int e = o.start_epoch; e < o.epochs; e++) {
+    for (int e = o.start_epoch; st == NC_OK && e < o.epochs; e++) {
         t.seed = epoch_seed(o.seed, e);
         t.lr_step0 = steps_per_epoch * e;
         nc_train_stats ts;
         double t0 = now_s();
         if ((st = nc_train_ex(s, x, labels, &t, &ts)) != NC_OK)
-            return st;
+            break;
         nc_finetune_epoch r = {.epoch = e + 1, .epochs = o.epochs, .batch = B, .loss = ts.loss,
                                .accuracy = ts.accuracy, .val_loss = -1.0, .val_accuracy = -1.0, .samples = N,
-                               .seconds = now_s() - t0};
+                               .seconds = now_s() - t0, .optimizer_steps = optim.t};
         if (val_x && (st = nc_bptt_evaluate(s, val_x, val_labels, o.timesteps, &r.val_loss, &r.val_accuracy)) != NC_OK)
-            return st;
-        if (o.on_epoch && (st = o.on_epoch(s, &r, o.epoch_user)) != NC_OK)
-            return st;
+            break;
+        if (o.on_epoch) {
+            int64_t len = nc_optim_state_len(&optim);
+            if (!state && !(state = nc_tensor_new(NC_DTYPE_F32, 1, &len))) {
+                st = nc_errorf(NC_ERR_NOMEM, "out of memory copying the optimiser state (%lld values)",
+                               (long long)len);
+                break;
+            }
+            nc_optim_state_get(&optim, nc_f32(state));
+            r.optimizer_state = state;
+            st = o.on_epoch(s, &r, o.epoch_user);
+        }
     }
-    return NC_OK;
+    nc_tensor_free(state);
+    nc_optim_free(&optim);
+    return st;
 }

@@ -116,6 +116,49 @@ void nc_optim_step(nc_optim *o, float lr)
     }
 }
 
+int64_t nc_optim_state_len(const nc_optim *o)
+{
+    int64_t len = 0;
+    for (int i = 0; i < o->n; i++)
+        len += o->p[i].n * (o->kind == NC_OPTIM_ADAM ? 2 : 1);
+    return len;
+}
+
+void nc_optim_state_get(const nc_optim *o, float *out)
+{
+    for (int i = 0; i < o->n; i++) {
+        const nc_optim_param *P = &o->p[i];
+        memcpy(out, P->m, (size_t)P->n * sizeof(float));
+        out += P->n;
+        if (o->kind == NC_OPTIM_ADAM) {
+            memcpy(out, P->v, (size_t)P->n * sizeof(float));
+            out += P->n;
+        }
+    }
+}
+
+nc_status nc_optim_state_set(nc_optim *o, const float *in, int64_t len, int64_t steps)
+{
+    int64_t want = nc_optim_state_len(o);
+    if (len != want || steps < 0)
+        return nc_errorf(NC_ERR_INVALID_ARG,
+                         "optimiser state of %lld values after %lld steps does not fit this network and optimiser "
+                         "(%s, %lld values)",
+                         (long long)len, (long long)steps, o->kind == NC_OPTIM_ADAM ? "Adam" : "SGD",
+                         (long long)want);
+    for (int i = 0; i < o->n; i++) {
+        nc_optim_param *P = &o->p[i];
+        memcpy(P->m, in, (size_t)P->n * sizeof(float));
+        in += P->n;
+        if (o->kind == NC_OPTIM_ADAM) {
+            memcpy(P->v, in, (size_t)P->n * sizeof(float));
+            in += P->n;
+        }
+    }
+    o->t = steps;
+    return NC_OK;
+}
+
 float nc_cosine_lr(float lr, int64_t step, int64_t total)
 {
     if (total <= 1)

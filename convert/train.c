@@ -80,21 +80,45 @@ static nc_status resolve(const nc_train_options *in, nc_train_options *o, nc_tr_
     return NC_OK;
 }
 
+/* The trainable tensors in the optimiser's order: weight and bias of every
+ * linear layer, then the threshold where trainable; each with its gradient. */
 static nc_status setup_optim(nc_tr_net *net, const nc_train_options *o, nc_optim *opt)
 {
-    nc_status st = nc_optim_init(opt, o->optimizer == 1 ? NC_OPTIM_SGD : NC_OPTIM_ADAM, o->weight_decay,
-                                 o->optimizer == 1 ? o->momentum : 0.0f);
+    int rebind = opt->n > 0, k = 0;
+    const float *pending = opt->pending;
+    int64_t pending_len = opt->pending_len, pending_steps = opt->pending_steps;
+    nc_status st = rebind ? NC_OK
+                          : nc_optim_init(opt, o->optimizer == 1 ? NC_OPTIM_SGD : NC_OPTIM_ADAM, o->weight_decay,
+                                          o->optimizer == 1 ? o->momentum : 0.0f);
     for (int i = 0; st == NC_OK && i < net->n; i++) {
         nc_snn_layer *L = &net->s->layers[i];
         nc_tr_layer *Y = &net->l[i];
-        if (Y->dW) {
-            st = nc_optim_add(opt, nc_f32(L->weight), Y->dW, L->weight->numel, 1, -INFINITY);
-            if (st == NC_OK)
-                st = nc_optim_add(opt, nc_f32(L->bias), Y->db, L->bias->numel, 0, -INFINITY);
+        struct {
+            nc_tensor *t;
+            float *g;
+            int decay;
+            float min;
+        } p[3] = {{Y->dW ? L->weight : NULL, Y->dW, 1, -INFINITY},
+                  {Y->dW ? L->bias : NULL, Y->db, 0, -INFINITY},
+                  {Y->dth ? L->threshold : NULL, Y->dth, 0, NC_TRAIN_MIN_THRESHOLD}};
+        for (int j = 0; st == NC_OK && j < 3; j++) {
+            if (!p[j].t)
+                continue;
+            if (!rebind)
+                st = nc_optim_add(opt, nc_f32(p[j].t), p[j].g, p[j].t->numel, p[j].decay, p[j].min);
+            else if (k >= opt->n || opt->p[k].n != p[j].t->numel)
+                st = nc_errorf(NC_ERR_INVALID_ARG, "training: the optimiser state does not match the network's "
+                                                   "trainable parameters (layer '%s')", L->name);
+            else
+                opt->p[k].w = nc_f32(p[j].t), opt->p[k].g = p[j].g;
+            k++;
         }
-        if (st == NC_OK && Y->dth)
-            st = nc_optim_add(opt, nc_f32(L->threshold), Y->dth, L->threshold->numel, 0, NC_TRAIN_MIN_THRESHOLD);
     }
+    if (st == NC_OK && rebind && k != opt->n)
+        st = nc_errorf(NC_ERR_INVALID_ARG, "training: the optimiser state holds %d tensors, the network trains %d",
+                       opt->n, k);
+    if (st == NC_OK && !rebind && pending)
+        st = nc_optim_state_set(opt, pending, pending_len, pending_steps);
     return st;
 }
 
@@ -151,14 +175,15 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     nc_tr_threads = o.threads;
 
     nc_tr_net *net = NULL;
-    nc_optim opt;
-    memset(&opt, 0, sizeof opt);
+    nc_optim own;
+    memset(&own, 0, sizeof own);
+    nc_optim *opt = o.optim ? o.optim : &own;
     batch_buf bb;
     memset(&bb, 0, sizeof bb);
     int64_t *perm = NULL;
     if ((st = nc_tr_net_create(s, &c, B, &net)) != NC_OK)
         goto done;
-    if ((st = setup_optim(net, &o, &opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
+    if ((st = setup_optim(net, &o, opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
         goto done;
     if ((uint64_t)N > SIZE_MAX / sizeof *perm || !(perm = nc_malloc((size_t)N * sizeof *perm))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory shuffling %lld samples", (long long)N);
@@ -204,11 +229,11 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
             }
             nc_tr_backward(net, bb.dlogits);
             if (o.grad_clip > 0.0f)
-                nc_optim_clip(&opt, o.grad_clip);
+                nc_optim_clip(opt, o.grad_clip);
             float lr = o.cosine < 0            ? o.lr
                        : o.lr_total_steps > 0 ? nc_cosine_lr(o.lr, o.lr_step0 + step, o.lr_total_steps)
                                               : nc_cosine_lr(o.lr, step, total);
-            nc_optim_step(&opt, lr);
+            nc_optim_step(opt, lr);
             step++;
             loss_sum += loss * n;
             correct_sum += correct;
@@ -229,7 +254,7 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
 done:
     nc_free(perm);
     batch_free(&bb);
-    nc_optim_free(&opt);
+    nc_optim_free(&own);
     nc_tr_net_free(net);
     nc_tr_threads = threads_before;
     return st;

@@ -47,6 +47,11 @@ typedef struct nc_train_options {
      * call): the cosine schedule is taken at lr_step0 + step of lr_total_steps
      * steps; lr_total_steps 0 = this call's own steps (and lr_step0 ignored). */
     int64_t lr_step0, lr_total_steps;
+    /* An optimiser carried across calls (Adam's moments and step count survive
+     * from one epoch to the next): NULL = one of this call's own. An empty one
+     * (zeroed) is set up by the first call; later calls take it over as it is,
+     * and must train the same parameters (same network, same trainable set). */
+    struct nc_optim *optim;
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the

@@ -202,6 +202,10 @@ typedef struct nc_optim {
     int64_t t;             /* steps taken */
     int n, cap;
     nc_optim_param *p;
+    /* Moments to load once the parameters are set up (resuming from a
+     * checkpoint; see nc_optim_state_set); not owned. */
+    const float *pending;
+    int64_t pending_len, pending_steps;
 } nc_optim;
 
 nc_status nc_optim_init(nc_optim *o, nc_optim_kind kind, float weight_decay, float momentum);
@@ -214,6 +218,12 @@ double nc_optim_clip(nc_optim *o, double max_norm);
 /* One step with learning rate lr: L2 weight decay added to the gradient of
  * decaying parameters (torch.optim semantics), then Adam or SGD with momentum. */
 void nc_optim_step(nc_optim *o, float lr);
+/* The moments as one flat array (per tensor: m, then v for Adam), for
+ * checkpoints: its length, a copy out, and a copy back in (the length must
+ * match; NC_ERR_INVALID_ARG naming both otherwise). */
+int64_t nc_optim_state_len(const nc_optim *o);
+void nc_optim_state_get(const nc_optim *o, float *out);
+nc_status nc_optim_state_set(nc_optim *o, const float *in, int64_t len, int64_t steps);
 /* Cosine schedule from lr at step 0 to 0 after `total` steps. */
 float nc_cosine_lr(float lr, int64_t step, int64_t total);
 

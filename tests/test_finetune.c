@@ -148,6 +148,8 @@ typedef struct epochs_seen {
     int n, epoch[8], batch[8];
     double loss[8], val[8];
     int stop_after;
+    nc_tensor *state;      /* the optimiser state after the last epoch seen */
+    int64_t steps;
 } epochs_seen;
 
 static nc_status record_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *user)
@@ -161,6 +163,11 @@ static nc_status record_epoch(const nc_snn *s, const nc_finetune_epoch *e, void 
     r->val[r->n] = e->val_accuracy;
     r->n++;
     assert_int_equal(e->samples, 40);
+    assert_non_null(e->optimizer_state);
+    assert_true(e->optimizer_steps > 0);
+    nc_tensor_free(r->state);
+    r->state = nc_tensor_clone(e->optimizer_state);
+    r->steps = e->optimizer_steps;
     return r->stop_after && e->epoch == r->stop_after ? NC_ERR_INTERNAL : NC_OK;
 }
 
@@ -198,20 +205,49 @@ static void test_finetune_epochs_and_resume(void **state)
     assert_int_equal(nc_snn_finetune(part, d.x, d.y, NULL, NULL, &o), NC_ERR_INTERNAL);
     assert_int_equal(r2.n, 1);
     assert_true(r2.loss[0] == r.loss[0]);
-    /* ... and resumed: epoch 2 only, the same weights as the whole run */
+    /* ... resumed without the optimiser's moments: Adam starts afresh, so
+     * the weights differ from the whole run's ... */
+    nc_snn *fresh = small_net(3);
+    nc_finetune_options o2 = o;
+    o2.on_epoch = NULL;
+    o2.epochs = 1;
+    NC_ASSERT_OK(nc_snn_finetune(fresh, d.x, d.y, NULL, NULL, &o2));
+    o2.epochs = 2;
+    o2.start_epoch = 1;
+    NC_ASSERT_OK(nc_snn_finetune(fresh, d.x, d.y, NULL, NULL, &o2));
+    assert_memory_not_equal(fresh->layers[1].weight->data, full->layers[1].weight->data,
+                            (size_t)full->layers[1].weight->numel * sizeof(float));
+    /* ... a state of the wrong size is refused ... */
+    int64_t three = 3;
+    nc_tensor *bad = nc_tensor_new(NC_DTYPE_F32, 1, &three);
+    o2.optimizer_state = bad;
+    o2.optimizer_steps = 1;
+    assert_int_equal(nc_snn_finetune(fresh, d.x, d.y, NULL, NULL, &o2), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "does not fit"));
+    nc_tensor_free(bad);
+    nc_snn_free(fresh);
+    /* ... and resumed with them: epoch 2 only, the same weights as the whole run */
+    assert_int_equal(r2.steps, 4); /* 40 samples in batches of 10 */
     epochs_seen r3 = {0};
     o.epoch_user = &r3;
     o.start_epoch = 1;
+    o.optimizer_state = r2.state;
+    o.optimizer_steps = r2.steps;
     NC_ASSERT_OK(nc_snn_finetune(part, d.x, d.y, NULL, NULL, &o));
     assert_int_equal(r3.n, 1);
     assert_int_equal(r3.epoch[0], 2);
     assert_true(r3.loss[0] == r.loss[1]);
     assert_true(r3.val[0] < 0.0); /* no validation data */
     assert_same_weights(full, part);
+    assert_int_equal(r3.steps, 8);
+    assert_memory_equal(r3.state->data, r.state->data, (size_t)r.state->numel * sizeof(float));
 
     /* nothing left to run */
     o.start_epoch = 2;
     assert_int_equal(nc_snn_finetune(part, d.x, d.y, NULL, NULL, &o), NC_ERR_INVALID_ARG);
+    nc_tensor_free(r.state);
+    nc_tensor_free(r2.state);
+    nc_tensor_free(r3.state);
     nc_snn_free(full);
     nc_snn_free(part);
     nc_tensor_free(d.x);

@@ -2,7 +2,8 @@
 # `neuroc finetune` end to end on the shipped MLP converted with 64
 # calibration samples and the 256 shipped Fashion-MNIST images: the tuned
 # .nir that info reads, a checkpoint after every epoch, the loss falling from
-# epoch 1 to 2, --resume running only the remaining epoch, a memory budget
+# epoch 1 to 2, --resume running only the remaining epoch (and refusing other
+# options or a checkpoint whose files do not match its JSON), a memory budget
 # too small for one sample (exit 1 naming it), a missing --labels (exit 2);
 # `convert --finetune-epochs 1` writing a tuned .nir.
 # usage: bash test_finetune_cli.sh <neuroc-binary> <source-dir> <build-dir>
@@ -52,6 +53,17 @@ expect_not_in "$TMP/out" "epoch 1/3"
 expect_not_in "$TMP/out" "epoch 2/3"
 expect_in "$TMP/t.nir.ckpt.json" '"epoch": 3'
 expect_in "$TMP/err" "after epoch 2"
+
+expect_file "$TMP/t.nir.ckpt.optim.npy"
+expect_in "$TMP/t.nir.ckpt.json" '"optimizer_steps": 24'
+
+check "--resume refuses other options and a checkpoint whose files changed"
+run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 4 --epochs 4 --batch 32 --lr 1e-3 -o "$TMP/t.nir" --resume
+expect_in "$TMP/err" "other options"
+cp "$TMP/m.nir" "$TMP/t.nir.ckpt.nir"
+run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 4 --epochs 4 --batch 32 -o "$TMP/t.nir" --resume
+expect_in "$TMP/err" "does not match"
+expect_in "$TMP/err" "t.nir.ckpt.nir"
 
 check "--resume with every epoch done fails"
 run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" --epochs 3 -o "$TMP/t.nir" --resume

@@ -161,6 +161,12 @@ typedef struct nc_finetune_epoch {
     double val_loss, val_accuracy;
     int64_t samples;
     double seconds;            /* wall time of the epoch's training */
+    /* The optimiser's moments after this epoch (float32, 1-D; per trainable
+     * tensor m, then v for Adam) and the steps it has taken: what a
+     * checkpoint needs to resume exactly (nc_finetune_options.optimizer_state).
+     * Owned by nc_snn_finetune, valid during the callback only. */
+    const nc_tensor *optimizer_state;
+    int64_t optimizer_steps;
 } nc_finetune_epoch;
 /* Called after every epoch with the network as it is now (to checkpoint it);
  * anything but NC_OK stops fine-tuning with that status. */
@@ -182,6 +188,10 @@ typedef struct nc_finetune_options {
     uint64_t seed;             /* mini-batch shuffling (epoch e uses a seed derived from it and e) */
     int64_t max_memory;        /* bytes for training state; 0 = no limit */
     int start_epoch;           /* epochs already done (resuming); the schedule continues from there */
+    /* Resuming: the optimiser's moments and step count from the checkpoint's
+     * nc_finetune_epoch (not owned; read at the start). NULL = fresh moments. */
+    const nc_tensor *optimizer_state;
+    int64_t optimizer_steps;
     int threads;               /* 0 = 1 */
     nc_progress_fn progress;   /* batches of each epoch */
     void *progress_user;
@@ -203,8 +213,10 @@ NC_API nc_status nc_snn_finetune_plan(const nc_snn *s, const nc_finetune_options
  * and a surrogate spike gradient (cross-entropy of the readout averaged over
  * T), on x (N, *input) float32 with int64 labels (N). val_x/val_labels may
  * be NULL; with them every epoch reports the BPTT view's accuracy at T.
- * Runs epochs start_epoch+1 .. epochs. The optimiser state restarts every
- * epoch (the learning-rate schedule does not). */
+ * Runs epochs start_epoch+1 .. epochs with one optimiser throughout (its
+ * moments carry over from epoch to epoch, and from a checkpoint through
+ * o->optimizer_state): fine-tuning N epochs in one call or resuming after
+ * each gives bit-identical weights. */
 NC_API nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels,
                                  const nc_tensor *val_x, const nc_tensor *val_labels,
                                  const nc_finetune_options *o);
