@@ -47,6 +47,13 @@ typedef struct nc_train_options {
      * call): the cosine schedule is taken at lr_step0 + step of lr_total_steps
      * steps; lr_total_steps 0 = this call's own steps (and lr_step0 ignored). */
     int64_t lr_step0, lr_total_steps;
+    /* A process group training data parallel (NULL = one process): `batch`
+     * is per rank, each global batch of size·batch shuffled samples is cut
+     * into contiguous shares, gradients are summed across ranks (scaled by
+     * share/global batch, so they are the global batch's mean) before any
+     * clipping and the step; the loss statistics are global. Weights are
+     * compared across ranks (hash) after every step. */
+    const nc_dist *dist;
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the
@@ -71,6 +78,10 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
  * by the engine for T steps, logits = the readout input averaged over t). */
 nc_status nc_bptt_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
                            double *loss, double *accuracy);
+/* The same shared by a process group: each rank scores a share of the
+ * batches; the accuracy is exact, the loss a sum of doubles across ranks. */
+nc_status nc_bptt_evaluate_dist(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
+                                const nc_dist *dist, double *loss, double *accuracy);
 
 /* Mean cross-entropy loss and accuracy of the QCFS ANN view of s on (x, labels). */
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,

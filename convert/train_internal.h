@@ -202,6 +202,7 @@ typedef struct nc_optim {
     int64_t t;             /* steps taken */
     int n, cap;
     nc_optim_param *p;
+    float *pack;           /* all gradients in one buffer, for nc_optim_allreduce */
 } nc_optim;
 
 nc_status nc_optim_init(nc_optim *o, nc_optim_kind kind, float weight_decay, float momentum);
@@ -214,6 +215,12 @@ double nc_optim_clip(nc_optim *o, double max_norm);
 /* One step with learning rate lr: L2 weight decay added to the gradient of
  * decaying parameters (torch.optim semantics), then Adam or SGD with momentum. */
 void nc_optim_step(nc_optim *o, float lr);
+/* Data parallel (dist.h): every gradient times `scale`, summed across the
+ * ranks of d in one collective, so every rank holds the same sum. */
+nc_status nc_optim_allreduce(nc_optim *o, const nc_dist *d, float scale);
+void nc_optim_zero_grad(nc_optim *o);
+/* FNV-1a hash of every parameter's values (the weights' fingerprint). */
+uint64_t nc_optim_hash(const nc_optim *o);
 /* Cosine schedule from lr at step 0 to 0 after `total` steps. */
 float nc_cosine_lr(float lr, int64_t step, int64_t total);
 
