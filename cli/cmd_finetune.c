@@ -196,6 +196,8 @@ static nc_status on_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *use
            e->epochs, e->loss, 100.0 * e->accuracy, val, e->batch,
            e->seconds > 0 ? (double)e->samples / e->seconds : 0.0, e->seconds, left);
     fflush(stdout);
+    if (!cli_is_root()) /* under mpirun every rank holds the same weights; rank 0 writes them */
+        return NC_OK;
     nc_status st = nc_snn_save_nir(s, f->ckpt_nir);
     if (st != NC_OK)
         return st;
@@ -299,34 +301,41 @@ int cmd_finetune(int argc, char **argv)
         goto done;
     }
     const char *model = pos[0];
+    if ((rc = cli_dist_same_file("model", model)) != CLI_OK)
+        goto done;
     if (a.resume) {
         int e = read_ckpt_epoch(f.ckpt_json);
         if (e < 0) {
             rc = CLI_FAIL;
-            goto done;
+            goto loaded;
         }
         if (e >= o.epochs) {
             rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
                            f.ckpt_json, e, o.epochs);
-            goto done;
+            goto loaded;
         }
         o.start_epoch = e;
         model = f.ckpt_nir;
-        fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
+        if (cli_is_root())
+            fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
     }
+    /* under mpirun every rank reads the checkpoint rank 0 wrote (a shared file system) */
+    nc_value_info in;
     if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
         rc = cli_fail(st);
-        goto done;
+        goto loaded;
     }
-    nc_value_info in;
     cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, &y)) != CLI_OK)
-        goto done;
+        goto loaded;
     if (a.val && ((rc = cli_load_data("finetune", a.val, &d, &in, &vx)) != CLI_OK ||
                   (rc = cli_fit_rows(a.val, &in, &vx)) != CLI_OK ||
                   (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, &vy)) != CLI_OK))
+        goto loaded;
+loaded:
+    if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
     int batch;
     int64_t bytes;
@@ -335,8 +344,15 @@ int cmd_finetune(int argc, char **argv)
         goto done;
     }
     char hb[32];
-    fprintf(stderr, "neuroc finetune: %lld samples, T = %d, batch %d (about %sB of training memory)\n",
-            (long long)nc_tensor_shape(x)[0], o.timesteps, batch, cli_human(bytes, hb, sizeof hb));
+    if (cli_is_root())
+        fprintf(stderr, "neuroc finetune: %lld samples, T = %d, batch %d (about %sB of training memory)\n",
+                (long long)nc_tensor_shape(x)[0], o.timesteps, batch, cli_human(bytes, hb, sizeof hb));
+    int ranks = nc_dist_size(cli_dist());
+    if (ranks > 1)
+        printf("data parallel over %d ranks: batch %d per rank, effective batch %lld; learning rate %g, not "
+               "scaled (the steps of one process with batch %lld)\n",
+               ranks, batch, (long long)batch * ranks, (double)o.lr, (long long)batch * ranks);
+    o.dist = cli_dist();
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
     o.on_epoch = on_epoch;
@@ -347,7 +363,7 @@ int cmd_finetune(int argc, char **argv)
         rc = cli_fail(st);
         goto done;
     }
-    if ((st = nc_snn_save_nir(s, a.output)) != NC_OK) {
+    if (cli_is_root() && (st = nc_snn_save_nir(s, a.output)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }

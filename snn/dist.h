@@ -24,7 +24,8 @@ typedef struct nc_dist_ops {
      * (the implementation reduces to one rank and broadcasts the result). */
     nc_status (*allreduce)(const nc_dist *d, void *buf, int64_t n, nc_dist_type t, nc_dist_op op);
     /* Rank r contributes bytes[r] bytes from `send`; everyone receives all
-     * of them in rank order into `recv`. */
+     * of them in rank order into `recv`. send NULL: this rank's part is
+     * already in its place in recv. */
     nc_status (*allgatherv)(const nc_dist *d, const void *send, void *recv, const int64_t *bytes);
     void (*release)(nc_dist *d);
 } nc_dist_ops;

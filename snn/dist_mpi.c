@@ -80,7 +80,8 @@ static nc_status mpi_allgatherv(const nc_dist *d, const void *send, void *recv, 
         off += bytes[r];
     }
     if (st == NC_OK) {
-        int rc = MPI_Allgatherv(send, counts[d->rank], MPI_BYTE, recv, counts, displs, MPI_BYTE, comm_of(d));
+        int rc = MPI_Allgatherv(send ? send : MPI_IN_PLACE, counts[d->rank], MPI_BYTE, recv, counts, displs,
+                                MPI_BYTE, comm_of(d));
         if (rc != MPI_SUCCESS)
             st = mpi_fail(d, "MPI_Allgatherv", rc);
     }
