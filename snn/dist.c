@@ -85,8 +85,8 @@ nc_status nc_dist_check_same(const nc_dist *d, const uint64_t *hash, const char 
         for (int i = 0; st == NC_OK && i < n; i++)
             if (all[(size_t)r * n + i] != all[i])
                 st = nc_errorf(NC_ERR_INVALID_ARG,
-                               "%s is not the same on every rank: rank %d's hash is %016llx, rank 0's %016llx; every rank "
-                               "must be given the same",
+                               "not the same on every rank: %s (rank %d's hash %016llx, rank 0's %016llx); every "
+                               "rank must be given the same",
                                what[i], r, (unsigned long long)all[(size_t)r * n + i], (unsigned long long)all[i]);
     nc_free(bytes);
     nc_free(all);
