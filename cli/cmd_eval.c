@@ -59,6 +59,9 @@ const char CMD_EVAL_HELP[] =
     "multiply-add); layers that read the analog input count as MACs. It leaves out\n"
     "memory, data movement and neuron updates: it is not a chip measurement.\n"
     "\n"
+    "Under mpirun (an MPI build) every rank evaluates a contiguous share of the\n"
+    "batches and rank 0 prints and writes the single-process result.\n"
+    "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 typedef struct eval_args {

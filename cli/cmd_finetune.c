@@ -50,6 +50,10 @@ const char CMD_FINETUNE_HELP[] =
     "      --seed S       shuffling seed (default 0)\n"
     "      --resume       continue from OUT.ckpt.nir / OUT.ckpt.json\n" CLI_DATA_OPTS_HELP
     "\n"
+    "Under mpirun (an MPI build) training is data parallel: --batch is per rank,\n"
+    "gradients are summed across ranks, the learning rate is not scaled; rank 0\n"
+    "writes the checkpoints and the output.\n"
+    "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 typedef struct ft_args {
