@@ -140,6 +140,8 @@ int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t);
 int cli_take_rows(nc_tensor **t, int64_t n);
 /* Integer labels (npy or IDX); n >= 0: there must be n of them. */
 int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tensor **out);
+/* FNV-1a (64 bits) of a file's bytes; 0 with *ok = 0 when it cannot be read. */
+unsigned long long cli_file_fnv1a(const char *path, int *ok);
 /* Writes text (plus a final newline) to a temporary file, then renames it. */
 int cli_write_text(const char *path, const char *text);
 
@@ -156,6 +158,29 @@ void cli_progress_init(cli_progress *p);
 void cli_progress_cb(const char *what, int64_t done, int64_t total, void *user);
 /* Ends a bar that is still drawn (before printing anything else). */
 void cli_progress_end(cli_progress *p);
+
+/* ---- running under mpirun (cli_dist.c)
+ * In an MPI build, a program started by an MPI launcher (mpirun, mpiexec,
+ * srun with PMI/PMIx) joins MPI_COMM_WORLD; otherwise, and in a build
+ * without MPI, it is one process and these are no-ops. Rank 0 prints and
+ * writes files; the other ranks' stdout goes to /dev/null (stderr stays). */
+void cli_dist_init(int *argc, char ***argv);
+/* Ends MPI and returns the exit code. A rank that fails waits up to 10 s
+ * for the others to end too (a failure every rank saw), then aborts the
+ * job, so one rank's error never leaves the others waiting. */
+int cli_dist_finish(int rc);
+/* The group for the library's options (NULL for one process). */
+const nc_dist *cli_dist(void);
+/* 1 on the rank that prints and writes (rank 0, or a single process). */
+int cli_is_root(void);
+/* Collective: a usage or load error on one rank becomes CLI_FAIL on all
+ * (rank 0 says which rank failed); returns rc on a rank that failed. */
+int cli_dist_agree(int rc);
+/* Collective: CLI_OK if `path` has the same bytes on every rank, else a
+ * clear error from rank 0 naming the rank and file, CLI_FAIL everywhere. */
+int cli_dist_same_file(const char *what, const char *path);
+/* The "(N ranks)" note of the commands' banners; "" for one process. */
+const char *cli_dist_note(void);
 
 /* ---- conversion options shared by convert and eval (cmd_convert.c) */
 

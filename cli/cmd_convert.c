@@ -474,6 +474,7 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
     o.progress_user = prog;
     o.on_epoch = ft_epoch_line;
     o.epoch_user = prog;
+    o.dist = co->dist; /* under mpirun: data parallel, batch per rank */
     nc_status st = nc_snn_finetune(s, x, y, NULL, NULL, &o);
     cli_progress_end(prog);
     return st == NC_OK ? CLI_OK : cli_fail(st);
@@ -528,6 +529,8 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
                                           "the calibration samples' labels");
     const char *model_path = pos[0];
+    if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK)
+        return rc;
 
     nc_model *m = NULL;
     nc_tensor *calib = NULL, *labels = NULL, *train = NULL;
@@ -537,29 +540,40 @@ int cmd_convert(int argc, char **argv)
     cli_progress prog;
     cli_progress_init(&prog);
     nc_status st = nc_model_load_onnx(model_path, NULL, &m);
-    if (st != NC_OK)
-        return cli_fail(st);
+    if (st != NC_OK) {
+        rc = cli_fail(st);
+        goto loaded;
+    }
     if (nc_model_num_inputs(m) != 1) {
         rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; conversion takes a model with one",
                        model_path, nc_model_num_inputs(m));
-        goto done;
+        goto loaded;
     }
     if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
         rc = cli_fail(st);
-        goto done;
+        goto loaded;
     }
     if ((rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK ||
         (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
-        goto done;
+        goto loaded;
     if (train_path && n_ft > 0 &&
         ((rc = cli_load_data("convert", train_path, &d, &in, &train)) != CLI_OK ||
          (rc = cli_fit_rows(train_path, &in, &train)) != CLI_OK))
-        goto done;
+        goto loaded;
     if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
                                              train ? train_path : c.calib, &labels)) != CLI_OK)
+        goto loaded;
+loaded:
+    /* under mpirun: a file one rank could not read stops every rank here */
+    if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
+    o.dist = cli_dist();
+    if (nc_dist_size(o.dist) > 1 && (o.qcfs_epochs > 0 || n_ft > 0))
+        printf("data parallel over %d ranks: batch %d per rank, effective batch %d; learning rate not scaled (the "
+               "steps of one process with the effective batch)\n", nc_dist_size(o.dist),
+               o.qcfs_batch ? o.qcfs_batch : 64, nc_dist_size(o.dist) * (o.qcfs_batch ? o.qcfs_batch : 64));
     st = nc_convert(m, calib, train ? NULL : labels, &o, &s, &rep);
     cli_progress_end(&prog);
     if (st != NC_OK) {
@@ -570,12 +584,13 @@ int cmd_convert(int argc, char **argv)
     if (n_ft > 0 &&
         (rc = convert_finetune(s, train ? train : calib, labels, &o, (int)n_ft, ft_lr, &prog)) != CLI_OK)
         goto done;
-    if ((st = nc_snn_save_nir(s, output)) != NC_OK) {
+    /* every rank holds the same network; rank 0 writes it */
+    if (cli_is_root() && (st = nc_snn_save_nir(s, output)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
     printf("wrote %s\n", output);
-    if (report) {
+    if (report && cli_is_root()) {
         if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
             goto done;
         printf("wrote %s\n", report);

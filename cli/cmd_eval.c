@@ -59,6 +59,9 @@ const char CMD_EVAL_HELP[] =
     "multiply-add); layers that read the analog input count as MACs. It leaves out\n"
     "memory, data movement and neuron updates: it is not a chip measurement.\n"
     "\n"
+    "Under mpirun (an MPI build) every rank evaluates a contiguous share of the\n"
+    "batches and rank 0 prints and writes the single-process result.\n"
+    "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 typedef struct eval_args {
@@ -189,6 +192,9 @@ int cmd_eval(int argc, char **argv)
     if ((rc = cli_convert_options("eval", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("eval", &d)))
         return rc;
     const char *model_path = pos[0];
+    if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK ||
+        (rc = cli_dist_same_file("ANN", a.ann)) != CLI_OK)
+        return rc;
     int is_nir = cli_is_hdf5(model_path);
     if (is_nir && (cli_convert_args_given(&c) || c.calib || a.calib_labels))
         return cli_usage_error("eval", "conversion options apply to a .onnx model; %s is a spiking "
@@ -199,6 +205,7 @@ int cmd_eval(int argc, char **argv)
     nc_model *m = NULL, *ann_model = NULL;
     nc_snn *s = NULL;
     nc_tensor *x = NULL, *y = NULL, *calib = NULL, *calib_y = NULL;
+    const nc_tensor *cx = NULL, *cy = NULL; /* the calibration data and labels */
     nc_convert_report *rep = NULL;
     nc_eval_result *res = NULL;
     nc_value_info in;
@@ -208,55 +215,60 @@ int cmd_eval(int argc, char **argv)
     if (is_nir) {
         if ((st = nc_snn_load_nir(model_path, &nopt, &s)) != NC_OK) {
             rc = cli_fail(st);
-            goto done;
+            goto loaded;
         }
         cli_snn_input_info(s, &in);
     } else {
         if ((st = nc_model_load_onnx(model_path, NULL, &m)) != NC_OK) {
             rc = cli_fail(st);
-            goto done;
+            goto loaded;
         }
         if (nc_model_num_inputs(m) != 1) {
             rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; eval takes a model with one", model_path,
                            nc_model_num_inputs(m));
-            goto done;
+            goto loaded;
         }
         if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
             rc = cli_fail(st);
-            goto done;
+            goto loaded;
         }
     }
     if (a.ann && (st = nc_model_load_onnx(a.ann, NULL, &ann_model)) != NC_OK) {
         rc = cli_fail(st);
-        goto done;
+        goto loaded;
     }
     if ((rc = cli_load_data("eval", a.data, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK)
+        goto loaded;
+    /* calibrate on --calib or on all of --data */
+    cx = x;
+    cy = y;
+    if (!is_nir && c.calib) {
+        if ((rc = cli_load_data("eval", c.calib, &d, &in, &calib)) != CLI_OK ||
+            (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+            goto loaded;
+        cx = calib;
+        cy = NULL;
+    }
+    if (!is_nir && a.calib_labels) {
+        if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data,
+                                  &calib_y)) != CLI_OK)
+            goto loaded;
+        cy = calib_y;
+    }
+    if (!is_nir && co.qcfs_epochs > 0 && !cy)
+        rc = cli_usage_error("eval", "--qcfs-epochs with --calib needs --calib-labels");
+loaded:
+    /* under mpirun: a file one rank could not read stops every rank here */
+    if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
 
     if (!is_nir) {
-        /* convert in memory, calibrating on --calib or on all of --data */
-        const nc_tensor *cx = x, *cy = y;
-        if (c.calib) {
-            if ((rc = cli_load_data("eval", c.calib, &d, &in, &calib)) != CLI_OK ||
-                (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
-                goto done;
-            cx = calib;
-            cy = NULL;
-        }
-        if (a.calib_labels) {
-            if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data,
-                                      &calib_y)) != CLI_OK)
-                goto done;
-            cy = calib_y;
-        }
-        if (co.qcfs_epochs > 0 && !cy) {
-            rc = cli_usage_error("eval", "--qcfs-epochs with --calib needs --calib-labels");
-            goto done;
-        }
+        /* convert in memory */
         co.progress = cli_progress_cb;
         co.progress_user = &prog;
+        co.dist = cli_dist();
         st = nc_convert(m, cx, cy, &co, &s, &rep);
         cli_progress_end(&prog);
         if (st != NC_OK) {
@@ -270,10 +282,11 @@ int cmd_eval(int argc, char **argv)
         goto done;
 
     nc_eval_options eo = {.backend = a.backend, .timesteps = (int)T, .batch = (int)batch, .encoding = enc,
-                          .seed = co.seed, .progress = cli_progress_cb, .progress_user = &prog};
+                          .seed = co.seed, .progress = cli_progress_cb, .progress_user = &prog,
+                          .dist = cli_dist()};
     const nc_model *ann = ann_model ? ann_model : m;
-    printf("evaluating %s on %lld samples of %s, T = %lld, backend %s\n", model_path,
-           (long long)nc_tensor_shape(x)[0], a.data, T, a.backend ? a.backend : "cpu");
+    printf("evaluating %s on %lld samples of %s, T = %lld, backend %s%s\n", model_path,
+           (long long)nc_tensor_shape(x)[0], a.data, T, a.backend ? a.backend : "cpu", cli_dist_note());
     fflush(stdout);
     st = nc_snn_evaluate(s, ann, x, y, &eo, &res);
     cli_progress_end(&prog);
@@ -282,12 +295,13 @@ int cmd_eval(int argc, char **argv)
         goto done;
     }
     print_results(res);
-    if (a.report) {
+    /* every rank holds the whole result; rank 0 writes it */
+    if (a.report && cli_is_root()) {
         if ((rc = cli_write_text(a.report, nc_eval_result_json(res))) != CLI_OK)
             goto done;
         printf("wrote %s\n", a.report);
     }
-    if (a.plot) {
+    if (a.plot && cli_is_root()) {
         if ((st = nc_eval_result_write_svg(res, a.plot)) != NC_OK) {
             rc = cli_fail(st);
             goto done;

@@ -56,6 +56,10 @@ const char CMD_FINETUNE_HELP[] =
     "      --resume       continue from the checkpoint (same options; --epochs\n"
     "                     may grow)\n" CLI_DATA_OPTS_HELP
     "\n"
+    "Under mpirun (an MPI build) training is data parallel: --batch is per rank,\n"
+    "gradients are summed across ranks, the learning rate is not scaled; rank 0\n"
+    "writes the checkpoints and the output.\n"
+    "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
 typedef struct ft_args {
@@ -192,21 +196,11 @@ static char *with_suffix(const char *path, const char *suffix)
     return p;
 }
 
-/* FNV-1a of a file's bytes: ties the checkpoint's JSON to the .nir and the
- * optimiser state written with it (0 when unreadable). */
-static uint64_t file_fnv1a(const char *path)
+/* Ties the checkpoint's JSON to the .nir and the optimiser state written with it. */
+static unsigned long long file_fnv1a(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return 0;
-    uint64_t h = 0xcbf29ce484222325ull;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ull;
-    fclose(fp);
-    return h;
+    int ok;
+    return cli_file_fnv1a(path, &ok);
 }
 
 /* The run's options as the checkpoint records them; --resume requires the
@@ -238,6 +232,8 @@ static nc_status on_epoch(const nc_snn *s, const nc_finetune_epoch *e, void *use
            e->epochs, e->loss, 100.0 * e->accuracy, val, e->batch,
            e->seconds > 0 ? (double)e->samples / e->seconds : 0.0, e->seconds, left);
     fflush(stdout);
+    if (!cli_is_root()) /* under mpirun every rank holds the same weights; rank 0 writes them */
+        return NC_OK;
     nc_status st;
     if ((st = nc_npy_save(f->ckpt_optim, e->optimizer_state)) != NC_OK ||
         (st = nc_snn_save_nir(s, f->ckpt_nir)) != NC_OK)
@@ -370,37 +366,44 @@ int cmd_finetune(int argc, char **argv)
         goto done;
     }
     const char *model = pos[0];
+    if ((rc = cli_dist_same_file("model", model)) != CLI_OK)
+        goto done;
     if (a.resume) {
         int e = 0;
         if ((rc = read_checkpoint(&f, &e, &o.optimizer_steps)) != CLI_OK)
-            goto done;
+            goto loaded;
         if (e >= o.epochs) {
             rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
                            f.ckpt_json, e, o.epochs);
-            goto done;
+            goto loaded;
         }
         if ((st = nc_data_load(f.ckpt_optim, NC_DTYPE_F32, &optim)) != NC_OK) {
             rc = cli_fail(st);
-            goto done;
+            goto loaded;
         }
         o.start_epoch = e;
         o.optimizer_state = optim;
         model = f.ckpt_nir;
-        fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
+        if (cli_is_root())
+            fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
     }
+    /* under mpirun every rank reads the checkpoint rank 0 wrote (a shared file system) */
+    nc_value_info in;
     if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
         rc = cli_fail(st);
-        goto done;
+        goto loaded;
     }
-    nc_value_info in;
     cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, &y)) != CLI_OK)
-        goto done;
+        goto loaded;
     if (a.val && ((rc = cli_load_data("finetune", a.val, &d, &in, &vx)) != CLI_OK ||
                   (rc = cli_fit_rows(a.val, &in, &vx)) != CLI_OK ||
                   (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, &vy)) != CLI_OK))
+        goto loaded;
+loaded:
+    if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
     int batch;
     int64_t bytes;
@@ -409,8 +412,15 @@ int cmd_finetune(int argc, char **argv)
         goto done;
     }
     char hb[32];
-    fprintf(stderr, "neuroc finetune: %lld samples, T = %d, batch %d (about %sB of training memory)\n",
-            (long long)nc_tensor_shape(x)[0], o.timesteps, batch, cli_human(bytes, hb, sizeof hb));
+    if (cli_is_root())
+        fprintf(stderr, "neuroc finetune: %lld samples, T = %d, batch %d (about %sB of training memory)\n",
+                (long long)nc_tensor_shape(x)[0], o.timesteps, batch, cli_human(bytes, hb, sizeof hb));
+    int ranks = nc_dist_size(cli_dist());
+    if (ranks > 1)
+        printf("data parallel over %d ranks: batch %d per rank, effective batch %lld; learning rate %g, not "
+               "scaled (the steps of one process with batch %lld)\n",
+               ranks, batch, (long long)batch * ranks, (double)o.lr, (long long)batch * ranks);
+    o.dist = cli_dist();
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
     o.on_epoch = on_epoch;
@@ -421,7 +431,7 @@ int cmd_finetune(int argc, char **argv)
         rc = cli_fail(st);
         goto done;
     }
-    if ((st = nc_snn_save_nir(s, a.output)) != NC_OK) {
+    if (cli_is_root() && (st = nc_snn_save_nir(s, a.output)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }

@@ -295,6 +295,8 @@ int cmd_sim(int argc, char **argv)
     if ((rc = cli_data_opts_check("sim", &d)) != CLI_OK)
         return rc;
     const char *path = pos[0];
+    if ((rc = cli_dist_same_file("model", path)) != CLI_OK)
+        return rc;
     if (!cli_is_hdf5(path))
         return cli_usage_error("sim", "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
                                path);
@@ -310,13 +312,13 @@ int cmd_sim(int argc, char **argv)
     cli_progress_init(&prog);
     if ((st = nc_snn_load_nir(path, NULL, &s)) != NC_OK) {
         rc = cli_fail(st);
-        goto done;
+        goto loaded;
     }
     snn_input(s, &in);
     if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK || (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK ||
         (rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
-        goto done;
+        goto loaded;
     if (!have_range) {
         const float *xv = nc_tensor_data_const(x);
         float mn = 0, mx = 0;
@@ -328,6 +330,10 @@ int cmd_sim(int argc, char **argv)
     }
     if (a.calib && ((rc = cli_load_data("sim", a.calib, &d, &in, &cx)) != CLI_OK ||
                     (rc = cli_fit_rows(a.calib, &in, &cx)) != CLI_OK || (rc = cli_take_rows(&cx, 256)) != CLI_OK))
+        goto loaded;
+loaded:
+    /* under mpirun: a file one rank could not read stops every rank here */
+    if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
     lo.calib = cx ? cx : x;
     if ((st = nc_loihi_compile(s, &lo, &net)) != NC_OK) {
@@ -343,7 +349,8 @@ int cmd_sim(int argc, char **argv)
     print_net(net);
     fflush(stdout);
     if (!a.no_float) {
-        nc_eval_options eo = {.timesteps = (int)T, .progress = cli_progress_cb, .progress_user = &prog};
+        nc_eval_options eo = {.timesteps = (int)T, .progress = cli_progress_cb, .progress_user = &prog,
+                              .dist = cli_dist()};
         st = nc_snn_evaluate(s, NULL, x, y, &eo, &fe);
         cli_progress_end(&prog);
         if (st != NC_OK) {
@@ -352,7 +359,7 @@ int cmd_sim(int argc, char **argv)
         }
     }
     nc_loihi_run_options ro = {.timesteps = (int)T, .extra_steps = -1, .threads = (int)threads,
-                               .progress = cli_progress_cb, .progress_user = &prog};
+                               .progress = cli_progress_cb, .progress_user = &prog, .dist = cli_dist()};
     st = nc_loihi_run(net, x, y, &ro, &res);
     cli_progress_end(&prog);
     if (st != NC_OK) {
@@ -360,7 +367,7 @@ int cmd_sim(int argc, char **argv)
         goto done;
     }
     print_run(res, fe);
-    if (a.report) {
+    if (a.report && cli_is_root()) { /* every rank holds the whole run; rank 0 writes it */
         if ((rc = write_report(a.report, fe, net, res)) != CLI_OK)
             goto done;
         printf("wrote %s\n", a.report);

@@ -45,7 +45,7 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -82,4 +82,11 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    /* under mpirun every rank runs the same command on its share */
+    cli_dist_init(&argc, &argv);
+    return cli_dist_finish(dispatch(argc, argv));
 }

@@ -20,7 +20,7 @@ static double now_s(void)
 void cli_progress_init(cli_progress *p)
 {
     memset(p, 0, sizeof *p);
-    p->on = isatty(STDERR_FILENO);
+    p->on = isatty(STDERR_FILENO) && cli_is_root(); /* one bar, not one a rank */
 }
 
 void cli_progress_end(cli_progress *p)

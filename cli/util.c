@@ -221,3 +221,22 @@ int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mo
     *out = (nc_reset_mode)v;
     return rc;
 }
+
+unsigned long long cli_file_fnv1a(const char *path, int *ok)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+    FILE *f = fopen(path, "rb");
+    *ok = f != NULL;
+    if (!f)
+        return 0;
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            h ^= buf[i];
+            h *= 0x100000001b3ull;
+        }
+    *ok = !ferror(f);
+    fclose(f);
+    return *ok ? h : 0;
+}

@@ -5,18 +5,24 @@
 #include "calibrate.h"
 #include "snn/alloc.h"
 #include "snn/ann_exec.h"
+#include "snn/dist.h"
 #include "snn/error.h"
 #include "snn/tensor.h"
 
 /* ---- histograms ---- */
 
+/* Grows the range until m < range. Ranges are powers of two (the smallest
+ * above the first value), so v·(BINS/range) is exact and a bin halves
+ * exactly when the range doubles. */
 static void hist_grow(nc_hist *h, double m)
 {
     if (h->range <= 0.0) {
-        h->range = m;
+        int e;
+        frexp(m, &e); /* m < 2^e */
+        h->range = ldexp(1.0, e);
         return;
     }
-    while (m > h->range) {
+    while (m >= h->range) {
         for (int b = 0; b < NC_CALIB_BINS / 2; b++)
             h->bins[b] = h->bins[2 * b] + h->bins[2 * b + 1];
         memset(h->bins + NC_CALIB_BINS / 2, 0, NC_CALIB_BINS / 2 * sizeof h->bins[0]);
@@ -44,6 +50,54 @@ void nc_hist_add(nc_hist *h, const float *v, int64_t n)
         h->bins[b < NC_CALIB_BINS ? b : NC_CALIB_BINS - 1]++;
         h->pos++;
     }
+}
+
+nc_status nc_hist_merge(const nc_dist *d, nc_hist *h, int64_t n, nc_status mine)
+{
+    if (nc_dist_size(d) <= 1)
+        return NC_OK;
+    int64_t nd = 2 * n, ni = n * (NC_CALIB_BINS + 2);
+    double *dv = nc_malloc((size_t)(nd > 0 ? nd : 1) * sizeof *dv);
+    int64_t *iv = nc_malloc((size_t)(ni > 0 ? ni : 1) * sizeof *iv);
+    int own = mine != NC_OK || !dv || !iv, others = own;
+    /* first agree that every rank has its histograms */
+    nc_status st = nc_dist_agree(d, &others);
+    if (st == NC_OK && own)
+        st = mine != NC_OK ? mine : nc_errorf(NC_ERR_NOMEM, "out of memory merging calibration histograms");
+    else if (st == NC_OK && others)
+        st = nc_errorf(NC_ERR_INVALID_ARG, "calibration failed on %d other rank%s (see their messages)", others,
+                       others == 1 ? "" : "s");
+    if (st != NC_OK) {
+        nc_free(dv);
+        nc_free(iv);
+        return st;
+    }
+    /* the largest range and maximum, then the counts at that range */
+    for (int64_t k = 0; k < n; k++) {
+        dv[2 * k] = h[k].range;
+        dv[2 * k + 1] = h[k].max;
+    }
+    if ((st = nc_dist_max_f64(d, dv, nd)) == NC_OK) {
+        for (int64_t k = 0; k < n; k++) {
+            if (dv[2 * k] > 0.0)
+                hist_grow(&h[k], dv[2 * k] / 2); /* powers of two: lands on the largest range exactly */
+            h[k].max = dv[2 * k + 1];
+            int64_t *p = iv + k * (NC_CALIB_BINS + 2);
+            memcpy(p, h[k].bins, sizeof h[k].bins);
+            p[NC_CALIB_BINS] = h[k].zeros;
+            p[NC_CALIB_BINS + 1] = h[k].pos;
+        }
+        st = nc_dist_sum_i64(d, iv, ni);
+    }
+    for (int64_t k = 0; st == NC_OK && k < n; k++) {
+        const int64_t *p = iv + k * (NC_CALIB_BINS + 2);
+        memcpy(h[k].bins, p, sizeof h[k].bins);
+        h[k].zeros = p[NC_CALIB_BINS];
+        h[k].pos = p[NC_CALIB_BINS + 1];
+    }
+    nc_free(dv);
+    nc_free(iv);
+    return st;
 }
 
 double nc_hist_percentile(const nc_hist *h, double p, int count_zeros)
@@ -215,7 +269,8 @@ static nc_status check_data(const nc_graph *g, const nc_tensor *x, const char *w
  * when it is fixed, the last batch zero-padded) and hands every batch's
  * values to fn with the number of real rows. */
 static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int batch, batch_fn fn,
-                          void *user, const char *what, nc_progress_fn progress, void *progress_user)
+                          void *user, const char *what, nc_progress_fn progress, void *progress_user,
+                          const nc_dist *dist)
 {
     const nc_value *in = &g->values[g->inputs[0]];
     int fixed = in->shape[0] > 0;
@@ -225,8 +280,12 @@ static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int 
     nc_tensor **outs = nc_calloc((size_t)g->n_outputs + 1, sizeof *outs);
     if (!all || !outs)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t start = 0; start < n && st == NC_OK; start += B) {
-        int64_t rows = n - start < B ? n - start : B;
+    /* a process group: this rank's contiguous run of the batches */
+    int64_t b0, b1;
+    nc_dist_share(dist, (n + B - 1) / B, &b0, &b1);
+    int64_t first = b0 * B, end = b1 * B < n ? b1 * B : n;
+    for (int64_t start = first; start < end && st == NC_OK; start += B) {
+        int64_t rows = end - start < B ? end - start : B;
         int64_t shape[NC_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         shape[0] = fixed ? B : rows;
@@ -250,7 +309,7 @@ static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int 
             all[v] = NULL;
         }
         if (st == NC_OK && progress)
-            progress(what, start + rows, n, progress_user);
+            progress(what, start + rows - first, end - first, progress_user);
     }
     nc_free(all);
     nc_free(outs);
@@ -318,19 +377,27 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
         t->channels = nc_snn_layer_channels(L);
         t->plane = nc_snn_layer_size(L) / t->channels;
         if ((st = check_site_value(g, L, sites[i].value)) != NC_OK)
-            goto done;
+            break;
         t->layer = nc_calloc(1, sizeof *t->layer);
         t->ch = o->per_channel ? nc_calloc((size_t)t->channels, sizeof *t->ch) : NULL;
         if (!t->layer || (o->per_channel && !t->ch)) {
             st = nc_errorf(NC_ERR_NOMEM, "out of memory for calibration histograms");
-            goto done;
+            break;
         }
     }
     calib_run run = {g, ss, n_calib};
-    st = ann_pass(g, x, n, o->batch, calib_batch, &run, "calibration", o->progress, o->progress_user);
+    if (st == NC_OK)
+        st = ann_pass(g, x, n, o->batch, calib_batch, &run, "calibration", o->progress, o->progress_user, o->dist);
+    /* a process group: every rank has histograms of its share; merged, they
+     * are those of all n samples (the first merge also carries a failure) */
+    for (int k = 0; k < n_calib && nc_dist_size(o->dist) > 1; k++) {
+        if ((st = nc_hist_merge(o->dist, ss[k].layer, 1, st)) == NC_OK && o->per_channel)
+            st = nc_hist_merge(o->dist, ss[k].ch, ss[k].channels, st);
+        if (st != NC_OK)
+            break;
+    }
     for (int k = 0; st == NC_OK && k < n_calib; k++)
         st = set_theta(s, &ss[k], o, warnings);
-done:
     free_stats(ss, n_calib);
     return st;
 }
@@ -401,7 +468,8 @@ static int bias_layer(const nc_snn *s, const nc_snn_layer *L)
 
 /* Per-channel mean output rate·(spike value) of IF layer `id` over the
  * first n rows of x, T steps, into mean[channels]. */
-static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int T, double *mean)
+static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int T, double *mean,
+                           const nc_dist *dist)
 {
     const nc_snn_layer *L = &s->layers[id];
     int64_t size = nc_snn_layer_size(L), C = nc_snn_layer_channels(L), plane = size / C;
@@ -427,8 +495,11 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
         st = nc_session_create(s, &so, &ss);
     }
     memset(mean, 0, (size_t)C * sizeof *mean);
-    for (int64_t start = 0; st == NC_OK && start < n; start += B) {
-        int64_t rows = n - start < B ? n - start : B, shape[NC_MAX_DIMS];
+    int64_t b0, b1; /* a process group: this rank's run of the batches */
+    nc_dist_share(dist, (n + B - 1) / B, &b0, &b1);
+    int64_t end = b1 * B < n ? b1 * B : n;
+    for (int64_t start = b0 * B; st == NC_OK && start < end; start += B) {
+        int64_t rows = end - start < B ? end - start : B, shape[NC_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         shape[0] = rows;
         nc_tensor *bx = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape), *out = NULL;
@@ -446,6 +517,8 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
     nc_session_free(ss);
     s->output = saved;
     s->n_layers = saved_n;
+    if ((st = nc_dist_agree_status(dist, st, "bias correction")) == NC_OK)
+        st = nc_dist_sum_f64(dist, mean, C);
     for (int64_t c = 0; c < C; c++)
         mean[c] /= (double)T * (double)n * (double)plane;
     return st;
@@ -453,7 +526,7 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
 
 nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples, int T, nc_snn *s,
                           nc_if_site *sites, int n_sites, nc_progress_fn progress, void *progress_user,
-                          nc_strlist *warnings)
+                          nc_strlist *warnings, const nc_dist *dist)
 {
     if (n_sites == 0)
         return NC_OK;
@@ -477,7 +550,11 @@ nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples
     }
     bc_run run = {sites, t, n_sites};
     if (st == NC_OK)
-        st = ann_pass(g, x, n, 64, bc_batch, &run, "bias correction (ANN)", progress, progress_user);
+        st = ann_pass(g, x, n, 64, bc_batch, &run, "bias correction (ANN)", progress, progress_user, dist);
+    /* a process group: the sums of every rank's share */
+    st = nc_dist_agree_status(dist, st, "bias correction");
+    for (int k = 0; st == NC_OK && k < n_sites; k++)
+        st = nc_dist_sum_f64(dist, t[k].mean, t[k].channels);
     if (st == NC_OK && !(snn = nc_malloc((size_t)max_c * sizeof *snn)))
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
     /* layer by layer, so that each correction sees the corrected layers before it */
@@ -490,7 +567,7 @@ nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples
                                  "before it; left uncorrected", L->name);
             continue;
         }
-        if ((st = snn_means(s, site->layer, x, n, T, snn)) != NC_OK)
+        if ((st = snn_means(s, site->layer, x, n, T, snn, dist)) != NC_OK)
             break;
         float *bias = nc_f32(s->layers[b].bias);
         double shift = 0.0;

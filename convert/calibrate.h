@@ -5,9 +5,14 @@
  * q_T(a; c) = c·clip(floor(a·T/c + 1/2)/T, 0, 1) (Li et al., ICML 2021).
  *
  * The statistics come from one pass over the data into histograms of
- * NC_CALIB_BINS bins over [0, range], where range doubles (neighbouring bins
- * merge) whenever a larger value arrives; range < 2·max, so a percentile is
- * exact to one bin, at most max/1024. The maximum is exact. */
+ * NC_CALIB_BINS bins over [0, range), where range is the smallest power of
+ * two above the largest value and doubles (neighbouring bins merge)
+ * whenever a larger value arrives; range <= 2·max, so a percentile is
+ * exact to one bin, at most max/1024. The maximum is exact. Because the
+ * range is a power of two, a value's bin is exact arithmetic and the same
+ * whichever range it arrived under: the histogram depends only on the
+ * values, not their order, so histograms of parts of the data (the ranks
+ * of a process group) merge exactly into the histogram of the whole. */
 #ifndef NC_CONVERT_CALIBRATE_H
 #define NC_CONVERT_CALIBRATE_H
 
@@ -25,6 +30,7 @@ typedef struct nc_calib_options {
     int batch;           /* rows per forward pass; a model with a fixed batch gets exactly that */
     nc_progress_fn progress;
     void *progress_user;
+    const nc_dist *dist; /* shares of the batches, histograms merged; NULL = one process */
 } nc_calib_options;
 
 typedef struct nc_hist {
@@ -36,6 +42,13 @@ typedef struct nc_hist {
 
 /* Adds n values (zeros and negatives are counted as zeros). */
 void nc_hist_add(nc_hist *h, const float *v, int64_t n);
+/* Merges the histograms h[0..n) of every rank of d into each (collective):
+ * the ranges grow to the largest, then counts are summed as integers and
+ * maxima taken, so the result is exactly one process's histogram of all
+ * the values. `mine` is this rank's status so far: when it, or any rank's,
+ * is an error, the merge fails on every rank (returning `mine` where it
+ * was the error). */
+nc_status nc_hist_merge(const nc_dist *d, nc_hist *h, int64_t n, nc_status mine);
 /* The p-th percentile (0 < p <= 100) of the positive values, or of all
  * values with count_zeros; 0 when that falls among the zeros or nothing
  * positive was seen. */
@@ -54,9 +67,12 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
  * per-channel mean of (the ANN's activation at out_value clipped to [0, θ])
  * minus (the SNN's output rate·θ over T steps), both on the first `samples`
  * rows of x, is added to the bias of the Conv2d/Affine feeding the IF layer
- * (through pooling and one input of an Add). Sets site->bias_shift. */
+ * (through pooling and one input of an Add). Sets site->bias_shift. With a
+ * process group `dist` each rank takes a share of the batches and the sums
+ * (doubles) are added across ranks: equal to one process's up to their
+ * rounding. */
 nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples, int T, nc_snn *s,
                           nc_if_site *sites, int n_sites, nc_progress_fn progress, void *progress_user,
-                          nc_strlist *warnings);
+                          nc_strlist *warnings, const nc_dist *dist);
 
 #endif

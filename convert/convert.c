@@ -91,6 +91,7 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
     to.seed = o->seed;
     to.progress = o->progress;
     to.progress_user = o->progress_user;
+    to.dist = o->dist;
     nc_status st = nc_train(cg->snn, calib, labels, &to);
     if (st != NC_OK && st != NC_ERR_NOMEM)
         nc_error_prefix("QCFS fine-tuning");
@@ -129,7 +130,7 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
             goto done;
         nc_calib_options co = {o.method, o.percentile, o.count_zeros, o.per_channel, o.timesteps,
-                               o.calib_samples, NC_CALIB_BATCH, o.progress, o.progress_user};
+                               o.calib_samples, NC_CALIB_BATCH, o.progress, o.progress_user, o.dist};
         st = nc_calibrate(view ? view : m->g, calib, &co, cg.snn, cg.sites, cg.n_sites, &cg.warnings);
         nc_graph_view_free(view);
         if (st != NC_OK)
@@ -151,7 +152,7 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
             goto done;
         st = nc_bias_correct(view ? view : m->g, calib, o.calib_samples, o.timesteps, cg.snn, cg.sites, cg.n_sites,
-                             o.progress, o.progress_user, &cg.warnings);
+                             o.progress, o.progress_user, &cg.warnings, o.dist);
         nc_graph_view_free(view);
         if (st != NC_OK)
             goto done;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "snn/alloc.h"
+#include "snn/dist.h"
 #include "snn/error.h"
 #include "snn/tensor.h"
 #include "train_internal.h"
@@ -126,7 +127,9 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
     if ((st = plan(s, &o, &B, NULL)) != NC_OK)
         return st;
     int64_t N = x->shape[0];
-    int64_t steps_per_epoch = (N + (N < B ? N : B) - 1) / (N < B ? N : B);
+    /* B is per rank: a step takes B samples from each of the group's ranks */
+    int64_t GB = (int64_t)B * nc_dist_size(o.dist) < N ? (int64_t)B * nc_dist_size(o.dist) : N;
+    int64_t steps_per_epoch = (N + GB - 1) / GB;
 
     nc_train_options t = {
         .mode = NC_TRAIN_BPTT,
@@ -146,6 +149,7 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         .detach_reset = o.detach_reset,
         .threads = o.threads,
         .lr_total_steps = steps_per_epoch * o.epochs,
+        .dist = o.dist,
     };
     nc_optim optim;
     memset(&optim, 0, sizeof optim);
@@ -170,7 +174,8 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         nc_finetune_epoch r = {.epoch = e + 1, .epochs = o.epochs, .batch = B, .loss = ts.loss,
                                .accuracy = ts.accuracy, .val_loss = -1.0, .val_accuracy = -1.0, .samples = N,
                                .seconds = now_s() - t0, .optimizer_steps = optim.t};
-        if (val_x && (st = nc_bptt_evaluate(s, val_x, val_labels, o.timesteps, &r.val_loss, &r.val_accuracy)) != NC_OK)
+        if (val_x && (st = nc_bptt_evaluate_dist(s, val_x, val_labels, o.timesteps, o.dist, &r.val_loss,
+                                                 &r.val_accuracy)) != NC_OK)
             break;
         if (o.on_epoch) {
             int64_t len = nc_optim_state_len(&optim);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "snn/alloc.h"
+#include "snn/dist.h"
 #include "snn/error.h"
 #include "train_internal.h"
 
@@ -65,7 +66,42 @@ void nc_optim_free(nc_optim *o)
         nc_free(o->p[i].v);
     }
     nc_free(o->p);
+    nc_free(o->pack);
     memset(o, 0, sizeof *o);
+}
+
+nc_status nc_optim_allreduce(nc_optim *o, const nc_dist *d, float scale)
+{
+    int64_t total = 0;
+    for (int i = 0; i < o->n; i++)
+        total += o->p[i].n;
+    if (!o->pack && !(o->pack = nc_malloc((size_t)(total > 0 ? total : 1) * sizeof *o->pack)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory for the gradients' exchange (%lld values)", (long long)total);
+    float *p = o->pack;
+    for (int i = 0; i < o->n; i++)
+        for (int64_t k = 0; k < o->p[i].n; k++)
+            *p++ = o->p[i].g[k] * scale;
+    nc_status st = nc_dist_sum_f32(d, o->pack, total);
+    p = o->pack;
+    for (int i = 0; st == NC_OK && i < o->n; i++) {
+        memcpy(o->p[i].g, p, (size_t)o->p[i].n * sizeof *p);
+        p += o->p[i].n;
+    }
+    return st;
+}
+
+void nc_optim_zero_grad(nc_optim *o)
+{
+    for (int i = 0; i < o->n; i++)
+        memset(o->p[i].g, 0, (size_t)o->p[i].n * sizeof *o->p[i].g);
+}
+
+uint64_t nc_optim_hash(const nc_optim *o)
+{
+    uint64_t h = NC_HASH_INIT;
+    for (int i = 0; i < o->n; i++)
+        h = nc_hash_bytes(h, o->p[i].w, (size_t)o->p[i].n * sizeof *o->p[i].w);
+    return h;
 }
 
 double nc_optim_grad_norm(const nc_optim *o)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "snn/alloc.h"
+#include "snn/dist.h"
 #include "snn/error.h"
 #include "train_internal.h"
 
@@ -169,8 +170,25 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     int64_t N, classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
     if ((st = check_data(s, x, labels, classes, &N)) != NC_OK)
         return st;
-    int B = N < o.batch ? (int)N : o.batch;
+    /* GB samples a step, over all ranks; B the most one rank takes */
+    int G = nc_dist_size(o.dist);
+    int64_t GB = (int64_t)o.batch * G < N ? (int64_t)o.batch * G : N;
+    int B = (int)((GB + G - 1) / G);
     int64_t in = x->numel / N;
+    if (G > 1) {
+        /* every rank must train the same network on the same data the same way */
+        nc_status cs;
+        double lr = o.lr;
+        int64_t opt_v[10] = {o.mode, o.levels, o.timesteps, o.epochs, o.batch, (int64_t)o.seed, o.optimizer,
+                             o.lr_step0, o.lr_total_steps, 0};
+        memcpy(&opt_v[9], &lr, sizeof lr);
+        uint64_t h[3] = {nc_hash_snn(s), nc_hash_tensor(nc_hash_tensor(NC_HASH_INIT, x), labels),
+                         nc_hash_bytes(NC_HASH_INIT, opt_v, sizeof opt_v)};
+        static const char *const what[3] = {"the network to train", "the training data or labels",
+                                            "the training options (mode, epochs, batch, seed, lr, ...)"};
+        if ((cs = nc_dist_check_same(o.dist, h, what, 3)) != NC_OK)
+            return cs;
+    }
     int threads_before = nc_tr_threads;
     nc_tr_threads = o.threads;
 
@@ -182,18 +200,22 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     memset(&bb, 0, sizeof bb);
     int64_t *perm = NULL;
     if ((st = nc_tr_net_create(s, &c, B, &net)) != NC_OK)
-        goto done;
+        goto set_up;
     if ((st = setup_optim(net, &o, opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
-        goto done;
+        goto set_up;
     if ((uint64_t)N > SIZE_MAX / sizeof *perm || !(perm = nc_malloc((size_t)N * sizeof *perm))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory shuffling %lld samples", (long long)N);
-        goto done;
+        goto set_up;
     }
     for (int64_t i = 0; i < N; i++)
         perm[i] = i;
+set_up:
+    /* a setup failure on one rank ends the call on all */
+    if ((st = nc_dist_agree_status(o.dist, st, "setting up training")) != NC_OK)
+        goto done;
 
     uint64_t rng = o.seed;
-    int64_t nb = (N + B - 1) / B, total = nb * o.epochs, step = 0;
+    int64_t nb = (N + GB - 1) / GB, total = nb * o.epochs, step = 0;
     const float *X = nc_f32(x);
     const int64_t *lab = nc_i64(labels);
     for (int e = 0; e < o.epochs; e++) {
@@ -211,23 +233,45 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
             o.progress(what, 0, nb, o.progress_user);
         }
         for (int64_t b = 0; b < nb; b++) {
-            int n = (int)(b + 1 < nb ? B : N - b * B);
+            /* the global batch [g0, g0 + gn) of the permutation; this rank's
+             * contiguous share of it is [lo, hi) */
+            int64_t g0 = b * GB, gn = N - g0 < GB ? N - g0 : GB, lo, hi;
+            nc_dist_share(o.dist, gn, &lo, &hi);
+            int n = (int)(hi - lo);
             for (int k = 0; k < n; k++) {
-                int64_t src = perm[b * B + k];
+                int64_t src = perm[g0 + lo + k];
                 memcpy(bb.x + (int64_t)k * in, X + src * in, (size_t)in * sizeof(float));
                 bb.y[k] = lab[src];
             }
-            nc_tr_forward(net, bb.x, n);
-            nc_tr_logits(net, bb.logits);
-            int64_t correct;
-            double loss = nc_tr_cross_entropy(bb.logits, bb.y, n, classes, bb.dlogits, &correct);
+            int64_t correct = 0;
+            double loss = 0.0;
+            if (n > 0) {
+                nc_tr_forward(net, bb.x, n);
+                nc_tr_logits(net, bb.logits);
+                loss = nc_tr_cross_entropy(bb.logits, bb.y, n, classes, bb.dlogits, &correct);
+            }
+            if (G > 1) {
+                /* the global batch's loss and hits, so every rank decides alike */
+                double v[3] = {loss * n, (double)correct, 0.0};
+                if ((st = nc_dist_sum_f64(o.dist, v, 3)) != NC_OK)
+                    goto done;
+                loss = v[0] / (double)gn;
+                correct = (int64_t)v[1];
+            }
             if (!isfinite(loss)) {
                 st = nc_errorf(NC_ERR_INVALID_ARG,
                                "training diverged: the loss is not finite at epoch %d, batch %lld; lower the learning rate",
                                e + 1, (long long)b + 1);
                 goto done;
             }
-            nc_tr_backward(net, bb.dlogits);
+            if (n > 0)
+                nc_tr_backward(net, bb.dlogits);
+            else
+                nc_optim_zero_grad(opt);
+            /* each rank's gradient is its share's mean: weighted by n/gn and
+             * summed, it is the global batch's mean */
+            if (G > 1 && (st = nc_optim_allreduce(opt, o.dist, (float)n / (float)gn)) != NC_OK)
+                goto done;
             if (o.grad_clip > 0.0f)
                 nc_optim_clip(opt, o.grad_clip);
             float lr = o.cosine < 0            ? o.lr
@@ -235,9 +279,15 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
                                               : nc_cosine_lr(o.lr, step, total);
             nc_optim_step(opt, lr);
             step++;
-            loss_sum += loss * n;
+            if (G > 1) { /* the same sums and steps must leave the same weights */
+                uint64_t h = nc_optim_hash(opt);
+                static const char *const what[1] = {"the weights after a step (a bug: please report it)"};
+                if ((st = nc_dist_check_same(o.dist, &h, what, 1)) != NC_OK)
+                    goto done;
+            }
+            loss_sum += loss * gn;
             correct_sum += correct;
-            seen += n;
+            seen += gn;
             if (o.progress) {
                 snprintf(what, sizeof what, "epoch %d/%d loss %.4f acc %.2f%%", e + 1, o.epochs,
                          loss_sum / (double)seen, 100.0 * (double)correct_sum / (double)seen);
@@ -267,7 +317,7 @@ nc_status nc_train(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const
 
 /* Loss and accuracy of the engine's view of s, in batches. */
 static nc_status evaluate(const nc_snn *s, const nc_tr_config *c, const nc_tensor *x, const nc_tensor *labels,
-                          double *loss, double *accuracy)
+                          const nc_dist *dist, double *loss, double *accuracy)
 {
     if (loss)
         *loss = 0.0;
@@ -283,29 +333,33 @@ static nc_status evaluate(const nc_snn *s, const nc_tr_config *c, const nc_tenso
     int64_t in = x->numel / N;
     nc_tr_net *net = NULL;
     batch_buf bb;
+    memset(&bb, 0, sizeof bb);
     /* the engine only reads the network when nothing is trained */
-    if ((st = nc_tr_net_create((nc_snn *)s, c, B, &net)) != NC_OK)
-        return st;
-    if ((st = batch_alloc(&bb, B, in, classes)) != NC_OK) {
-        nc_tr_net_free(net);
-        return st;
-    }
-    double sum = 0.0;
-    int64_t ok = 0;
-    for (int64_t b = 0; b < N; b += B) {
-        int n = (int)(N - b < B ? N - b : B);
+    if ((st = nc_tr_net_create((nc_snn *)s, c, B, &net)) == NC_OK)
+        st = batch_alloc(&bb, B, in, classes);
+    /* a process group: this rank's run of the batches, sums added up */
+    double v[2] = {0.0, 0.0}; /* loss sum, hits */
+    int64_t b0, b1;
+    nc_dist_share(dist, (N + B - 1) / B, &b0, &b1);
+    int64_t end = b1 * B < N ? b1 * B : N;
+    for (int64_t b = b0 * B; st == NC_OK && b < end; b += B) {
+        int n = (int)(end - b < B ? end - b : B);
         nc_tr_forward(net, nc_f32(x) + b * in, n);
         nc_tr_logits(net, bb.logits);
         int64_t correct;
-        sum += nc_tr_cross_entropy(bb.logits, nc_i64(labels) + b, n, classes, NULL, &correct) * n;
-        ok += correct;
+        v[0] += nc_tr_cross_entropy(bb.logits, nc_i64(labels) + b, n, classes, NULL, &correct) * n;
+        v[1] += (double)correct;
     }
     batch_free(&bb);
     nc_tr_net_free(net);
+    if ((st = nc_dist_agree_status(dist, st, "evaluation")) == NC_OK)
+        st = nc_dist_sum_f64(dist, v, 2);
+    if (st != NC_OK)
+        return st;
     if (loss)
-        *loss = sum / (double)N;
+        *loss = v[0] / (double)N;
     if (accuracy)
-        *accuracy = (double)ok / (double)N;
+        *accuracy = v[1] / (double)N;
     return NC_OK;
 }
 
@@ -313,12 +367,18 @@ nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor 
                            double *loss, double *accuracy)
 {
     nc_tr_config c = {.mode = NC_TRAIN_QCFS, .levels = levels ? levels : 8};
-    return evaluate(s, &c, x, labels, loss, accuracy);
+    return evaluate(s, &c, x, labels, NULL, loss, accuracy);
 }
 
 nc_status nc_bptt_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
                            double *loss, double *accuracy)
 {
+    return nc_bptt_evaluate_dist(s, x, labels, timesteps, NULL, loss, accuracy);
+}
+
+nc_status nc_bptt_evaluate_dist(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
+                                const nc_dist *dist, double *loss, double *accuracy)
+{
     nc_tr_config c = {.mode = NC_TRAIN_BPTT, .T = timesteps ? timesteps : 4, .sg_width = 1.0f};
-    return evaluate(s, &c, x, labels, loss, accuracy);
+    return evaluate(s, &c, x, labels, dist, loss, accuracy);
 }

@@ -52,6 +52,13 @@ typedef struct nc_train_options {
      * (zeroed) is set up by the first call; later calls take it over as it is,
      * and must train the same parameters (same network, same trainable set). */
     struct nc_optim *optim;
+    /* A process group training data parallel (NULL = one process): `batch`
+     * is per rank, each global batch of size·batch shuffled samples is cut
+     * into contiguous shares, gradients are summed across ranks (scaled by
+     * share/global batch, so they are the global batch's mean) before any
+     * clipping and the step; the loss statistics are global. Weights are
+     * compared across ranks (hash) after every step. */
+    const nc_dist *dist;
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the
@@ -76,6 +83,10 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
  * by the engine for T steps, logits = the readout input averaged over t). */
 nc_status nc_bptt_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
                            double *loss, double *accuracy);
+/* The same shared by a process group: each rank scores a share of the
+ * batches; the accuracy is exact, the loss a sum of doubles across ranks. */
+nc_status nc_bptt_evaluate_dist(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int timesteps,
+                                const nc_dist *dist, double *loss, double *accuracy);
 
 /* Mean cross-entropy loss and accuracy of the QCFS ANN view of s on (x, labels). */
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,

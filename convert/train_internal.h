@@ -206,6 +206,7 @@ typedef struct nc_optim {
      * checkpoint; see nc_optim_state_set); not owned. */
     const float *pending;
     int64_t pending_len, pending_steps;
+    float *pack;           /* all gradients in one buffer, for nc_optim_allreduce */
 } nc_optim;
 
 nc_status nc_optim_init(nc_optim *o, nc_optim_kind kind, float weight_decay, float momentum);
@@ -224,6 +225,12 @@ void nc_optim_step(nc_optim *o, float lr);
 int64_t nc_optim_state_len(const nc_optim *o);
 void nc_optim_state_get(const nc_optim *o, float *out);
 nc_status nc_optim_state_set(nc_optim *o, const float *in, int64_t len, int64_t steps);
+/* Data parallel (dist.h): every gradient times `scale`, summed across the
+ * ranks of d in one collective, so every rank holds the same sum. */
+nc_status nc_optim_allreduce(nc_optim *o, const nc_dist *d, float scale);
+void nc_optim_zero_grad(nc_optim *o);
+/* FNV-1a hash of every parameter's values (the weights' fingerprint). */
+uint64_t nc_optim_hash(const nc_optim *o);
 /* Cosine schedule from lr at step 0 to 0 after `total` steps. */
 float nc_cosine_lr(float lr, int64_t step, int64_t total);
 

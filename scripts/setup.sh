@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what neuroc needs to build and test, from Debian's packages.
 # Idempotent and quick when everything is already there. Run as root.
+# Open MPI is optional for the build (-DNEUROC_MPI=AUTO) but installed here so
+# the data-parallel paths and tests/test_mpi.sh run.
 #   scripts/setup.sh            build and test dependencies, data sets
 #   scripts/setup.sh --torch    also Debian's PyTorch and ONNX, to retrain the examples
 set -euo pipefail
@@ -9,6 +11,7 @@ pkgs=(cmake make gcc pkg-config
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libhdf5-dev libcmocka-dev libopenblas-dev zlib1g-dev
       libonnx-testdata dataset-fashion-mnist
+      libopenmpi-dev openmpi-bin
       python3 python3-venv python3-numpy python3-h5py)
 if [[ "${1:-}" == "--torch" ]]; then
     pkgs+=(python3-torch python3-onnx)

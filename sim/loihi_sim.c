@@ -13,6 +13,7 @@
 #include "loihi_fixed.h"
 #include "sim_internal.h"
 #include "snn/alloc.h"
+#include "snn/dist.h"
 #include "snn/error.h"
 #include "snn/tensor.h"
 
@@ -80,6 +81,47 @@ static int tstate_init(tstate *t, const nc_loihi_net *net, int steps)
             return 0;
     }
     return 1;
+}
+
+/* ---- a process group: every rank simulated samples [lo, hi) of n */
+
+/* Sums the counters and gathers the readouts of every rank's share, so
+ * each rank holds the whole run (with the ranks' statuses: a failure
+ * anywhere fails everywhere). */
+static nc_status sim_gather(const nc_dist *d, nc_loihi_result *r, int64_t per_sample, nc_status st)
+{
+    if (nc_dist_size(d) <= 1)
+        return st;
+    if ((st = nc_dist_agree_status(d, st, "the Loihi simulation")) != NC_OK)
+        return st;
+    int np = r->n_pops;
+    int64_t per_pop = CNT_N, n = (int64_t)np * per_pop + 2 * (int64_t)np * r->steps;
+    int64_t *v = nc_malloc((size_t)n * sizeof *v), *bytes = nc_malloc((size_t)d->size * sizeof *bytes);
+    int failed = !v || !bytes;
+    if ((st = nc_dist_agree(d, &failed)) == NC_OK && failed)
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory gathering the simulation's counters");
+    if (st == NC_OK) {
+        for (int p = 0; p < np; p++)
+            memcpy(v + p * per_pop, r->pops[p].cnt, sizeof r->pops[p].cnt);
+        memcpy(v + np * per_pop, r->step_syn, (size_t)np * (size_t)r->steps * sizeof *v);
+        memcpy(v + np * per_pop + (int64_t)np * r->steps, r->step_act, (size_t)np * (size_t)r->steps * sizeof *v);
+        st = nc_dist_sum_i64(d, v, n);
+    }
+    if (st == NC_OK) {
+        for (int p = 0; p < np; p++)
+            memcpy(r->pops[p].cnt, v + p * per_pop, sizeof r->pops[p].cnt);
+        memcpy(r->step_syn, v + np * per_pop, (size_t)np * (size_t)r->steps * sizeof *v);
+        memcpy(r->step_act, v + np * per_pop + (int64_t)np * r->steps, (size_t)np * (size_t)r->steps * sizeof *v);
+        for (int k = 0; k < d->size; k++) {
+            int64_t lo, hi;
+            nc_dist_share_of(r->N, k, d->size, &lo, &hi);
+            bytes[k] = (hi - lo) * per_sample * (int64_t)sizeof *r->readout;
+        }
+        st = d->ops->allgatherv(d, NULL, r->readout, bytes);
+    }
+    nc_free(v);
+    nc_free(bytes);
+    return st;
 }
 
 /* ---- the host's share for bias-coded input: W·x + b in float, per sample */
@@ -340,12 +382,15 @@ nc_status nc_loihi_run(const nc_loihi_net *net, const nc_tensor *x, const nc_ten
             tstate_free(&ts[k], np);
         nc_free(ts);
         nc_free(cur);
+        nc_status st = sim_gather(o.dist, r, 0, nc_errorf(NC_ERR_NOMEM, "out of memory for the Loihi simulation"));
         nc_loihi_result_free(r);
-        return nc_errorf(NC_ERR_NOMEM, "out of memory for the Loihi simulation");
+        return st;
     }
     const float *xd = nc_f32(x);
-    for (int64_t c0 = 0; c0 < N; c0 += CHUNK) {
-        int64_t c1 = c0 + CHUNK < N ? c0 + CHUNK : N;
+    int64_t lo, hi; /* this rank's samples (all of them without a group) */
+    nc_dist_share(o.dist, N, &lo, &hi);
+    for (int64_t c0 = lo; c0 < hi; c0 += CHUNK) {
+        int64_t c1 = c0 + CHUNK < hi ? c0 + CHUNK : hi;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
@@ -358,7 +403,7 @@ nc_status nc_loihi_run(const nc_loihi_net *net, const nc_tensor *x, const nc_ten
                        r->readout + (size_t)i * (size_t)steps * (size_t)RO->n);
         }
         if (o.progress)
-            o.progress("loihi simulation", c1, N, o.progress_user);
+            o.progress("loihi simulation", c1 - lo, hi - lo, o.progress_user);
     }
     /* integer sums: the same in any order */
     for (int k = 0; k < nt; k++) {
@@ -373,6 +418,11 @@ nc_status nc_loihi_run(const nc_loihi_net *net, const nc_tensor *x, const nc_ten
     }
     nc_free(ts);
     nc_free(cur);
+    nc_status gs = sim_gather(o.dist, r, (int64_t)steps * RO->n, NC_OK);
+    if (gs != NC_OK) {
+        nc_loihi_result_free(r);
+        return gs;
+    }
     if (labels) {
         r->correct = nc_calloc((size_t)steps, sizeof *r->correct);
         if (!r->correct) {

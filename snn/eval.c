@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "dist.h"
 #include "error.h"
 #include "eval.h"
 #include "export/json.h"
@@ -215,6 +216,62 @@ static void progress(const nc_eval_options *o, const char *what, int64_t done, i
         o->progress(what, done, total, o->progress_user);
 }
 
+/* Rows [*lo, *hi) of n this rank evaluates in batches of B: a contiguous
+ * run of the single-process batches, so each batch holds the same samples
+ * (and Poisson noise) as it would in one process. */
+static void shard_rows(const nc_eval_options *o, int64_t n, int64_t B, int64_t *lo, int64_t *hi)
+{
+    int64_t b0, b1;
+    nc_dist_share(o->dist, (n + B - 1) / B, &b0, &b1);
+    *lo = b0 * B < n ? b0 * B : n;
+    *hi = b1 * B < n ? b1 * B : n;
+}
+
+/* Sums the counts of every rank's share, with the ranks' statuses: every
+ * rank returns the same (a failure anywhere fails everywhere). */
+static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_status st, int ann)
+{
+    if (nc_dist_size(o->dist) <= 1)
+        return st;
+    int64_t n = ann ? 2 : 1 + r->T + 2 * (int64_t)r->n_layers;
+    int64_t *v = nc_calloc((size_t)n, sizeof *v);
+    nc_status cs = v ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (v) {
+        v[0] = st != NC_OK;
+        if (st != NC_OK) {
+            /* only the flag: r may be half built */
+        } else if (ann) {
+            v[1] = r->ann_correct;
+        } else {
+            memcpy(v + 1, r->correct, (size_t)r->T * sizeof *v);
+            for (int i = 0; i < r->n_layers; i++) {
+                v[1 + r->T + 2 * i] = r->layers[i].spikes;
+                v[2 + r->T + 2 * i] = r->layers[i].synops;
+            }
+        }
+        cs = nc_dist_sum_i64(o->dist, v, n);
+    } else {
+        int failed = 1; /* still take part, so the others do not wait */
+        nc_dist_agree(o->dist, &failed);
+    }
+    if (st == NC_OK && cs == NC_OK && v[0])
+        cs = nc_errorf(NC_ERR_INVALID_ARG, "%s failed on %lld other rank%s (see their messages)",
+                       ann ? "the ANN's evaluation" : "evaluation", (long long)v[0], v[0] == 1 ? "" : "s");
+    if (st == NC_OK && cs == NC_OK) {
+        if (ann) {
+            r->ann_correct = v[1];
+        } else {
+            memcpy(r->correct, v + 1, (size_t)r->T * sizeof *v);
+            for (int i = 0; i < r->n_layers; i++) {
+                r->layers[i].spikes = v[1 + r->T + 2 * i];
+                r->layers[i].synops = v[2 + r->T + 2 * i];
+            }
+        }
+    }
+    nc_free(v);
+    return st != NC_OK ? st : cs;
+}
+
 /* ---------------------------------------------------------------- SNN */
 
 static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels,
@@ -233,9 +290,11 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
         nc_session_free(ss);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
-    progress(o, "evaluation", 0, r->n);
-    for (int64_t row0 = 0; row0 < r->n; row0 += r->batch) {
-        int64_t used = r->n - row0 < r->batch ? r->n - row0 : r->batch;
+    int64_t lo, hi;
+    shard_rows(o, r->n, r->batch, &lo, &hi);
+    progress(o, "evaluation", 0, hi - lo);
+    for (int64_t row0 = lo; row0 < hi; row0 += r->batch) {
+        int64_t used = hi - row0 < r->batch ? hi - row0 : r->batch;
         nc_tensor *b = batch_of(x, row0, used, used, In->ndim, In->shape, per), *y = NULL;
         if (!b) {
             st = NC_ERR_NOMEM;
@@ -254,7 +313,7 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
             r->layers[i].spikes += c;
             r->layers[i].synops += ops;
         }
-        progress(o, "evaluation", row0 + used, r->n);
+        progress(o, "evaluation", row0 + used - lo, hi - lo);
     }
     nc_free(acc);
     nc_session_free(ss);
@@ -303,9 +362,11 @@ static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor 
     }
     r->ann_macs = fixed > 1 ? macs / fixed : macs;
     r->ann_correct = 0;
-    progress(o, "ANN evaluation", 0, r->n);
-    for (int64_t row0 = 0; row0 < r->n; row0 += chunk) {
-        int64_t used = r->n - row0 < chunk ? r->n - row0 : chunk;
+    int64_t lo, hi;
+    shard_rows(o, r->n, chunk, &lo, &hi);
+    progress(o, "ANN evaluation", 0, hi - lo);
+    for (int64_t row0 = lo; row0 < hi; row0 += chunk) {
+        int64_t used = hi - row0 < chunk ? hi - row0 : chunk;
         nc_tensor *b = batch_of(x, row0, used, fixed ? fixed : used, ndim, shape, per), *y = NULL;
         if (!b)
             return NC_ERR_NOMEM;
@@ -327,7 +388,7 @@ static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor 
         for (int64_t i = 0; i < used; i++)
             r->ann_correct += argmax(nc_f32(y) + i * classes, classes) == l[i];
         nc_tensor_free(y);
-        progress(o, "ANN evaluation", row0 + used, r->n);
+        progress(o, "ANN evaluation", row0 + used - lo, hi - lo);
     }
     return NC_OK;
 }
@@ -440,47 +501,72 @@ static nc_status build_json(nc_eval_result *r)
 
 /* ---------------------------------------------------------------- entry */
 
+/* Options with their defaults, and the data checked against the network. */
+static nc_status check_args(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, nc_eval_options *o,
+                            int64_t *per)
+{
+    if (!s || !x || !labels)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: NULL network, data or labels");
+    if (!o->backend)
+        o->backend = "cpu";
+    if (o->timesteps == 0)
+        o->timesteps = DEFAULT_T;
+    if (o->batch == 0)
+        o->batch = DEFAULT_BATCH;
+    if (o->energy_per_synop == 0)
+        o->energy_per_synop = DEFAULT_E_SYNOP;
+    if (o->energy_per_mac == 0)
+        o->energy_per_mac = DEFAULT_E_MAC;
+    if (o->timesteps < 0 || o->timesteps > (1 << 20) || o->batch < 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: %d steps, batch %d: both must be positive "
+                         "(steps at most 2^20)", o->timesteps, o->batch);
+    if (!(o->energy_per_synop > 0) || !(o->energy_per_mac > 0) || isinf(o->energy_per_synop) ||
+        isinf(o->energy_per_mac))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: energies per operation must be positive");
+
+    const nc_snn_layer *In = &s->layers[0];
+    *per = nc_snn_layer_size(In);
+    if (x->dtype != NC_DTYPE_F32 || x->ndim < 1 || x->shape[0] < 1 || *per < 1 ||
+        x->numel / x->shape[0] != *per) {
+        char xs[160], is[160];
+        return nc_errorf(NC_ERR_SHAPE, "data must be float32 (N, %s) with N > 0; got %s %s",
+                         nc_shape_str(In->ndim, In->shape, is, sizeof is) + 1, nc_dtype_name(x->dtype),
+                         nc_shape_str(x->ndim, x->shape, xs, sizeof xs));
+    }
+    return check_labels(labels, x->shape[0], nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]));
+}
+
+/* With a process group: every rank must evaluate the same network on the
+ * same data with the same options, or the sums mean nothing. */
+static nc_status check_ranks(const nc_snn *s, const nc_model *ann, const nc_tensor *x, const nc_tensor *labels,
+                             const nc_eval_options *o)
+{
+    if (nc_dist_size(o->dist) <= 1)
+        return NC_OK;
+    int64_t opts[5] = {o->timesteps, o->batch, (int64_t)o->encoding, (int64_t)o->seed, ann != NULL};
+    uint64_t h[3] = {nc_hash_snn(s), nc_hash_tensor(nc_hash_tensor(NC_HASH_INIT, x), labels),
+                     nc_hash_bytes(NC_HASH_INIT, opts, sizeof opts)};
+    static const char *const what[3] = {"the spiking network", "the evaluation data or labels",
+                                        "the evaluation options (T, batch, encoding, seed, ANN given)"};
+    return nc_dist_check_same(o->dist, h, what, 3);
+}
+
 nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor *x,
                           const nc_tensor *labels, const nc_eval_options *opt, nc_eval_result **out)
 {
     if (!out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: out is NULL");
     *out = NULL;
-    if (!s || !x || !labels)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: NULL network, data or labels");
     nc_eval_options o = {0};
     if (opt)
         o = *opt;
-    if (!o.backend)
-        o.backend = "cpu";
-    if (o.timesteps == 0)
-        o.timesteps = DEFAULT_T;
-    if (o.batch == 0)
-        o.batch = DEFAULT_BATCH;
-    if (o.energy_per_synop == 0)
-        o.energy_per_synop = DEFAULT_E_SYNOP;
-    if (o.energy_per_mac == 0)
-        o.energy_per_mac = DEFAULT_E_MAC;
-    if (o.timesteps < 0 || o.timesteps > (1 << 20) || o.batch < 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: %d steps, batch %d: both must be positive "
-                         "(steps at most 2^20)", o.timesteps, o.batch);
-    if (!(o.energy_per_synop > 0) || !(o.energy_per_mac > 0) || isinf(o.energy_per_synop) ||
-        isinf(o.energy_per_mac))
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: energies per operation must be positive");
-
-    const nc_snn_layer *In = &s->layers[0];
-    int64_t per = nc_snn_layer_size(In);
-    if (x->dtype != NC_DTYPE_F32 || x->ndim < 1 || x->shape[0] < 1 || per < 1 ||
-        x->numel / x->shape[0] != per) {
-        char xs[160], is[160];
-        return nc_errorf(NC_ERR_SHAPE, "data must be float32 (N, %s) with N > 0; got %s %s",
-                         nc_shape_str(In->ndim, In->shape, is, sizeof is) + 1, nc_dtype_name(x->dtype),
-                         nc_shape_str(x->ndim, x->shape, xs, sizeof xs));
-    }
-    int64_t n = x->shape[0];
-    nc_status st = check_labels(labels, n, nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]));
-    if (st != NC_OK)
+    int64_t per = 0;
+    nc_status st = check_args(s, x, labels, &o, &per);
+    /* every rank reaches this point, so a bad argument on one ends all */
+    if ((st = nc_dist_agree_status(o.dist, st, "checking the evaluation's arguments")) != NC_OK ||
+        (st = check_ranks(s, ann, x, labels, &o)) != NC_OK)
         return st;
+    int64_t n = x->shape[0];
 
     nc_eval_result *r = nc_calloc(1, sizeof *r);
     if (!r)
@@ -502,8 +588,12 @@ nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor 
         st = init_layers(s, o.encoding, r);
     if (st == NC_OK)
         st = run_snn(s, x, labels, &o, per, r);
-    if (st == NC_OK && ann && (st = run_ann(ann, x, labels, &o, per, r)) != NC_OK)
-        nc_error_prefix("evaluating the ANN");
+    st = reduce_counts(&o, r, st, 0);
+    if (st == NC_OK && ann) {
+        if ((st = run_ann(ann, x, labels, &o, per, r)) != NC_OK)
+            nc_error_prefix("evaluating the ANN");
+        st = reduce_counts(&o, r, st, 1);
+    }
     if (st == NC_OK)
         st = build_json(r);
     if (st != NC_OK) {

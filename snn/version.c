@@ -6,11 +6,15 @@
 
 const char *nc_version(void) { return NEUROC_VERSION; }
 
-const char *nc_build_features(void)
-{
 #ifdef NEUROC_HAVE_CUDA
-    return "cpu openblas cuda";
+#define NC_FEATURES_CUDA " cuda"
 #else
-    return "cpu openblas";
+#define NC_FEATURES_CUDA ""
 #endif
-}
+#ifdef NEUROC_HAVE_MPI
+#define NC_FEATURES_MPI " mpi"
+#else
+#define NC_FEATURES_MPI ""
+#endif
+
+const char *nc_build_features(void) { return "cpu openblas" NC_FEATURES_CUDA NC_FEATURES_MPI; }

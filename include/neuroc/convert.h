@@ -60,6 +60,15 @@ typedef struct nc_convert_options {
      * can run the network); skipped after QCFS fine-tuning (the ANN no
      * longer describes the network). */
     int bias_correction;
+    /* A process group (nc_dist_from_mpi_comm) sharing calibration, bias
+     * correction and QCFS fine-tuning; NULL = this process alone. Every
+     * rank passes the same data and takes a contiguous run of its batches.
+     * Calibration histograms are merged exactly (power-of-two ranges, bins
+     * summed as integers): the thresholds equal one process's. Bias
+     * correction sums doubles across ranks (equal up to their rounding);
+     * QCFS fine-tuning is data parallel as nc_finetune_options.dist
+     * describes (qcfs_batch per rank). */
+    const nc_dist *dist;
 } nc_convert_options;
 
 /* What conversion did: one record per spiking layer, plus warnings. */
@@ -94,6 +103,13 @@ typedef struct nc_eval_options {
     double energy_per_synop, energy_per_mac;
     nc_progress_fn progress;
     void *progress_user;
+    /* A process group (nc_dist_from_mpi_comm) sharing the evaluation; NULL
+     * = this process alone. Every rank passes the whole data set and takes
+     * a contiguous run of its batches (the single-process batches, so every
+     * backend sees the same inputs); the per-step correct counts, spikes and
+     * synaptic operations (integers) are summed, so every rank gets the
+     * result one process would get, bit for bit. */
+    const nc_dist *dist;
 } nc_eval_options;
 
 /* Result of evaluating an SNN on labelled data. */
@@ -197,6 +213,16 @@ typedef struct nc_finetune_options {
     void *progress_user;
     nc_finetune_epoch_fn on_epoch;
     void *epoch_user;
+    /* A process group (nc_dist_from_mpi_comm) training together, data
+     * parallel and synchronous; NULL = this process alone. `batch` is then
+     * per rank: each global mini-batch of size·batch samples is cut into
+     * contiguous shares, the gradients are summed across ranks and divided
+     * by the global batch, so size ranks with batch B take the steps one
+     * process takes with batch size·B (equal up to float summation order).
+     * The learning rate is not scaled. Weights are identical on every rank
+     * after every step (checked by a hash every step). on_epoch runs on
+     * every rank; write checkpoints from one. */
+    const nc_dist *dist;
 } nc_finetune_options;
 
 /* The batch fine-tuning would use and the training memory it needs, in

@@ -41,7 +41,7 @@ typedef enum nc_status {
     NC_ERR_MODEL,                /* a structurally invalid model (cycle, missing value) */
     NC_ERR_LIMIT,                /* an input exceeds a size limit */
     NC_ERR_BACKEND_UNAVAILABLE,  /* the backend was not built or has no device */
-    NC_ERR_DEVICE,               /* a device (CUDA, cuBLAS, cuSPARSE) call failed */
+    NC_ERR_DEVICE,               /* a device (CUDA, cuBLAS, cuSPARSE) or MPI call failed */
     NC_ERR_INTERNAL              /* a bug in neuroc: please report it */
 } nc_status;
 
@@ -179,6 +179,22 @@ NC_API nc_status nc_model_layer(const nc_model *m, size_t i, nc_layer_info *out)
  * may be smaller than the model's output count (the first ones are returned). */
 NC_API nc_status nc_model_run(const nc_model *m, const nc_tensor *const *inputs, size_t n_inputs,
                               nc_tensor **outputs, size_t n_outputs);
+
+/* ---------------------------------------------------------------- distributed runs */
+
+/* A group of processes that share one evaluation, calibration or
+ * fine-tuning, data parallel: each takes a contiguous share of the samples
+ * and the counts, statistics and gradients are reduced across the group.
+ * Made from the caller's MPI communicator by nc_dist_from_mpi_comm
+ * (<neuroc/mpi.h>, in MPI builds only); the options structs take it as
+ * `dist`, and NULL there means one process. Every process of the group
+ * must make the same calls with the same network and data. */
+typedef struct nc_dist nc_dist;
+/* Releases the group (not the caller's communicator). NULL is a no-op. */
+NC_API void nc_dist_free(nc_dist *d);
+/* This process's rank in the group (0 for NULL) and the group's size (1 for NULL). */
+NC_API int nc_dist_rank(const nc_dist *d);
+NC_API int nc_dist_size(const nc_dist *d);
 
 /* ---------------------------------------------------------------- devices */
 

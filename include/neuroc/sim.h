@@ -157,6 +157,11 @@ typedef struct nc_loihi_run_options {
     int threads;            /* OpenMP threads; 0 = the default. Results do not depend on it. */
     nc_progress_fn progress;
     void *progress_user;
+    /* A process group (nc_dist_from_mpi_comm) sharing the run; NULL = this
+     * process alone. Each rank simulates a contiguous share of the samples;
+     * the counters (integers) are summed and the readouts gathered, so every
+     * rank gets the single-process result bit for bit. */
+    const nc_dist *dist;
 } nc_loihi_run_options;
 
 /* Result of a fixed-point run: readout values, counters, estimates. */

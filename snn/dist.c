@@ -1,0 +1,143 @@
+/* Groups of processes (dist.h): the helpers every distributed path uses,
+ * and the single-process behaviour of a NULL group. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dist.h"
+#include "error.h"
+#include "snn_ir.h"
+#include "tensor.h"
+
+void nc_dist_free(nc_dist *d)
+{
+    if (d && d->ops && d->ops->release)
+        d->ops->release(d);
+}
+
+int nc_dist_rank(const nc_dist *d) { return d ? d->rank : 0; }
+int nc_dist_size(const nc_dist *d) { return d ? d->size : 1; }
+
+void nc_dist_share_of(int64_t n, int r, int size, int64_t *lo, int64_t *hi)
+{
+    /* n·r/size without overflowing for n up to 2^63/size */
+    int64_t q = n / size, rem = n % size;
+    *lo = q * r + (rem * r) / size;
+    *hi = q * (r + 1) + (rem * (r + 1)) / size;
+}
+
+void nc_dist_share(const nc_dist *d, int64_t n, int64_t *lo, int64_t *hi)
+{
+    nc_dist_share_of(n, nc_dist_rank(d), nc_dist_size(d), lo, hi);
+}
+
+static nc_status reduce(const nc_dist *d, void *v, int64_t n, nc_dist_type t, nc_dist_op op)
+{
+    if (!d || d->size <= 1 || n <= 0)
+        return NC_OK;
+    return d->ops->allreduce(d, v, n, t, op);
+}
+
+nc_status nc_dist_sum_i64(const nc_dist *d, int64_t *v, int64_t n) { return reduce(d, v, n, NC_DIST_I64, NC_DIST_SUM); }
+nc_status nc_dist_sum_f64(const nc_dist *d, double *v, int64_t n) { return reduce(d, v, n, NC_DIST_F64, NC_DIST_SUM); }
+nc_status nc_dist_sum_f32(const nc_dist *d, float *v, int64_t n) { return reduce(d, v, n, NC_DIST_F32, NC_DIST_SUM); }
+nc_status nc_dist_max_f64(const nc_dist *d, double *v, int64_t n) { return reduce(d, v, n, NC_DIST_F64, NC_DIST_MAX); }
+
+nc_status nc_dist_agree(const nc_dist *d, int *failed)
+{
+    int64_t f = *failed != 0;
+    nc_status st = nc_dist_sum_i64(d, &f, 1);
+    *failed = (int)f;
+    return st;
+}
+
+nc_status nc_dist_agree_status(const nc_dist *d, nc_status st, const char *what)
+{
+    if (!d || d->size <= 1)
+        return st;
+    int failed = st != NC_OK;
+    nc_status cs = nc_dist_agree(d, &failed);
+    if (st != NC_OK)
+        return st;
+    if (cs != NC_OK)
+        return cs;
+    if (failed)
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s failed on %d other rank%s (see their messages)", what, failed,
+                         failed == 1 ? "" : "s");
+    return NC_OK;
+}
+
+nc_status nc_dist_check_same(const nc_dist *d, const uint64_t *hash, const char *const *what, int n)
+{
+    if (!d || d->size <= 1 || n <= 0)
+        return NC_OK;
+    int64_t *bytes = nc_calloc((size_t)d->size, sizeof *bytes);
+    uint64_t *all = nc_calloc((size_t)d->size * (size_t)n, sizeof *all);
+    if (!bytes || !all) {
+        nc_free(bytes);
+        nc_free(all);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    for (int r = 0; r < d->size; r++)
+        bytes[r] = (int64_t)n * (int64_t)sizeof *hash;
+    nc_status st = d->ops->allgatherv(d, hash, all, bytes);
+    for (int r = 1; st == NC_OK && r < d->size; r++)
+        for (int i = 0; st == NC_OK && i < n; i++)
+            if (all[(size_t)r * n + i] != all[i])
+                st = nc_errorf(NC_ERR_INVALID_ARG,
+                               "not the same on every rank: %s (rank %d's hash %016llx, rank 0's %016llx); every "
+                               "rank must be given the same",
+                               what[i], r, (unsigned long long)all[(size_t)r * n + i], (unsigned long long)all[i]);
+    nc_free(bytes);
+    nc_free(all);
+    return st;
+}
+
+uint64_t nc_hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t nc_hash_tensor(uint64_t h, const nc_tensor *t)
+{
+    if (!t)
+        return nc_hash_bytes(h, "-", 1);
+    h = nc_hash_bytes(h, &t->dtype, sizeof t->dtype);
+    h = nc_hash_bytes(h, &t->ndim, sizeof t->ndim);
+    h = nc_hash_bytes(h, t->shape, (size_t)t->ndim * sizeof *t->shape);
+    return nc_hash_bytes(h, t->data, (size_t)t->numel * nc_dtype_size(t->dtype));
+}
+
+uint64_t nc_hash_snn(const nc_snn *s)
+{
+    uint64_t h = NC_HASH_INIT;
+    h = nc_hash_bytes(h, &s->n_layers, sizeof s->n_layers);
+    h = nc_hash_bytes(h, &s->output, sizeof s->output);
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        /* fields one by one: the struct has padding */
+        h = nc_hash_bytes(h, &L->kind, sizeof L->kind);
+        h = nc_hash_bytes(h, &L->n_inputs, sizeof L->n_inputs);
+        h = nc_hash_bytes(h, L->inputs, (size_t)L->n_inputs * sizeof *L->inputs);
+        h = nc_hash_bytes(h, &L->ndim, sizeof L->ndim);
+        h = nc_hash_bytes(h, L->shape, (size_t)L->ndim * sizeof *L->shape);
+        h = nc_hash_bytes(h, L->stride, sizeof L->stride);
+        h = nc_hash_bytes(h, L->padding, sizeof L->padding);
+        h = nc_hash_bytes(h, L->dilation, sizeof L->dilation);
+        h = nc_hash_bytes(h, &L->groups, sizeof L->groups);
+        h = nc_hash_bytes(h, L->kernel, sizeof L->kernel);
+        h = nc_hash_bytes(h, &L->scale, sizeof L->scale);
+        h = nc_hash_bytes(h, &L->reset, sizeof L->reset);
+        h = nc_hash_bytes(h, &L->dt, sizeof L->dt);
+        const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
+                                 L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
+        for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+            h = nc_hash_tensor(h, ts[k]);
+    }
+    return h;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# neuroc under `mpirun -np 2` (data parallel) against one process, on the
+# shipped models and the 256 shipped Fashion-MNIST images:
+#  - eval of the CNN (.onnx, converted in memory: calibration shared by the
+#    ranks, per-channel histograms merged), Poisson input, batch 48 (so the
+#    ranks' shares are uneven runs of batches): the JSON report is
+#    byte-identical to one process's (it has no timing fields);
+#  - convert with 3 ranks: the thresholds in the .nir equal one process's;
+#  - sim (Loihi fixed point): the report is byte-identical;
+#  - finetune, 2 steps (64 samples, 1 epoch): 2 ranks x batch 16 against
+#    1 process x batch 32, plain SGD: every weight within 1e-6 (the ranks sum
+#    their halves of each gradient, one process sums the whole batch at once:
+#    only the float summation order differs; the weights are O(1), so 1e-6 is
+#    a few ulps) while the weights moved by more than 1e-4;
+#  - QCFS fine-tuning in convert (Adam), 2 x 16 against 1 x 32: within 1e-5
+#    (Adam divides by sqrt(v) + 1e-8, which magnifies the order difference of
+#    near-zero gradients; measured 8e-7);
+#  - a different model file on rank 1, different data on rank 1: non-zero
+#    exit with a clear message, no hang (timeout 60 s).
+# Skipped (77) without mpirun or in a build without MPI.
+# usage: bash test_mpi.sh <neuroc-binary> <source-dir> <build-dir>
+set -u
+
+NEUROC=$1
+SRC=$2
+. "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+
+if ! command -v mpirun >/dev/null; then
+    echo "SKIP: mpirun not found"
+    exit 77
+fi
+if ! "$NEUROC" --version | grep -q '^features:.* mpi'; then
+    echo "SKIP: neuroc was built without MPI"
+    exit 77
+fi
+cli_lib_init nc_test_mpi
+
+# as root, Open MPI wants these; --oversubscribe: more ranks than cores is fine here
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN=(timeout 60 mpirun --oversubscribe)
+PY=/usr/bin/python3
+X=$SRC/examples/data/fmnist_test_x.npy
+Y=$SRC/examples/data/fmnist_test_y.npy
+MLP=$SRC/examples/models/mlp.onnx
+CNN=$SRC/examples/models/cnn.onnx
+
+run_mpi() { # EXPECTED_RC NP ARGS...: mpirun -np NP neuroc ARGS; output in $TMP/out, $TMP/err
+    local want=$1 np=$2
+    shift 2
+    "${MPIRUN[@]}" -np "$np" "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    if [ "$RC" -eq "$want" ]; then pass "mpirun -np $np: exit status $RC"; else
+        fail "mpirun -np $np: exit status $RC, expected $want (neuroc $*)"
+        sed 's/^/    stderr: /' "$TMP/err" | head -8
+    fi
+}
+same_file() { # A B WHAT
+    if cmp -s "$1" "$2"; then pass "$3: identical"; else
+        fail "$3: differs"; diff <(tr ',' '\n' <"$1") <(tr ',' '\n' <"$2") | head -10 | sed 's/^/    /'; fi
+}
+# Every float dataset of two .nir files within TOL (0 = equal); with BASE,
+# also that some weight moved by more than 1e-4 from it.
+nir_close() { # A B TOL [BASE]
+    "$PY" - "$@" <<'EOF'
+import sys
+import h5py, numpy as np
+def data(path):
+    out = {}
+    def walk(g, p):
+        for k, v in g.items():
+            if isinstance(v, h5py.Group): walk(v, p + "/" + k)
+            elif v.dtype.kind == "f": out[p + "/" + k] = np.asarray(v[()], dtype=np.float64)
+    with h5py.File(path, "r") as f: walk(f, "")
+    return out
+a, b, tol = data(sys.argv[1]), data(sys.argv[2]), float(sys.argv[3])
+assert a.keys() == b.keys(), "different datasets"
+worst = max(float(np.max(np.abs(a[k] - b[k]), initial=0.0)) for k in a)
+print("max |difference| %.3g (tolerance %g)" % (worst, tol))
+ok = worst <= tol
+if len(sys.argv) > 4:
+    base = data(sys.argv[4])
+    moved = max(float(np.max(np.abs(a[k] - base[k]), initial=0.0)) for k in a if "weight" in k)
+    print("largest weight change from the start %.3g" % moved)
+    ok = ok and moved > 1e-4
+sys.exit(0 if ok else 1)
+EOF
+}
+have_h5py=1
+"$PY" -c 'import h5py, numpy' 2>/dev/null || have_h5py=0
+
+check "eval (CNN converted in memory, per channel, Poisson, batch 48): 2 ranks = 1 process"
+EV=(eval "$CNN" --data "$X" --labels "$Y" --per-channel -T 8 --encoding poisson --seed 3 --batch 48)
+run_cli 0 "${EV[@]}" --report "$TMP/e1.json"
+run_mpi 0 2 "${EV[@]}" --report "$TMP/e2.json"
+expect_in "$TMP/out" "(2 ranks)"
+same_file "$TMP/e1.json" "$TMP/e2.json" "eval report"
+
+check "convert (MSE clip per channel, 200 samples): 3 ranks = 1 process"
+CV=(convert "$CNN" --calib "$X" --calib-samples 200 --per-channel --threshold mse)
+run_cli 0 "${CV[@]}" -o "$TMP/c1.nir" --report "$TMP/c1.json"
+run_mpi 0 3 "${CV[@]}" -o "$TMP/c3.nir" --report "$TMP/c3.json"
+same_file "$TMP/c1.json" "$TMP/c3.json" "conversion report (thresholds)"
+if [ $have_h5py = 1 ]; then
+    if nir_close "$TMP/c1.nir" "$TMP/c3.nir" 0 >"$TMP/cmp"; then pass "the .nir files hold equal values"; else
+        fail "the .nir files differ: $(cat "$TMP/cmp")"; fi
+fi
+
+check "sim (Loihi fixed point): 2 ranks = 1 process"
+run_cli 0 convert "$MLP" --calib "$X" --calib-samples 64 -o "$TMP/mlp.nir"
+SV=(sim "$TMP/mlp.nir" --data "$X" --labels "$Y" -T 8 --limit 100 --threads 1)
+run_cli 0 "${SV[@]}" --report "$TMP/s1.json"
+run_mpi 0 2 "${SV[@]}" --report "$TMP/s2.json"
+same_file "$TMP/s1.json" "$TMP/s2.json" "sim report"
+
+check "finetune, 2 SGD steps: 2 ranks x batch 16 = 1 process x batch 32 (within 1e-6)"
+"$PY" -c "import numpy as np; np.save('$TMP/x64.npy', np.load('$X')[:64]); np.save('$TMP/y64.npy', np.load('$Y')[:64])" ||
+    fail "cannot cut the data"
+FT=(finetune "$TMP/mlp.nir" --train "$TMP/x64.npy" --labels "$TMP/y64.npy" --epochs 1 --lr 0.01 --optimizer sgd)
+run_cli 0 "${FT[@]}" --batch 32 -o "$TMP/t1.nir"
+run_mpi 0 2 "${FT[@]}" --batch 16 -o "$TMP/t2.nir"
+expect_in "$TMP/out" "effective batch 32"
+expect_in "$TMP/out" "not scaled"
+if [ "$(grep -c '^wrote ' "$TMP/out")" = 1 ]; then pass "one rank printed"; else fail "more than one rank printed"; fi
+if [ $have_h5py = 1 ]; then
+    if nir_close "$TMP/t1.nir" "$TMP/t2.nir" 1e-6 "$TMP/mlp.nir" >"$TMP/cmp"; then pass "$(tr '\n' ';' <"$TMP/cmp")"; else
+        fail "weights: $(tr '\n' ';' <"$TMP/cmp")"; fi
+fi
+
+check "QCFS fine-tuning in convert (Adam): 2 ranks x 16 = 1 process x 32 (within 1e-5)"
+QV=(convert "$MLP" --calib "$TMP/x64.npy" --labels "$TMP/y64.npy" --qcfs-epochs 1)
+run_cli 0 "${QV[@]}" --qcfs-batch 32 -o "$TMP/q1.nir"
+run_mpi 0 2 "${QV[@]}" --qcfs-batch 16 -o "$TMP/q2.nir"
+if [ $have_h5py = 1 ]; then
+    if nir_close "$TMP/q1.nir" "$TMP/q2.nir" 1e-5 >"$TMP/cmp"; then pass "$(cat "$TMP/cmp")"; else
+        fail "weights: $(cat "$TMP/cmp")"; fi
+fi
+
+check "a different model file on rank 1 ends the job with a clear error"
+"${MPIRUN[@]}" -np 1 "$NEUROC" eval "$MLP" --data "$X" --labels "$Y" -T 4 : \
+    -np 1 "$NEUROC" eval "$CNN" --data "$X" --labels "$Y" -T 4 >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC (124: it hung)"; fi
+expect_in "$TMP/err" "differs between ranks: rank 1's file"
+expect_not_in "$TMP/out" "SNN accuracy"
+
+check "different data on rank 1 ends the job with a clear error"
+"${MPIRUN[@]}" -np 1 "$NEUROC" eval "$TMP/mlp.nir" --data "$X" --labels "$Y" -T 4 : \
+    -np 1 "$NEUROC" eval "$TMP/mlp.nir" --data "$X" --labels "$Y" -T 4 --limit 100 >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC (124: it hung)"; fi
+expect_in "$TMP/err" "not the same on every rank: the evaluation data or labels (rank 1's hash"
+
+cli_finish test_mpi

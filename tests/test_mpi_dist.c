@@ -1,0 +1,366 @@
+/* The data-parallel paths (snn/dist.h) without MPI: a process group of two
+ * threads in this process, whose collectives meet at a barrier, runs the
+ * same calls the ranks of `mpirun -np 2` make. Runs in every build (and
+ * under the sanitizers). Checks that
+ *  - conversion (percentile per channel) and evaluation of the shipped MLP
+ *    on the 256 shipped images give each rank the single-process result, the
+ *    JSON report byte for byte, while each rank evaluated only its share
+ *    (its progress total);
+ *  - a rank given other data fails with a clear error on both ranks;
+ *  - fine-tuning 2 ranks x batch 16 equals 1 process x batch 32 (SGD, two
+ *    steps) within 1e-6, and the weights moved;
+ *  - the shares and the histogram merge: a histogram of half the values
+ *    merged with one of the other half is the histogram of all of them. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/calibrate.h"
+#include "snn/dist.h"
+#include "snn/snn_ir.h"
+#include "snn/tensor.h"
+#include "testutil.h"
+
+/* ---- a group of two threads */
+
+typedef struct tgroup {
+    pthread_barrier_t bar;
+    const void *in[2];
+    void *out[2];
+    int64_t bytes[2];
+} tgroup;
+
+static size_t esize(nc_dist_type t) { return t == NC_DIST_F32 ? 4 : 8; }
+
+static double get(const void *p, int64_t k, nc_dist_type t)
+{
+    switch (t) {
+    case NC_DIST_I64: return (double)((const int64_t *)p)[k];
+    case NC_DIST_U64: return (double)((const uint64_t *)p)[k];
+    case NC_DIST_F64: return ((const double *)p)[k];
+    default: return ((const float *)p)[k];
+    }
+}
+
+static nc_status t_allreduce(const nc_dist *d, void *buf, int64_t n, nc_dist_type t, nc_dist_op op)
+{
+    tgroup *g = d->impl;
+    size_t bytes = (size_t)n * esize(t);
+    void *mine = malloc(bytes);
+    memcpy(mine, buf, bytes);
+    g->in[d->rank] = mine;
+    pthread_barrier_wait(&g->bar);
+    const void *other = g->in[1 - d->rank];
+    for (int64_t k = 0; k < n; k++) {
+        /* rank order, as MPI_Reduce to rank 0 would add them */
+        double a = get(d->rank == 0 ? mine : other, k, t), b = get(d->rank == 0 ? other : mine, k, t);
+        if (t == NC_DIST_I64 || t == NC_DIST_U64) { /* exact integers: no double round trip */
+            int64_t x = ((const int64_t *)(d->rank == 0 ? mine : other))[k];
+            int64_t y = ((const int64_t *)(d->rank == 0 ? other : mine))[k];
+            ((int64_t *)buf)[k] = op == NC_DIST_SUM ? x + y : op == NC_DIST_MAX ? (x > y ? x : y) : (x < y ? x : y);
+        } else {
+            double r = op == NC_DIST_SUM ? a + b : op == NC_DIST_MAX ? fmax(a, b) : fmin(a, b);
+            if (t == NC_DIST_F32)
+                ((float *)buf)[k] = op == NC_DIST_SUM ? (float)a + (float)b : (float)r;
+            else
+                ((double *)buf)[k] = r;
+        }
+    }
+    pthread_barrier_wait(&g->bar);
+    free(mine);
+    return NC_OK;
+}
+
+static nc_status t_allgatherv(const nc_dist *d, const void *send, void *recv, const int64_t *bytes)
+{
+    tgroup *g = d->impl;
+    int64_t off = d->rank == 0 ? 0 : bytes[0];
+    g->in[d->rank] = send ? send : (char *)recv + off;
+    pthread_barrier_wait(&g->bar);
+    for (int r = 0, o = 0; r < 2; o += (int)bytes[r], r++)
+        if (r != d->rank || send)
+            memcpy((char *)recv + o, g->in[r], (size_t)bytes[r]);
+    pthread_barrier_wait(&g->bar);
+    return NC_OK;
+}
+
+static const nc_dist_ops T_OPS = {"threads", t_allreduce, t_allgatherv, NULL};
+
+/* ---- what each rank does */
+
+typedef struct job {
+    nc_dist dist;
+    const nc_tensor *x, *y;
+    nc_status st;
+    char err[512];
+    char *json;
+    int64_t eval_total; /* the evaluation's progress total: this rank's share */
+    nc_snn *tuned;
+} job;
+
+static void on_progress(const char *what, int64_t done, int64_t total, void *user)
+{
+    (void)done;
+    if (strcmp(what, "evaluation") == 0)
+        ((job *)user)->eval_total = total;
+}
+
+static void finish(job *j, nc_status st)
+{
+    j->st = st;
+    if (st != NC_OK)
+        snprintf(j->err, sizeof j->err, "%s", nc_last_error());
+}
+
+static void *convert_and_eval(void *arg)
+{
+    job *j = arg;
+    const nc_dist *d = j->dist.ops ? &j->dist : NULL;
+    nc_model *m = NULL;
+    nc_snn *s = NULL;
+    nc_eval_result *r = NULL;
+    nc_status st = nc_model_load_onnx(nc_test_src("examples/models/mlp.onnx"), NULL, &m);
+    nc_convert_options co = {.per_channel = 1, .dist = d};
+    if (st == NC_OK)
+        st = nc_convert(m, j->x, NULL, &co, &s, NULL);
+    nc_eval_options eo = {.timesteps = 8, .batch = 48, .progress = on_progress, .progress_user = j, .dist = d};
+    if (st == NC_OK)
+        st = nc_snn_evaluate(s, m, j->x, j->y, &eo, &r);
+    if (st == NC_OK)
+        j->json = strdup(nc_eval_result_json(r));
+    finish(j, st);
+    nc_eval_result_free(r);
+    nc_snn_free(s);
+    nc_model_free(m);
+    return NULL;
+}
+
+static void *tune(void *arg)
+{
+    job *j = arg;
+    const nc_dist *d = j->dist.ops ? &j->dist : NULL;
+    nc_finetune_options o = {.timesteps = 4, .epochs = 1, .lr = 0.01f, .optimizer = 1,
+                             .batch = d ? 16 : 32, .dist = d};
+    finish(j, nc_snn_finetune(j->tuned, j->x, j->y, NULL, NULL, &o));
+    return NULL;
+}
+
+/* Runs fn on two threads that form a group (x2/y2: rank 1's data). */
+static void run_pair(void *(*fn)(void *), job jobs[2], const nc_tensor *x, const nc_tensor *y,
+                     const nc_tensor *x2, const nc_tensor *y2)
+{
+    tgroup g;
+    pthread_barrier_init(&g.bar, NULL, 2);
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+        jobs[r].dist = (nc_dist){.rank = r, .size = 2, .ops = &T_OPS, .impl = &g};
+        jobs[r].x = r ? x2 : x;
+        jobs[r].y = r ? y2 : y;
+        pthread_create(&th[r], NULL, fn, &jobs[r]);
+    }
+    for (int r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&g.bar);
+}
+
+static void load_data(nc_tensor **x, nc_tensor **y)
+{
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_x.npy"), NC_DTYPE_F32, x));
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_y.npy"), NC_DTYPE_I64, y));
+}
+
+static void test_eval_equals_one_process(void **state)
+{
+    (void)state;
+    nc_tensor *x, *y;
+    load_data(&x, &y);
+    job one = {.x = x, .y = y}, two[2];
+    memset(two, 0, sizeof two);
+    convert_and_eval(&one);
+    if (one.st != NC_OK)
+        fail_msg("one process: %s", one.err);
+    run_pair(convert_and_eval, two, x, y, x, y);
+    for (int r = 0; r < 2; r++) {
+        if (two[r].st != NC_OK)
+            fail_msg("rank %d: %s", r, two[r].err);
+        assert_string_equal(two[r].json, one.json);
+        free(two[r].json);
+    }
+    /* 256 samples in batches of 48: 6 batches, 3 a rank (144 and 112 samples) */
+    assert_int_equal(one.eval_total, 256);
+    assert_int_equal(two[0].eval_total, 144);
+    assert_int_equal(two[1].eval_total, 112);
+    free(one.json);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
+static void test_other_data_fails_on_both(void **state)
+{
+    (void)state;
+    nc_tensor *x, *y, *x2 = NULL;
+    load_data(&x, &y);
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, nc_tensor_ndim(x), nc_tensor_shape(x), nc_tensor_data(x), &x2));
+    ((float *)nc_tensor_data(x2))[5000] += 0.5f;
+    job two[2];
+    memset(two, 0, sizeof two);
+    run_pair(convert_and_eval, two, x, y, x2, y);
+    for (int r = 0; r < 2; r++) {
+        assert_int_not_equal(two[r].st, NC_OK);
+        free(two[r].json);
+    }
+    /* calibration fails first: the data differ, so do the calibration
+     * statistics; the evaluation's own check names the data */
+    nc_tensor_free(x2);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
+static void test_other_data_named_by_eval(void **state)
+{
+    (void)state;
+    nc_tensor *x, *y, *y2 = NULL;
+    load_data(&x, &y);
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, nc_tensor_shape(y), nc_tensor_data(y), &y2));
+    int64_t *l = nc_tensor_data(y2);
+    l[0] = (l[0] + 1) % 10; /* labels only: conversion agrees, evaluation must not */
+    job two[2];
+    memset(two, 0, sizeof two);
+    run_pair(convert_and_eval, two, x, y, x, y2);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(two[r].st, NC_ERR_INVALID_ARG);
+        assert_non_null(strstr(two[r].err, "not the same on every rank: the evaluation data or labels (rank 1"));
+    }
+    nc_tensor_free(y2);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
+static double max_diff(const nc_snn *a, const nc_snn *b, double *moved_from, const nc_snn *base)
+{
+    double worst = 0.0, moved = 0.0;
+    for (int i = 0; i < a->n_layers; i++) {
+        const nc_tensor *ta[2] = {a->layers[i].weight, a->layers[i].bias};
+        const nc_tensor *tb[2] = {b->layers[i].weight, b->layers[i].bias};
+        const nc_tensor *t0[2] = {base->layers[i].weight, base->layers[i].bias};
+        for (int k = 0; k < 2; k++)
+            for (int64_t e = 0; ta[k] && e < ta[k]->numel; e++) {
+                double d = fabs((double)nc_f32(ta[k])[e] - nc_f32(tb[k])[e]);
+                double m = fabs((double)nc_f32(ta[k])[e] - nc_f32(t0[k])[e]);
+                worst = d > worst ? d : worst;
+                moved = m > moved ? m : moved;
+            }
+    }
+    *moved_from = moved;
+    return worst;
+}
+
+static void test_finetune_two_ranks_half_batch(void **state)
+{
+    (void)state;
+    nc_tensor *x, *y, *x64 = NULL, *y64 = NULL;
+    load_data(&x, &y);
+    int64_t xs[4] = {64, 1, 28, 28}, ys[1] = {64};
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, xs, nc_tensor_data(x), &x64));
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, ys, nc_tensor_data(y), &y64));
+    nc_model *m = NULL;
+    nc_snn *base = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("examples/models/mlp.onnx"), NULL, &m));
+    NC_ASSERT_OK(nc_convert(m, x64, NULL, NULL, &base, NULL));
+    job one = {.x = x64, .y = y64}, two[2];
+    memset(two, 0, sizeof two);
+    /* conversion is deterministic: three equal copies of the network */
+    NC_ASSERT_OK(nc_convert(m, x64, NULL, NULL, &one.tuned, NULL));
+    tune(&one);
+    if (one.st != NC_OK)
+        fail_msg("one process: %s", one.err);
+    for (int r = 0; r < 2; r++)
+        NC_ASSERT_OK(nc_convert(m, x64, NULL, NULL, &two[r].tuned, NULL));
+    run_pair(tune, two, x64, y64, x64, y64);
+    for (int r = 0; r < 2; r++) {
+        if (two[r].st != NC_OK)
+            fail_msg("rank %d: %s", r, two[r].err);
+        double moved, d = max_diff(two[r].tuned, one.tuned, &moved, base);
+        if (!(d <= 1e-6) || !(moved > 1e-4))
+            fail_msg("rank %d: weights differ by %g from one process's (tolerance 1e-6); moved %g", r, d, moved);
+        nc_snn_free(two[r].tuned);
+    }
+    nc_snn_free(one.tuned);
+    nc_snn_free(base);
+    nc_model_free(m);
+    nc_tensor_free(x64);
+    nc_tensor_free(y64);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
+typedef struct hm {
+    nc_dist d;
+    nc_hist *h;
+} hm;
+
+static void *hist_merge_thread(void *arg)
+{
+    hm *a = arg;
+    nc_status st = nc_hist_merge(&a->d, a->h, 1, NC_OK);
+    return st == NC_OK ? NULL : arg;
+}
+
+static void test_shares_and_histogram_merge(void **state)
+{
+    (void)state;
+    int64_t lo, hi, prev = 0;
+    for (int r = 0; r < 3; r++) {
+        nc_dist_share_of(10, r, 3, &lo, &hi);
+        assert_int_equal(lo, prev);
+        assert_true(hi - lo == 3 || hi - lo == 4);
+        prev = hi;
+    }
+    assert_int_equal(prev, 10);
+    enum { N = 5000 };
+    float *v = malloc(N * sizeof *v);
+    uint64_t z = 7;
+    for (int i = 0; i < N; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (float)((double)((z >> 33) % 100000) / 997.0 - 10.0); /* some <= 0 */
+    }
+    nc_hist *all = calloc(1, sizeof *all), *part = calloc(2, sizeof *part);
+    nc_hist_add(all, v, N);
+    /* halves in small pieces, so each half's range grows several times */
+    for (int i = 0; i < N; i += 100)
+        nc_hist_add(&part[i < N / 2 ? 0 : 1], v + i, 100);
+    tgroup g;
+    pthread_barrier_init(&g.bar, NULL, 2);
+    hm a[2];
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+        a[r].d = (nc_dist){.rank = r, .size = 2, .ops = &T_OPS, .impl = &g};
+        a[r].h = &part[r];
+    }
+    for (int r = 0; r < 2; r++)
+        pthread_create(&th[r], NULL, hist_merge_thread, &a[r]);
+    for (int r = 0; r < 2; r++)
+        pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&g.bar);
+    for (int r = 0; r < 2; r++)
+        assert_memory_equal(&part[r], all, sizeof *all);
+    free(v);
+    free(all);
+    free(part);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shares_and_histogram_merge),
+        cmocka_unit_test(test_eval_equals_one_process),
+        cmocka_unit_test(test_other_data_fails_on_both),
+        cmocka_unit_test(test_other_data_named_by_eval),
+        cmocka_unit_test(test_finetune_two_ranks_half_batch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
