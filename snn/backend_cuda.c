@@ -35,6 +35,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
@@ -469,6 +470,9 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
     int64_t per_step = bytes_per_step(s, P->L, N, want, rec_on), tc = o->timesteps > 0 ? o->timesteps : 1;
     if (per_step > 0 && tc > (int64_t)(free_b / 2) / per_step)
         tc = (int64_t)(free_b / 2) / per_step;
+    const char *cap = getenv("NEUROC_CUDA_CHUNK_STEPS"); /* tests: force several chunks */
+    if (cap && atoi(cap) > 0 && tc > atoi(cap))
+        tc = atoi(cap);
     if (tc > INT32_MAX / N)
         tc = INT32_MAX / N;
     if (tc < 1) {

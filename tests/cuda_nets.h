@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "neuroc/neuroc.h"
+#include "snn/snn_ir.h" /* nc_snn_add_maxpool2d */
 
 #define NET_OK(expr)                                                                                 \
     do {                                                                                             \
@@ -21,15 +22,18 @@
         }                                                                                            \
     } while (0)
 
+/* Every helper is static; a program may use only some of them. */
+#define NET_FN static __attribute__((unused))
+
 static uint64_t g_net_rng = 0x9E3779B97F4A7C15ull;
 
-static float net_frand(void) /* uniform in [0, 1) */
+NET_FN float net_frand(void) /* uniform in [0, 1) */
 {
     g_net_rng = g_net_rng * 6364136223846793005ull + 1442695040888963407ull;
     return (float)(g_net_rng >> 40) * (1.0f / 16777216.0f);
 }
 
-static nc_tensor *net_rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
+NET_FN nc_tensor *net_rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
 {
     nc_tensor *t = NULL;
     NET_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
@@ -41,7 +45,7 @@ static nc_tensor *net_rand_tensor(int ndim, const int64_t *shape, float lo, floa
 
 /* Input samples in [0, 1) with some exact zeros, as images have: (N, ...),
  * or a time series (T, N, ...) when T > 0. */
-static nc_tensor *net_rand_input(const nc_snn *s, int T, int N)
+NET_FN nc_tensor *net_rand_input(const nc_snn *s, int T, int N)
 {
     nc_snn_layer_info in;
     NET_OK(nc_snn_get_layer(s, 0, &in));
@@ -60,7 +64,7 @@ static nc_tensor *net_rand_input(const nc_snn *s, int T, int N)
     return x;
 }
 
-static int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t dil,
+NET_FN int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t dil,
                     int64_t groups, float wscale)
 {
     nc_snn_layer_info X;
@@ -75,7 +79,7 @@ static int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride
     return id;
 }
 
-static int net_affine(nc_snn *s, int from, int64_t out, float wscale)
+NET_FN int net_affine(nc_snn *s, int from, int64_t out, float wscale)
 {
     nc_snn_layer_info X;
     NET_OK(nc_snn_get_layer(s, from, &X));
@@ -93,7 +97,7 @@ static int net_affine(nc_snn *s, int from, int64_t out, float wscale)
 
 /* IF with θ per layer (per = 0), per channel (1) or per neuron (2); spike
  * values θ (default) or random per neuron when sval_full. */
-static int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
+NET_FN int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
 {
     nc_snn_layer_info X;
     NET_OK(nc_snn_get_layer(s, from, &X));
@@ -114,7 +118,7 @@ static int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode res
     return id;
 }
 
-static int net_pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
+NET_FN int net_pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
 {
     int64_t kk[2] = {k, k}, st[2] = {stride, stride}, pd[2] = {pad, pad};
     int id;
@@ -125,7 +129,7 @@ static int net_pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
 /* Convolutions with stride, padding, dilation and groups, pooling with
  * overlapping windows and padding, residual Adds of currents and spikes,
  * both reset modes, per-neuron spike values, flatten, affine, readout. */
-static nc_snn *net_random_layers(void)
+NET_FN nc_snn *net_random_layers(void)
 {
     int64_t in[3] = {3, 11, 9};
     nc_snn *s = NULL;
@@ -152,7 +156,7 @@ static nc_snn *net_random_layers(void)
 
 /* A pool and an IF on the input itself, max pooling of currents, an Add of
  * a static current and spikes, two readers of one layer. */
-static nc_snn *net_static_paths(void)
+NET_FN nc_snn *net_static_paths(void)
 {
     int64_t in[3] = {2, 8, 8};
     nc_snn *s = NULL;
@@ -179,7 +183,7 @@ static nc_snn *net_static_paths(void)
 }
 
 /* The example CNN's shapes (examples/train_fashion.py) with random weights. */
-static nc_snn *net_cnn_shapes(void)
+NET_FN nc_snn *net_cnn_shapes(void)
 {
     int64_t in[3] = {1, 28, 28};
     nc_snn *s = NULL;
@@ -202,7 +206,7 @@ static nc_snn *net_cnn_shapes(void)
 #ifndef NC_TESTS_NO_ONNX
 /* A shipped example model (path under the source tree) converted on 64 test
  * images; *batch gets the next n images. */
-static nc_snn *net_example(const char *path, int n, nc_tensor **batch)
+NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch)
 {
     nc_model *m = NULL;
     NET_OK(nc_model_load_onnx(path, NULL, &m));
