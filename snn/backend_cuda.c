@@ -207,19 +207,19 @@ static nc_status parse_strategy(const nc_snn *s, const char *spec, cu_strategy *
 
 static nc_status cu_check(const nc_snn *s, const nc_session_options *o)
 {
-    int count = 0;
-    nc_status st = nc_cuda_device_count(&count);
-    if (st != NC_OK) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", nc_last_error());
-        return nc_errorf(st, "%s (no usable GPU: use --backend cpu or cpu-fast)", msg);
-    }
     if (!(o->cuda_dense_threshold >= 0.0f))
         return nc_errorf(NC_ERR_INVALID_ARG, "cuda dense threshold %g: must be a fraction >= 0",
                          (double)o->cuda_dense_threshold);
     if (o->cuda_precision != NC_CUDA_FP32 && o->cuda_precision != NC_CUDA_TF32 && o->cuda_precision != NC_CUDA_BF16)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown cuda precision %d", (int)o->cuda_precision);
-    return parse_strategy(s, o->cuda_strategy, NULL);
+    nc_status st = parse_strategy(s, o->cuda_strategy, NULL);
+    int count = 0;
+    if (st == NC_OK && (st = nc_cuda_device_count(&count)) != NC_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", nc_last_error());
+        return nc_errorf(st, "%s (no usable GPU: use --backend cpu or cpu-fast)", msg);
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------ plan */

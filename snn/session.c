@@ -1,4 +1,5 @@
 /* Sessions: a network bound to a backend, with the buffers a run needs. */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -77,7 +78,13 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
         o.backend = "cpu";
     if (o.timesteps <= 0)
         o.timesteps = 1;
-    const nc_backend *be = nc_backend_find(o.backend);
+    /* "cuda:STRATEGY" is backend "cuda" with cuda_strategy STRATEGY */
+    char name[64];
+    const char *colon = strchr(o.backend, ':');
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - o.backend) : (int)strlen(o.backend), o.backend);
+    if (colon && !o.cuda_strategy)
+        o.cuda_strategy = colon + 1;
+    const nc_backend *be = nc_backend_find(name);
     if (!be)
         return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "unknown backend '%s' (available: %s)", o.backend,
                          nc_backend_names());

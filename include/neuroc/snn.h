@@ -147,7 +147,9 @@ typedef enum nc_cuda_precision {
 } nc_cuda_precision;
 
 typedef struct nc_session_options {
-    const char *backend;     /* "cpu" (reference; default), "cpu-fast" or "cuda" */
+    /* "cpu" (reference; default), "cpu-fast" or "cuda"; "cuda:STRATEGY" sets
+     * cuda_strategy too (e.g. "cuda:dense"). */
+    const char *backend;
     int timesteps;           /* T for static inputs; ignored for time-series input */
     nc_encoding encoding;
     uint64_t seed;           /* for Poisson encoding */
