@@ -14,6 +14,14 @@ X=$SRC/examples/data/fmnist_test_x.npy
 "$NEUROC" convert "$SRC/examples/models/mlp.onnx" --calib "$X" --calib-samples 32 -o "$TMP/net.nir" >/dev/null ||
     { echo "conversion failed"; exit 1; }
 
+if ! "$NEUROC" --version | grep -q "features:.* cuda"; then
+    check "a build without CUDA knows the backend and says why it cannot run"
+    run_cli 1 run "$TMP/net.nir" -i "$X" -T 2 --backend cuda:event
+    expect_in "$TMP/err" "built without CUDA"
+    expect_one_error_line
+    cli_finish test_cuda_cli
+fi
+
 check "an unknown strategy is named"
 run_cli 1 run "$TMP/net.nir" -i "$X" -T 2 --backend cuda:sideways
 expect_in "$TMP/err" "cuda strategy 'sideways'"
