@@ -73,6 +73,8 @@ typedef struct run_args {
     /* spiking networks (.nir) */
     const char *timesteps, *backend, *record, *layer, *encoding, *seed, *nir_reset;
     int per_step;
+    const char *cuda_strategy, *cuda_threshold, *cuda_precision; /* the cuda backend's options */
+    int verbose;                  /* the library's notes (e.g. cuda's strategy per layer) on stderr */
 } run_args;
 
 /* The input samples in the model's dtype, reshaped: n samples of `per`

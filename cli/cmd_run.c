@@ -14,7 +14,8 @@ const char CMD_RUN_HELP[] =
     "usage: neuroc run MODEL.onnx --input X [--output Y.npy] [--labels L]\n"
     "                  [--batch N] [--no-scale] [--mean M1,.. --std S1,..]\n"
     "       neuroc run MODEL.nir --input X [-T 32] [--output Y.npy] [--labels L]\n"
-    "                  [--backend cpu] [--per-step] [--encoding direct|poisson]\n"
+    "                  [--backend cpu|cpu-fast|cuda] [--per-step] [--encoding direct|poisson]\n"
+    "                  [--cuda-strategy auto|event|dense|sparse] [--verbose]\n"
     "                  [--seed S] [--record SPIKES.npy --layer NAME]\n"
     "                  [--nir-reset subtract|zero] [--batch N] [--raw-input]\n"
     "\n"
@@ -49,8 +50,20 @@ const char CMD_RUN_HELP[] =
     "\n"
     "Spiking networks (.nir):\n"
     "  -T, --timesteps T  steps for a static input (default 32)\n"
-    "      --backend B    cpu (the reference backend, the oracle; default) or\n"
-    "                     cpu-fast (event-driven, vectorised; same results)\n"
+    "      --backend B    cpu (the reference backend, the oracle; default),\n"
+    "                     cpu-fast (event-driven, vectorised; same results) or\n"
+    "                     cuda (NVIDIA GPU; cuda:STRATEGY sets --cuda-strategy)\n"
+    "      --cuda-strategy S\n"
+    "                     how the cuda backend computes Affine and Conv2d layers:\n"
+    "                     event (sparse spike events; the cpu results bit for\n"
+    "                     bit), dense (cuBLAS GEMM), sparse (cuSPARSE SpMM,\n"
+    "                     Affine only) or auto (default: dense where the input\n"
+    "                     density measured in the first batch reaches the\n"
+    "                     threshold, else event); per layer: auto,fc1=event\n"
+    "      --cuda-threshold D   auto's density threshold (default 0.25)\n"
+    "      --cuda-precision P   fp32 (default), tf32 or bf16 for dense GEMMs\n"
+    "  -v, --verbose      the library's notes on stderr, e.g. the cuda strategy\n"
+    "                     chosen for each layer\n"
     "      --per-step     output every step instead of the sum\n"
     "      --encoding E   direct (the analog input is the current every step;\n"
     "                     default) or poisson (spikes with p = clamp(x, 0, 1))\n"
@@ -383,6 +396,8 @@ int cmd_run(int argc, char **argv)
         {"--per-step", NULL, NULL, &a.per_step},   {"--record", NULL, &a.record, NULL},
         {"--layer", NULL, &a.layer, NULL},         {"--encoding", NULL, &a.encoding, NULL},
         {"--seed", NULL, &a.seed, NULL},           {"--nir-reset", NULL, &a.nir_reset, NULL},
+        {"--cuda-strategy", NULL, &a.cuda_strategy, NULL}, {"--cuda-threshold", NULL, &a.cuda_threshold, NULL},
+        {"--cuda-precision", NULL, &a.cuda_precision, NULL}, {"--verbose", "-v", NULL, &a.verbose},
         {NULL, NULL, NULL, NULL},
     };
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_RUN_HELP);
@@ -403,9 +418,9 @@ int cmd_run(int argc, char **argv)
     if (cli_is_hdf5(a.model))
         return cli_run_snn(&a, batch);
     if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
-        a.nir_reset)
+        a.nir_reset || a.cuda_strategy || a.cuda_threshold || a.cuda_precision)
         return cli_usage_error("run", "-T, --backend, --per-step, --record, --layer, --encoding, "
-                                      "--seed and --nir-reset apply to spiking networks (.nir); "
+                                      "--seed, --nir-reset and --cuda-* apply to spiking networks (.nir); "
                                       "%s is not one", a.model);
     return run(&a, batch, a.batch != NULL);
 }

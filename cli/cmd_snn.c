@@ -84,6 +84,13 @@ static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T,
     }
 }
 
+static void verbose_log(nc_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    if (level <= NC_LOG_INFO)
+        fprintf(stderr, "neuroc: %s\n", msg);
+}
+
 int cli_run_snn(const run_args *a, int64_t batch)
 {
     long long T, seed;
@@ -97,6 +104,20 @@ int cli_run_snn(const run_args *a, int64_t batch)
         return rc;
     if (!!a->record != !!a->layer)
         return cli_usage_error("run", "--record and --layer go together");
+    static const char *const precisions[] = {"fp32", "tf32", "bf16"};
+    int prec;
+    if ((rc = cli_parse_choice("run", "--cuda-precision", a->cuda_precision, precisions, 3, 0, &prec)) != CLI_OK)
+        return rc;
+    double threshold = 0;
+    if (a->cuda_threshold) {
+        char *end;
+        errno = 0;
+        threshold = strtod(a->cuda_threshold, &end);
+        if (errno || *end || end == a->cuda_threshold || !(threshold > 0 && threshold <= 1e6))
+            return cli_usage_error("run", "--cuda-threshold must be a positive fraction, not '%s'", a->cuda_threshold);
+    }
+    if (a->verbose)
+        nc_set_log_callback(verbose_log, NULL);
     nc_nir_options nopt = {0};
     if ((rc = cli_parse_reset("run", "--nir-reset", a->nir_reset, &nopt.reset)) != CLI_OK)
         return rc;
@@ -153,7 +174,9 @@ int cli_run_snn(const run_args *a, int64_t batch)
     const char *rec_names[1] = {a->layer};
     nc_session_options so = {.backend = a->backend ? a->backend : "cpu", .timesteps = (int)T,
                              .encoding = enc, .seed = (uint64_t)seed, .per_step = a->per_step,
-                             .record = a->layer ? rec_names : NULL, .n_record = a->layer ? 1 : 0};
+                             .record = a->layer ? rec_names : NULL, .n_record = a->layer ? 1 : 0,
+                             .cuda_strategy = a->cuda_strategy, .cuda_dense_threshold = (float)threshold,
+                             .cuda_precision = (nc_cuda_precision)prec};
     if ((st = nc_session_create(s, &so, &ss)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
@@ -266,6 +289,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
         nc_tensor_free(owned);
     }
 done:
+    if (a->verbose)
+        nc_set_log_callback(NULL, NULL);
     free(counts);
     nc_tensor_free(rec);
     nc_tensor_free(out);

@@ -33,6 +33,16 @@ typedef struct nc_backend {
     nc_status (*plan_create)(const nc_snn *s, int batch, void **plan);
     nc_status (*run)(void *plan, const nc_run_request *req);
     void (*plan_free)(void *plan);
+    /* Optional. Called by nc_session_create after supports_layer, before
+     * anything is allocated: whether the backend can run now (a device is
+     * present: else NC_ERR_BACKEND_UNAVAILABLE) and its options in opt are
+     * valid for s. */
+    nc_status (*check)(const nc_snn *s, const nc_session_options *opt);
+    /* Optional: used instead of plan_create, for backends with settings of
+     * their own in the session options; rec_on[i] is 1 for the layers the
+     * session records (their trace buffers can be made here, not in run). */
+    nc_status (*plan_create_opt)(const nc_snn *s, int batch, const nc_session_options *opt, const char *rec_on,
+                                 void **plan);
 } nc_backend;
 
 /* The backend called `name`, or NULL. */
@@ -42,6 +52,7 @@ const char *nc_backend_names(void);
 
 extern const nc_backend nc_backend_cpu_ref;
 extern const nc_backend nc_backend_cpu_fast;
+extern const nc_backend nc_backend_cuda; /* backend_cuda.c, or cuda_absent.c without nvcc */
 
 /* Deterministic uniform in [0,1) from (seed, step, index): Poisson coding
  * gives the same spikes on every backend and thread count. */

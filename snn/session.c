@@ -1,11 +1,13 @@
 /* Sessions: a network bound to a backend, with the buffers a run needs. */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "backend.h"
 #include "error.h"
+#include "kernels/hash.h"
 
-static const nc_backend *const g_backends[] = {&nc_backend_cpu_ref, &nc_backend_cpu_fast};
+static const nc_backend *const g_backends[] = {&nc_backend_cpu_ref, &nc_backend_cpu_fast, &nc_backend_cuda};
 
 const nc_backend *nc_backend_find(const char *name)
 {
@@ -15,17 +17,11 @@ const nc_backend *nc_backend_find(const char *name)
     return NULL;
 }
 
-const char *nc_backend_names(void) { return "cpu, cpu-fast"; }
+const char *nc_backend_names(void) { return "cpu, cpu-fast, cuda"; }
 
 float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index)
 {
-    /* splitmix64 finaliser over a combination of the three keys */
-    uint64_t z = seed ^ (step * 0x9E3779B97F4A7C15ull) ^ (index * 0xD1B54A32D192ED03ull);
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.0f / 16777216.0f);
+    return nc_hash_uniform(seed, step, index);
 }
 
 struct nc_session {
@@ -39,6 +35,7 @@ struct nc_session {
     int last_T, last_N;
     int64_t *spikes;         /* per layer, last run */
     int64_t *synops;         /* per layer, last run */
+    char *strategy;          /* copy of opt.cuda_strategy */
 };
 
 static void free_traces(nc_session *ss)
@@ -63,6 +60,7 @@ void nc_session_free(nc_session *ss)
     nc_free(ss->rec_membrane);
     nc_free(ss->spikes);
     nc_free(ss->synops);
+    nc_free(ss->strategy);
     nc_free(ss);
 }
 
@@ -80,7 +78,13 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
         o.backend = "cpu";
     if (o.timesteps <= 0)
         o.timesteps = 1;
-    const nc_backend *be = nc_backend_find(o.backend);
+    /* "cuda:STRATEGY" is backend "cuda" with cuda_strategy STRATEGY */
+    char name[64];
+    const char *colon = strchr(o.backend, ':');
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - o.backend) : (int)strlen(o.backend), o.backend);
+    if (colon && !o.cuda_strategy)
+        o.cuda_strategy = colon + 1;
+    const nc_backend *be = nc_backend_find(name);
     if (!be)
         return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "unknown backend '%s' (available: %s)", o.backend,
                          nc_backend_names());
@@ -93,6 +97,9 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
             return nc_errorf(NC_ERR_UNSUPPORTED, "backend '%s' cannot run layer '%s' (%s): %s", be->name,
                              s->layers[i].name, nc_snn_kind_name(s->layers[i].kind), why);
     }
+    nc_status st;
+    if (be->check && (st = be->check(s, &o)) != NC_OK)
+        return st;
     for (int k = 0; k < o.n_record; k++)
         if (!o.record || nc_snn_find_layer(s, o.record[k]) < 0)
             return nc_errorf(NC_ERR_INVALID_ARG, "no layer named '%s' to record",
@@ -115,6 +122,14 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
         ss->rec_on[nc_snn_find_layer(s, o.record[k])] = 1;
     o.record = NULL; /* the names are not kept */
     o.n_record = 0;
+    if (o.cuda_strategy) { /* kept for plans made later: the session owns a copy */
+        size_t len = strlen(o.cuda_strategy) + 1;
+        if (!(ss->strategy = nc_malloc(len))) {
+            nc_session_free(ss);
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        }
+        o.cuda_strategy = memcpy(ss->strategy, o.cuda_strategy, len);
+    }
     ss->opt = o;
     *out = ss;
     return NC_OK;
@@ -149,7 +164,9 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
         if (ss->plan)
             ss->be->plan_free(ss->plan);
         ss->plan = NULL;
-        if ((st = ss->be->plan_create(s, (int)N, &ss->plan)) != NC_OK)
+        st = ss->be->plan_create_opt ? ss->be->plan_create_opt(s, (int)N, &ss->opt, ss->rec_on, &ss->plan)
+                                     : ss->be->plan_create(s, (int)N, &ss->plan);
+        if (st != NC_OK)
             return st;
         ss->plan_N = (int)N;
     }

@@ -136,8 +136,20 @@ typedef enum nc_encoding {
     NC_ENCODING_POISSON = 1  /* Bernoulli spikes with p = clamp(x, 0, 1) each step */
 } nc_encoding;
 
+/* Arithmetic of the cuda backend's dense GEMMs (cuBLAS). FP32 sums in
+ * another order than the reference (results differ in the last bits); TF32
+ * rounds each input to 10 mantissa bits (relative error 2^-11 per input) and
+ * BF16 to 7 bits (2^-8) before multiplying, accumulating in float. */
+typedef enum nc_cuda_precision {
+    NC_CUDA_FP32 = 0,
+    NC_CUDA_TF32 = 1,
+    NC_CUDA_BF16 = 2
+} nc_cuda_precision;
+
 typedef struct nc_session_options {
-    const char *backend;     /* "cpu" (reference; default) */
+    /* "cpu" (reference; default), "cpu-fast" or "cuda"; "cuda:STRATEGY" sets
+     * cuda_strategy too (e.g. "cuda:dense"). */
+    const char *backend;
     int timesteps;           /* T for static inputs; ignored for time-series input */
     nc_encoding encoding;
     uint64_t seed;           /* for Poisson encoding */
@@ -145,6 +157,17 @@ typedef struct nc_session_options {
     /* Layers whose spikes and membrane potentials are recorded, by name. */
     const char *const *record;
     int n_record;
+    /* cuda backend only (others ignore these). How each Affine and Conv2d
+     * layer is computed: "event" (event-driven kernels; sums in the
+     * reference's order, so results equal the cpu backend's bit for bit),
+     * "dense" (cuBLAS GEMM), "sparse" (cuSPARSE SpMM of the spikes in CSR;
+     * Affine only, Conv2d falls back to event) or "auto" (NULL: dense where
+     * the layer's input density, measured in the session's first run, is at
+     * least cuda_dense_threshold, else event). Per-layer overrides may
+     * follow: "auto,fc1=event,conv1=dense". */
+    const char *cuda_strategy;
+    float cuda_dense_threshold;       /* 0 = 0.25 (non-zero inputs per input) */
+    nc_cuda_precision cuda_precision; /* of the dense GEMMs */
 } nc_session_options;
 
 /* A network bound to a backend and a configuration. One thread at a time. */

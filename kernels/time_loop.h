@@ -1,0 +1,42 @@
+/* The per-neuron loops over time of the time-batched CUDA backend, shared
+ * with their CPU emulation in tests/test_hd_math.c: a layer's input holds
+ * all frames of a time chunk (frame = step·N + sample), and one thread runs
+ * one neuron (or one output element) through every step of the chunk. */
+#ifndef NC_KERNELS_TIME_LOOP_H
+#define NC_KERNELS_TIME_LOOP_H
+
+#include <stdint.h>
+
+#include "neuron.h"
+
+/* An IF neuron over `steps` steps: the current of step t is cur[t·cur_stride]
+ * (stride 0: a static current, the same every step), the output y[t·y_stride]
+ * is sval on a spike, else 0; rec_s / rec_v (may be NULL) get the spike (0/1)
+ * and the membrane after the update at the same index as y. *v carries the
+ * membrane from one chunk to the next. Returns the number of spikes. */
+NC_HD int nc_if_over_time(float *v, const float *cur, int64_t cur_stride, float *y, int64_t y_stride, int steps,
+                          float theta, float sval, int reset_zero, float *rec_s, float *rec_v)
+{
+    int n = 0;
+    for (int t = 0; t < steps; t++) {
+        int s = nc_if_step(v, cur[t * cur_stride], theta, reset_zero);
+        y[t * y_stride] = s ? sval : 0.0f;
+        if (rec_s)
+            rec_s[t * y_stride] = (float)s;
+        if (rec_v)
+            rec_v[t * y_stride] = *v;
+        n += s;
+    }
+    return n;
+}
+
+/* acc + x[0] + x[stride] + ... (steps terms) in step order: the readout sum
+ * of one output element, continued from one chunk to the next. */
+NC_HD float nc_sum_over_time(float acc, const float *x, int64_t stride, int steps)
+{
+    for (int t = 0; t < steps; t++)
+        acc += x[t * stride];
+    return acc;
+}
+
+#endif

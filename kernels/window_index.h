@@ -1,0 +1,121 @@
+/* Index math of windowed layers (Conv2d, Pool2d, MaxPool2d) for the CUDA
+ * kernels, shared with their CPU emulation in tests/test_hd_math.c.
+ *
+ * Output-stationary: one thread computes one output and visits its window in
+ * ascending (c, i, j). The reference scatters each non-zero input (c, ih, iw)
+ * in ascending order into the outputs it reaches (snn/backend_cpu_ref.c);
+ * since ih = oh·s − p + i·d grows with i (and iw with j), every output gets
+ * its terms in the same order either way, so the float sums are equal. */
+#ifndef NC_KERNELS_WINDOW_INDEX_H
+#define NC_KERNELS_WINDOW_INDEX_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "neuron.h"
+
+/* The geometry of a windowed layer. Input (C, H, W), output (K, OH, OW);
+ * window kh × kw, stride, padding, dilation (1 for pooling), groups (1 for
+ * pooling, where K = C). Sizes fit in int: the backend checks. */
+typedef struct nc_win_geom {
+    int C, H, W, K, OH, OW;
+    int kh, kw, sh, sw, ph, pw, dh, dw;
+    int groups;
+} nc_win_geom;
+
+/* Input coordinate of tap i of output coordinate o. */
+NC_HD int nc_win_in(int o, int i, int stride, int pad, int dil) { return o * stride - pad + i * dil; }
+
+/* Taps of a window of k that read input coordinate x: the i in [0, k) with
+ * x = o·stride − pad + i·dil for an output o in [0, n_out). */
+NC_HD int nc_win_taps(int x, int k, int stride, int pad, int dil, int n_out)
+{
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        int t = x + pad - i * dil;
+        n += t >= 0 && t % stride == 0 && t / stride < n_out;
+    }
+    return n;
+}
+
+/* Synaptic operations caused by a non-zero input at (ih, iw) of a Conv2d:
+ * one multiply-accumulate per tap and output channel of its group. */
+NC_HD int64_t nc_conv_input_ops(nc_win_geom g, int ih, int iw)
+{
+    return (int64_t)nc_win_taps(ih, g.kh, g.sh, g.ph, g.dh, g.OH) * nc_win_taps(iw, g.kw, g.sw, g.pw, g.dw, g.OW) *
+           (g.K / g.groups);
+}
+
+/* Index of weight (c, i, j, k) in the layout [C_in][kH][kW][C_out/groups]
+ * (c the input channel, kl the output channel within its group). */
+NC_HD int64_t nc_conv_w_index(nc_win_geom g, int c, int i, int j, int kl)
+{
+    return (((int64_t)c * g.kh + i) * g.kw + j) * (g.K / g.groups) + kl;
+}
+
+/* Output (k, oh, ow) of a Conv2d over one frame x (C, H, W) with weights wt
+ * in the layout above: the bias, then w·x for each non-zero input of the
+ * window in ascending (c, i, j). */
+NC_HD float nc_conv_output(const float *x, const float *wt, float bias, nc_win_geom g, int k, int oh, int ow)
+{
+    int kg = g.K / g.groups, cg = g.C / g.groups, grp = k / kg, kl = k % kg;
+    float acc = bias;
+    for (int c = grp * cg; c < (grp + 1) * cg; c++)
+        for (int i = 0; i < g.kh; i++) {
+            int ih = nc_win_in(oh, i, g.sh, g.ph, g.dh);
+            if (ih < 0 || ih >= g.H)
+                continue;
+            const float *row = x + ((int64_t)c * g.H + ih) * g.W;
+            for (int j = 0; j < g.kw; j++) {
+                int iw = nc_win_in(ow, j, g.sw, g.pw, g.dw);
+                if (iw < 0 || iw >= g.W)
+                    continue;
+                float xv = row[iw];
+                if (xv != 0.0f)
+                    acc += wt[nc_conv_w_index(g, c, i, j, kl)] * xv;
+            }
+        }
+    return acc;
+}
+
+/* Output (c, oh, ow) of sum pooling times scale over one frame: the window's
+ * non-zero inputs summed from 0 in ascending (i, j), then scaled; *ops gets
+ * their number (padding counts as zeros). */
+NC_HD float nc_pool_output(const float *x, nc_win_geom g, float scale, int c, int oh, int ow, int *ops)
+{
+    float acc = 0.0f;
+    int n = 0;
+    for (int i = 0; i < g.kh; i++) {
+        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+        for (int j = 0; j < g.kw; j++) {
+            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
+                continue;
+            float xv = x[((int64_t)c * g.H + ih) * g.W + iw];
+            if (xv != 0.0f) {
+                acc += xv;
+                n++;
+            }
+        }
+    }
+    *ops = n;
+    return acc * scale;
+}
+
+/* Output (c, oh, ow) of max pooling of currents: the largest input of the
+ * window, taps in the padding ignored. */
+NC_HD float nc_maxpool_output(const float *x, nc_win_geom g, int c, int oh, int ow)
+{
+    float m = -INFINITY;
+    for (int i = 0; i < g.kh; i++) {
+        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+        for (int j = 0; j < g.kw; j++) {
+            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
+            if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W && x[((int64_t)c * g.H + ih) * g.W + iw] > m)
+                m = x[((int64_t)c * g.H + ih) * g.W + iw];
+        }
+    }
+    return m;
+}
+
+#endif

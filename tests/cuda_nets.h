@@ -1,0 +1,233 @@
+/* Networks and inputs for the tests of the cuda backend: its CPU emulation
+ * (test_hd_math.c, cmocka) and the GPU test (test_cuda.c, plain C so that
+ * scripts/gpu-check can build it without cmocka). Header-only: each test
+ * includes it once. Failures print the library's message and exit 1. */
+#ifndef NC_TESTS_CUDA_NETS_H
+#define NC_TESTS_CUDA_NETS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "neuroc/neuroc.h"
+#include "snn/snn_ir.h" /* nc_snn_add_maxpool2d */
+
+#define NET_OK(expr)                                                                                 \
+    do {                                                                                             \
+        nc_status st_ = (expr);                                                                      \
+        if (st_ != NC_OK) {                                                                          \
+            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr, nc_status_str(st_), \
+                    nc_last_error());                                                                \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+/* Every helper is static; a program may use only some of them. */
+#define NET_FN static __attribute__((unused))
+
+static uint64_t g_net_rng = 0x9E3779B97F4A7C15ull;
+
+NET_FN float net_frand(void) /* uniform in [0, 1) */
+{
+    g_net_rng = g_net_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)(g_net_rng >> 40) * (1.0f / 16777216.0f);
+}
+
+NET_FN nc_tensor *net_rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
+{
+    nc_tensor *t = NULL;
+    NET_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
+    float *d = nc_tensor_data(t);
+    for (int64_t i = 0; i < nc_tensor_numel(t); i++)
+        d[i] = lo + (hi - lo) * net_frand();
+    return t;
+}
+
+/* Input samples in [0, 1) with some exact zeros, as images have: (N, ...),
+ * or a time series (T, N, ...) when T > 0. */
+NET_FN nc_tensor *net_rand_input(const nc_snn *s, int T, int N)
+{
+    nc_snn_layer_info in;
+    NET_OK(nc_snn_get_layer(s, 0, &in));
+    int64_t shape[NC_MAX_DIMS + 2];
+    int nd = 0;
+    if (T > 0)
+        shape[nd++] = T;
+    shape[nd++] = N;
+    for (int d = 0; d < in.ndim; d++)
+        shape[nd++] = in.shape[d];
+    nc_tensor *x = net_rand_tensor(nd, shape, 0.0f, 1.0f);
+    float *d = nc_tensor_data(x);
+    for (int64_t i = 0; i < nc_tensor_numel(x); i++)
+        if (d[i] < 0.3f)
+            d[i] = 0.0f;
+    return x;
+}
+
+NET_FN int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t dil,
+                    int64_t groups, float wscale)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_get_layer(s, from, &X));
+    int64_t ws[4] = {cout, X.shape[0] / groups, k, k}, bs[1] = {cout};
+    nc_tensor *w = net_rand_tensor(4, ws, -wscale, wscale), *b = net_rand_tensor(1, bs, -0.1f, 0.3f);
+    nc_conv2d_params p = {{stride, stride}, {pad, pad}, {dil, dil}, groups};
+    int id;
+    NET_OK(nc_snn_add_conv2d(s, from, w, b, &p, NULL, &id));
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    return id;
+}
+
+NET_FN int net_affine(nc_snn *s, int from, int64_t out, float wscale)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_get_layer(s, from, &X));
+    int64_t in = 1;
+    for (int d = 0; d < X.ndim; d++)
+        in *= X.shape[d];
+    int64_t ws[2] = {out, in}, bs[1] = {out};
+    nc_tensor *w = net_rand_tensor(2, ws, -wscale, wscale), *b = net_rand_tensor(1, bs, -0.1f, 0.3f);
+    int id;
+    NET_OK(nc_snn_add_affine(s, from, w, b, NULL, &id));
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    return id;
+}
+
+/* IF with θ per layer (per = 0), per channel (1) or per neuron (2); spike
+ * values θ (default) or random per neuron when sval_full. */
+NET_FN int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_get_layer(s, from, &X));
+    int64_t size = 1;
+    for (int d = 0; d < X.ndim; d++)
+        size *= X.shape[d];
+    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
+    nc_tensor *th = net_rand_tensor(1, n, theta * 0.7f, theta * 1.3f), *sv = NULL;
+    if (sval_full) {
+        int64_t f[1] = {size};
+        sv = net_rand_tensor(1, f, 0.5f, 1.5f);
+    }
+    nc_if_params p = {.threshold = th, .spike_value = sv, .reset = reset};
+    int id;
+    NET_OK(nc_snn_add_if(s, from, &p, NULL, &id));
+    nc_tensor_free(th);
+    nc_tensor_free(sv);
+    return id;
+}
+
+NET_FN int net_pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
+{
+    int64_t kk[2] = {k, k}, st[2] = {stride, stride}, pd[2] = {pad, pad};
+    int id;
+    NET_OK(nc_snn_add_pool2d(s, from, kk, st, pd, 1.0f / (float)(k * k), NULL, &id));
+    return id;
+}
+
+/* Convolutions with stride, padding, dilation and groups, pooling with
+ * overlapping windows and padding, residual Adds of currents and spikes,
+ * both reset modes, per-neuron spike values, flatten, affine, readout. */
+NET_FN nc_snn *net_random_layers(void)
+{
+    int64_t in[3] = {3, 11, 9};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.6f);
+    int i1 = net_if(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int c2 = net_conv(s, i1, 8, 3, 2, 1, 1, 2, 0.5f);   /* stride 2, groups 2 */
+    int i2 = net_if(s, c2, 1, 1, NC_RESET_SUBTRACT, 0.8f);
+    int p2 = net_pool(s, i2, 3, 1, 1);                 /* overlapping windows, padding */
+    int c3 = net_conv(s, p2, 8, 3, 1, 2, 2, 4, 0.8f);   /* dilation 2, groups 4 */
+    int from[2] = {c3, i2}, add;
+    NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));    /* currents + spikes */
+    int i3 = net_if(s, add, 2, 0, NC_RESET_ZERO, 0.9f);
+    int c4 = net_conv(s, i3, 40, 2, 2, 0, 1, 1, 0.5f);
+    int i4 = net_if(s, c4, 0, 0, NC_RESET_SUBTRACT, 0.7f);
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int f1 = net_affine(s, fl, 300, 0.5f);              /* more outputs than a block of threads */
+    int i5 = net_if(s, f1, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    int f2 = net_affine(s, i5, 7, 0.2f);
+    NET_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    return s;
+}
+
+/* A pool and an IF on the input itself, max pooling of currents, an Add of
+ * a static current and spikes, two readers of one layer. */
+NET_FN nc_snn *net_static_paths(void)
+{
+    int64_t in[3] = {2, 8, 8};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int p0 = net_pool(s, 0, 2, 2, 0);                       /* pool of the input: static */
+    int c1 = net_conv(s, p0, 6, 3, 1, 1, 1, 1, 0.8f);
+    int64_t k3[2] = {3, 3}, s1[2] = {1, 1}, pd1[2] = {1, 1};
+    int mp;
+    NET_OK(nc_snn_add_maxpool2d(s, c1, k3, s1, pd1, NULL, &mp));
+    int i1 = net_if(s, mp, 1, 0, NC_RESET_SUBTRACT, 0.6f);
+    int from[2] = {mp, i1}, add;
+    NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));         /* static + spikes */
+    int i2 = net_if(s, add, 0, 0, NC_RESET_SUBTRACT, 0.9f);
+    int iin = net_if(s, 0, 1, 0, NC_RESET_SUBTRACT, 1.5f);  /* IF on the input */
+    int pin = net_pool(s, iin, 2, 2, 0);
+    int fl1, fl2, ro;
+    NET_OK(nc_snn_add_flatten(s, i2, NULL, &fl1));
+    NET_OK(nc_snn_add_flatten(s, pin, NULL, &fl2));
+    int f1 = net_affine(s, fl1, 5, 0.8f), f2 = net_affine(s, fl2, 5, 0.8f);
+    int sum[2] = {f1, f2}, a2;
+    NET_OK(nc_snn_add_add(s, 2, sum, NULL, &a2));
+    NET_OK(nc_snn_add_readout(s, a2, NULL, &ro));
+    return s;
+}
+
+/* The example CNN's shapes (examples/train_fashion.py) with random weights. */
+NET_FN nc_snn *net_cnn_shapes(void)
+{
+    int64_t in[3] = {1, 28, 28};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f);
+    int i1 = net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 1.0f);
+    int p1 = net_pool(s, i1, 2, 2, 0);
+    int c2 = net_conv(s, p1, 32, 3, 1, 1, 1, 1, 0.3f);
+    int i2 = net_if(s, c2, 2, 0, NC_RESET_SUBTRACT, 1.0f);
+    int p2 = net_pool(s, i2, 2, 2, 0);
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, p2, NULL, &fl));
+    int f1 = net_affine(s, fl, 128, 0.1f);
+    int i3 = net_if(s, f1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int f2 = net_affine(s, i3, 10, 0.3f);
+    NET_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    return s;
+}
+
+#ifndef NC_TESTS_NO_ONNX
+/* A shipped example model (path under the source tree) converted on 64 test
+ * images; *batch gets the next n images. */
+NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch)
+{
+    nc_model *m = NULL;
+    NET_OK(nc_model_load_onnx(path, NULL, &m));
+    nc_tensor *x = NULL, *calib = NULL;
+    char data[1024];
+    snprintf(data, sizeof data, "%s/examples/data/fmnist_test_x.npy", NC_SOURCE_DIR);
+    NET_OK(nc_data_load(data, NC_DTYPE_F32, &x));
+    int64_t shape[4];
+    memcpy(shape, nc_tensor_shape(x), sizeof shape);
+    shape[0] = 64;
+    NET_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, nc_tensor_data(x), &calib));
+    shape[0] = n;
+    NET_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, (float *)nc_tensor_data(x) + 64 * 784, batch));
+    nc_convert_options co = {.calib_samples = 64};
+    nc_snn *s = NULL;
+    NET_OK(nc_convert(m, calib, NULL, &co, &s, NULL));
+    nc_tensor_free(calib);
+    nc_tensor_free(x);
+    nc_model_free(m);
+    return s;
+}
+#endif
+
+#endif

@@ -1,0 +1,236 @@
+/* The cuda backend on a GPU against the cpu reference backend. Plain C (no
+ * cmocka) so that scripts/gpu-check can build it on a machine without
+ * cmocka; exits 77 (skipped) when there is no usable CUDA device.
+ *
+ *  - strategy "event": outputs (summed and per step), spike counts,
+ *    synaptic-op counts, spike trains and membrane/value traces equal the
+ *    reference's bit for bit, on random networks (stride, padding, dilation,
+ *    groups, residual Adds, static paths, max pooling, Poisson and
+ *    time-series input), with the steps in one chunk or several, and on the
+ *    converted example models (unless built without ONNX import);
+ *  - "dense" (cuBLAS, fp32) and "sparse" (cuSPARSE): synaptic-op counts equal
+ *    the reference's; outputs within a tolerance (their sums run in another
+ *    order, so a spike near threshold can flip: the readout is compared
+ *    relative to its scale, and the argmax must mostly agree);
+ *  - bad options and unsupported layers fail with a message. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "neuroc/neuroc.h"
+#include "cuda_nets.h"
+
+static int g_failures;
+
+#define CHECK(cond, ...)                                     \
+    do {                                                     \
+        if (!(cond)) {                                       \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                    \
+            fputc('\n', stderr);                             \
+            g_failures++;                                    \
+        }                                                    \
+    } while (0)
+
+typedef struct result {
+    nc_tensor *y;
+    int64_t spikes[64], synops[64];
+    nc_tensor *tr[64][2];
+} result;
+
+static void result_free(result *r)
+{
+    nc_tensor_free(r->y);
+    for (int i = 0; i < 64; i++)
+        for (int k = 0; k < 2; k++)
+            nc_tensor_free(r->tr[i][k]);
+}
+
+static void run(const nc_snn *s, const char *backend, const char *strategy, const nc_tensor *x, int T,
+                nc_encoding enc, int per_step, int record, result *r)
+{
+    int nl = (int)nc_snn_num_layers(s);
+    const char *names[64];
+    for (int i = 0; i < nl; i++) {
+        nc_snn_layer_info L;
+        NET_OK(nc_snn_get_layer(s, i, &L));
+        names[i] = L.name;
+    }
+    nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 3, .per_step = per_step,
+                            .record = record ? names : NULL, .n_record = record ? nl : 0,
+                            .cuda_strategy = strategy};
+    nc_session *ss = NULL;
+    memset(r, 0, sizeof *r);
+    NET_OK(nc_session_create(s, &o, &ss));
+    NET_OK(nc_session_run(ss, x, &r->y));
+    nc_tensor_free(r->y); /* a second run on the same plan: nothing may leak from the first */
+    NET_OK(nc_session_run(ss, x, &r->y));
+    for (int i = 0; i < nl; i++) {
+        NET_OK(nc_session_spike_count(ss, i, &r->spikes[i]));
+        NET_OK(nc_session_synops(ss, i, &r->synops[i]));
+        for (int k = 0; record && k < 2; k++)
+            NET_OK(nc_session_trace(ss, names[i], k, &r->tr[i][k]));
+    }
+    nc_session_free(ss);
+}
+
+static int64_t same_bits(const nc_tensor *a, const nc_tensor *b, const char *what, int layer)
+{
+    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
+    for (int64_t k = 0; k < nc_tensor_numel(a); k++)
+        if (memcmp(&x[k], &y[k], sizeof(float)) != 0) {
+            CHECK(0, "%s of layer %d differs at %lld: cpu %.9g, cuda %.9g", what, layer, (long long)k, (double)x[k],
+                  (double)y[k]);
+            return 0;
+        }
+    return 1;
+}
+
+static int64_t g_spikes;
+
+/* The event strategy: everything bit for bit. */
+static void check_event(const char *what, const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc, int per_step)
+{
+    result a, b;
+    int nl = (int)nc_snn_num_layers(s);
+    run(s, "cpu", NULL, x, T, enc, per_step, 1, &a);
+    run(s, "cuda", "event", x, T, enc, per_step, 1, &b);
+    int before = g_failures;
+    same_bits(a.y, b.y, "output", -1);
+    for (int i = 0; i < nl; i++) {
+        CHECK(a.spikes[i] == b.spikes[i], "%s: spikes of layer %d: cpu %lld, cuda %lld", what, i,
+              (long long)a.spikes[i], (long long)b.spikes[i]);
+        CHECK(a.synops[i] == b.synops[i], "%s: synaptic ops of layer %d: cpu %lld, cuda %lld", what, i,
+              (long long)a.synops[i], (long long)b.synops[i]);
+        same_bits(a.tr[i][0], b.tr[i][0], "spike trace", i);
+        same_bits(a.tr[i][1], b.tr[i][1], "membrane/value trace", i);
+        g_spikes += a.spikes[i];
+    }
+    printf("%-40s event  T=%d %s%s: %s\n", what, T, enc == NC_ENCODING_POISSON ? "poisson" : "direct",
+           per_step ? " per-step" : "", g_failures == before ? "bit-identical" : "DIFFERENT");
+    result_free(&a);
+    result_free(&b);
+}
+
+/* dense / sparse: counts exact, outputs close. */
+static void check_close(const char *what, const nc_snn *s, const nc_tensor *x, int T, const char *strategy)
+{
+    result a, b;
+    int nl = (int)nc_snn_num_layers(s);
+    run(s, "cpu", NULL, x, T, NC_ENCODING_DIRECT, 0, 0, &a);
+    run(s, "cuda", strategy, x, T, NC_ENCODING_DIRECT, 0, 0, &b);
+    const float *p = nc_tensor_data_const(a.y), *q = nc_tensor_data_const(b.y);
+    int64_t n = nc_tensor_numel(a.y), N = nc_tensor_shape(a.y)[0], C = n / N, agree = 0;
+    double scale = 0, err = 0;
+    for (int64_t k = 0; k < n; k++) {
+        scale = fmax(scale, fabs(p[k]));
+        err = fmax(err, fabs((double)p[k] - q[k]));
+    }
+    for (int64_t r = 0; r < N; r++) {
+        int64_t ba = 0, bb = 0;
+        for (int64_t c = 1; c < C; c++) {
+            ba = p[r * C + c] > p[r * C + ba] ? c : ba;
+            bb = q[r * C + c] > q[r * C + bb] ? c : bb;
+        }
+        agree += ba == bb;
+    }
+    int64_t spikes_a = 0, spikes_b = 0;
+    for (int i = 0; i < nl; i++) {
+        spikes_a += a.spikes[i];
+        spikes_b += b.spikes[i];
+    }
+    /* A flipped spike moves the readout by about one spike's worth; allow a
+     * few percent of the readout's range and one sample in ten to differ. */
+    CHECK(err <= 0.05 * scale + 1e-5, "%s %s: max |cpu - cuda| %.3g, readout scale %.3g", what, strategy, err, scale);
+    CHECK(agree * 10 >= N * 9, "%s %s: argmax agrees on %lld of %lld samples", what, strategy, (long long)agree,
+          (long long)N);
+    CHECK(llabs(spikes_a - spikes_b) <= spikes_a / 50 + 2, "%s %s: spikes cpu %lld, cuda %lld", what, strategy,
+          (long long)spikes_a, (long long)spikes_b);
+    printf("%-40s %-6s T=%d: max |diff| %.3g of scale %.3g, argmax agrees %lld/%lld, spikes %lld vs %lld\n", what,
+           strategy, T, err, scale, (long long)agree, (long long)N, (long long)spikes_a, (long long)spikes_b);
+    result_free(&a);
+    result_free(&b);
+}
+
+static void check_net(const char *what, nc_snn *s, int T)
+{
+    nc_tensor *x1 = net_rand_input(s, 0, 1), *x5 = net_rand_input(s, 0, 5), *xs = net_rand_input(s, T, 3);
+    check_event(what, s, x1, T, NC_ENCODING_DIRECT, 0);
+    check_event(what, s, x5, T, NC_ENCODING_DIRECT, 1);
+    check_event(what, s, x5, T, NC_ENCODING_POISSON, 0);
+    check_event(what, s, xs, T, NC_ENCODING_DIRECT, 1);
+    setenv("NEUROC_CUDA_CHUNK_STEPS", "3", 1); /* the steps in several chunks */
+    check_event(what, s, x5, T, NC_ENCODING_DIRECT, 1);
+    check_event(what, s, xs, T, NC_ENCODING_POISSON, 0);
+    unsetenv("NEUROC_CUDA_CHUNK_STEPS");
+    nc_tensor *big = net_rand_input(s, 0, 64);
+    check_close(what, s, big, T, "dense");
+    check_close(what, s, big, T, "sparse");
+    check_close(what, s, big, T, "auto");
+    nc_tensor_free(big);
+    nc_tensor_free(x1);
+    nc_tensor_free(x5);
+    nc_tensor_free(xs);
+    nc_snn_free(s);
+}
+
+/* Options the session refuses before running. */
+static void check_errors(void)
+{
+    nc_snn *s = net_cnn_shapes();
+    nc_session *ss = NULL;
+    const char *bad[] = {"fast", "event,nosuchlayer=dense", "event,input=dense", "event,dense"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        nc_session_options o = {.backend = "cuda", .timesteps = 2, .cuda_strategy = bad[k]};
+        nc_status st = nc_session_create(s, &o, &ss);
+        CHECK(st == NC_ERR_INVALID_ARG && !ss, "strategy '%s' accepted (%s)", bad[k], nc_last_error());
+    }
+    int64_t in[1] = {4};
+    nc_snn *c = NULL;
+    NET_OK(nc_snn_create(1, in, &c));
+    int a = net_affine(c, 0, 3, 1.0f), b = net_affine(c, 0, 2, 1.0f), from[2] = {a, b}, cat;
+    NET_OK(nc_snn_add_concat(c, 2, from, "cat", &cat));
+    nc_session_options o = {.backend = "cuda", .timesteps = 2};
+    CHECK(nc_session_create(c, &o, &ss) == NC_ERR_UNSUPPORTED && strstr(nc_last_error(), "cat"),
+          "Concat accepted: %s", nc_last_error());
+    nc_snn_free(c);
+    nc_snn_free(s);
+}
+
+int main(void)
+{
+    int count = 0;
+    if (nc_cuda_device_count(&count) != NC_OK || count < 1) {
+        printf("no usable CUDA device: %s; skipped\n", nc_last_error());
+        return 77;
+    }
+    printf("%d CUDA device(s)\n", count);
+    check_errors();
+    g_spikes = 0;
+    check_net("random layers", net_random_layers(), 7);
+    check_net("static paths", net_static_paths(), 5);
+    check_net("example CNN shapes", net_cnn_shapes(), 8);
+#ifndef NC_TESTS_NO_ONNX
+    static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx", "mlp.onnx"};
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/examples/models/%s", NC_SOURCE_DIR, models[k]);
+        nc_tensor *x = NULL;
+        nc_snn *s = net_example(path, 16, &x);
+        check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 0);
+        check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 1);
+        check_event(models[k], s, x, 4, NC_ENCODING_POISSON, 0);
+        check_close(models[k], s, x, 8, "dense");
+        check_close(models[k], s, x, 8, "sparse");
+        nc_tensor_free(x);
+        nc_snn_free(s);
+    }
+#else
+    printf("built without ONNX import: the example models are not checked here\n");
+#endif
+    CHECK(g_spikes > 0, "no spikes in any check");
+    printf("%s (%d failure%s)\n", g_failures ? "FAILED" : "PASSED", g_failures, g_failures == 1 ? "" : "s");
+    return g_failures ? 1 : 0;
+}
