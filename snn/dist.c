@@ -1,6 +1,7 @@
 /* Groups of processes (dist.h): the helpers every distributed path uses,
  * and the single-process behaviour of a NULL group. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -140,4 +141,20 @@ uint64_t nc_hash_snn(const nc_snn *s)
             h = nc_hash_tensor(h, ts[k]);
     }
     return h;
+}
+
+int nc_dist_device_for_process(int count)
+{
+    static const char *const vars[] = {"NEUROC_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                       "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+    if (count <= 1)
+        return 0;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r = v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && r >= 0)
+            return (int)(r % count);
+    }
+    return 0;
 }

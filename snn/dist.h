@@ -61,6 +61,12 @@ nc_status nc_dist_agree_status(const nc_dist *d, nc_status st, const char *what)
  * rank that differs from rank 0. */
 nc_status nc_dist_check_same(const nc_dist *d, const uint64_t *hash, const char *const *what, int n);
 
+/* The GPU (of `count`) this process uses: NEUROC_CUDA_DEVICE when set,
+ * else the node-local rank a launcher exports (Open MPI, MPICH/Hydra,
+ * MVAPICH, Slurm) modulo count, so ranks on one node spread over its GPUs;
+ * else 0. */
+int nc_dist_device_for_process(int count);
+
 /* FNV-1a, 64 bits, continued from h (start with NC_HASH_INIT). */
 #define NC_HASH_INIT 0xcbf29ce484222325ull
 uint64_t nc_hash_bytes(uint64_t h, const void *data, size_t n);

@@ -310,6 +310,30 @@ static void *hist_merge_thread(void *arg)
     return st == NC_OK ? NULL : arg;
 }
 
+/* Ranks on one node spread over its GPUs by the launcher's local rank. */
+static void test_device_for_process(void **state)
+{
+    (void)state;
+    unsetenv("NEUROC_CUDA_DEVICE");
+    unsetenv("MPI_LOCALRANKID");
+    unsetenv("MV2_COMM_WORLD_LOCAL_RANK");
+    unsetenv("SLURM_LOCALID");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    assert_int_equal(nc_dist_device_for_process(4), 0);
+    setenv("SLURM_LOCALID", "6", 1);
+    assert_int_equal(nc_dist_device_for_process(4), 2);
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1); /* Open MPI's comes first */
+    assert_int_equal(nc_dist_device_for_process(4), 3);
+    assert_int_equal(nc_dist_device_for_process(1), 0);
+    setenv("NEUROC_CUDA_DEVICE", "junk", 1); /* not a number: ignored */
+    assert_int_equal(nc_dist_device_for_process(4), 3);
+    setenv("NEUROC_CUDA_DEVICE", "1", 1);
+    assert_int_equal(nc_dist_device_for_process(4), 1);
+    unsetenv("NEUROC_CUDA_DEVICE");
+    unsetenv("SLURM_LOCALID");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+}
+
 static void test_shares_and_histogram_merge(void **state)
 {
     (void)state;
@@ -356,6 +380,7 @@ static void test_shares_and_histogram_merge(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_for_process),
         cmocka_unit_test(test_shares_and_histogram_merge),
         cmocka_unit_test(test_eval_equals_one_process),
         cmocka_unit_test(test_other_data_fails_on_both),

@@ -6,6 +6,8 @@
 extern "C" {
 #include "neuroc/neuroc.h"
 #include "snn/error.h"
+
+extern "C" int nc_dist_device_for_process(int count);
 }
 
 // A kernel that must run correctly for a device to count as usable: a driver
@@ -24,6 +26,10 @@ extern "C" nc_status nc_cuda_device_count(int *count)
         cudaGetLastError(); // clear the sticky error for later calls
         return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "CUDA backend unavailable: %s", why);
     }
+    // under mpirun each rank of a node takes its own GPU (by local rank)
+    int dev = nc_dist_device_for_process(n);
+    if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        return nc_errorf(NC_ERR_DEVICE, "cudaSetDevice(%d) of %d devices: %s", dev, n, cudaGetErrorString(e));
     int *d_flag = nullptr, h_flag = 0;
     if ((e = cudaMalloc(&d_flag, sizeof(int))) != cudaSuccess)
         return nc_errorf(NC_ERR_DEVICE, "cudaMalloc: %s", cudaGetErrorString(e));
