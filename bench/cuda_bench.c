@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "neuroc/neuroc.h"
-#include "tests/cuda_nets.h"
+#include "tests/random_nets.h"
 
 static double now_s(void)
 {

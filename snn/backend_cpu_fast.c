@@ -42,6 +42,7 @@
 #include "backend.h"
 #include "error.h"
 #include "kernels/fast_plan.h"
+#include "weight_layout.h"
 
 /* ------------------------------------------------------------ capability */
 
@@ -115,29 +116,6 @@ static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, const fast
     return a;
 }
 
-/* Affine [in][out]; Conv2d [C_in][kH][kW][C_out/groups] (as the reference). */
-static float *transpose_weights(const nc_snn_layer *L)
-{
-    const float *W = nc_f32(L->weight);
-    float *T = nc_malloc((size_t)L->weight->numel * sizeof *T);
-    if (!T)
-        return NULL;
-    if (L->kind == NC_SNN_AFFINE) {
-        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
-        for (int64_t o = 0; o < out; o++)
-            for (int64_t i = 0; i < in; i++)
-                T[i * out + o] = W[o * in + i];
-        return T;
-    }
-    int64_t K = L->weight->shape[0], cg = L->weight->shape[1], kk = L->weight->shape[2] * L->weight->shape[3];
-    int64_t kg = K / L->groups;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t c = 0; c < cg; c++)
-            for (int64_t e = 0; e < kk; e++)
-                T[(((k / kg) * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
-    return T;
-}
-
 /* For each input coordinate x in [0, n): the taps i in [0, k) (ascending)
  * with x = o·stride − pad + i·dil for an output o in [0, n_out); tap i gets
  * w_off = i·w_mul and a_off = o·a_mul. Returns 0 when out of memory. */
@@ -178,7 +156,7 @@ static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F
 {
     int64_t H = X->shape[1], Wd = X->shape[2], K = L->shape[0], OH = L->shape[1], OW = L->shape[2];
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], kg = K / L->groups;
-    if (!(F->wt = transpose_weights(L)) || !build_positions(H, Wd, &F->prow, &F->pcol) ||
+    if (!(F->wt = nc_snn_fanout_weights(L)) || !build_positions(H, Wd, &F->prow, &F->pcol) ||
         !build_taps(H, kh, L->stride[0], L->padding[0], L->dilation[0], OH, kw * kg, OW * K, &F->n_row, &F->rows) ||
         !build_taps(Wd, kw, L->stride[1], L->padding[1], L->dilation[1], OW, kg, K, &F->n_col, &F->cols))
         return 0;
@@ -326,7 +304,7 @@ static nc_status plan_layers(fast_plan *P)
         case NC_SNN_FLATTEN: case NC_SNN_READOUT: F->view = x_view; break;
         case NC_SNN_AFFINE:
             F->rep = REP_DENSE;
-            ok = (F->wt = transpose_weights(L)) != NULL;
+            ok = (F->wt = nc_snn_fanout_weights(L)) != NULL;
             break;
         case NC_SNN_CONV2D:
             F->rep = REP_DENSE;

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "error.h"
 #include "kernels/neuron.h"
+#include "weight_layout.h"
 
 typedef struct ref_layer {
     int64_t size;      /* neurons per sample */
@@ -66,32 +67,6 @@ static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, float dflt
     return a;
 }
 
-/* The transposed weights of an Affine or Conv2d layer (see ref_layer.wt). */
-static float *transpose_weights(const nc_snn_layer *L)
-{
-    const float *W = nc_f32(L->weight);
-    int64_t n = L->weight->numel;
-    float *T = nc_malloc((size_t)n * sizeof *T);
-    if (!T)
-        return NULL;
-    if (L->kind == NC_SNN_AFFINE) {
-        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
-        for (int64_t o = 0; o < out; o++)
-            for (int64_t i = 0; i < in; i++)
-                T[i * out + o] = W[o * in + i];
-        return T;
-    }
-    int64_t K = L->weight->shape[0], cg = L->weight->shape[1], kk = L->weight->shape[2] * L->weight->shape[3];
-    int64_t kg = K / L->groups;
-    for (int64_t k = 0; k < K; k++) {
-        int64_t g = k / kg;
-        for (int64_t c = 0; c < cg; c++)
-            for (int64_t e = 0; e < kk; e++)
-                T[((g * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
-    }
-    return T;
-}
-
 static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
 {
     *out = NULL;
@@ -116,7 +91,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         R->out = nc_calloc((size_t)n, sizeof(float));
         fail |= !R->out;
         if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) {
-            R->wt = transpose_weights(L);
+            R->wt = nc_snn_fanout_weights(L);
             fail |= !R->wt;
         }
         if (L->kind == NC_SNN_CONV2D && !fail && n > scratch_n) {

@@ -47,6 +47,7 @@
 #include "error.h"
 #include "kernels/cuda/cuda_glue.h"
 #include "kernels/event_index.h"
+#include "weight_layout.h"
 
 typedef enum { ST_AUTO, ST_EVENT, ST_DENSE, ST_SPARSE } cu_strategy;
 static const char *const g_st_names[] = {"auto", "event", "dense", "sparse"};
@@ -260,27 +261,13 @@ static nc_status upload(void **dst, const void *src, size_t bytes, const char *w
     return NC_OK;
 }
 
-/* Affine [in][out]; Conv2d [C_in][kH][kW][C_out/groups] (as the reference). */
+/* The weights in the fan-out layout (weight_layout.h) and the bias. */
 static nc_status upload_weights(const nc_snn_layer *L, cu_layer *C)
 {
-    const float *W = nc_f32(L->weight);
     int64_t n = L->weight->numel;
-    float *T = nc_malloc((size_t)n * sizeof *T);
+    float *T = nc_snn_fanout_weights(L);
     if (!T)
         return nc_errorf(NC_ERR_NOMEM, "out of memory for the weights of layer '%s'", L->name);
-    if (L->kind == NC_SNN_AFFINE) {
-        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
-        for (int64_t o = 0; o < out; o++)
-            for (int64_t i = 0; i < in; i++)
-                T[i * out + o] = W[o * in + i];
-    } else {
-        int64_t K = L->weight->shape[0], cg = L->weight->shape[1], kk = L->weight->shape[2] * L->weight->shape[3];
-        int64_t kg = K / L->groups;
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t c = 0; c < cg; c++)
-                for (int64_t e = 0; e < kk; e++)
-                    T[(((k / kg) * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
-    }
     nc_status st = upload((void **)&C->wt, T, (size_t)n * sizeof *T, "weights");
     nc_free(T);
     if (st == NC_OK)

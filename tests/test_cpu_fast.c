@@ -22,109 +22,8 @@
 #include "kernels/fast_kernels.h"
 #include "snn/snn_ir.h"
 
-/* ---- deterministic random numbers ---- */
-
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-
-static float frand(void) /* uniform in [0, 1) */
-{
-    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)(g_rng >> 40) * (1.0f / 16777216.0f);
-}
-
-static nc_tensor *rand_tensor(int ndim, const int64_t *shape, float lo, float hi)
-{
-    nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, ndim, shape, &t));
-    float *d = nc_tensor_data(t);
-    for (int64_t i = 0; i < nc_tensor_numel(t); i++)
-        d[i] = lo + (hi - lo) * frand();
-    return t;
-}
-
-/* Input samples in [0, 1), with some exact zeros as images have. */
-static nc_tensor *rand_input(const nc_snn *s, int T, int N)
-{
-    nc_snn_layer_info in;
-    NC_ASSERT_OK(nc_snn_get_layer(s, 0, &in));
-    int64_t shape[NC_MAX_DIMS + 2];
-    int nd = 0;
-    if (T > 0)
-        shape[nd++] = T;
-    shape[nd++] = N;
-    for (int d = 0; d < in.ndim; d++)
-        shape[nd++] = in.shape[d];
-    nc_tensor *x = rand_tensor(nd, shape, 0.0f, 1.0f);
-    float *d = nc_tensor_data(x);
-    for (int64_t i = 0; i < nc_tensor_numel(x); i++)
-        if (d[i] < 0.3f)
-            d[i] = 0.0f;
-    return x;
-}
-
-/* ---- builders of random layers ---- */
-
-static int conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t dil,
-                int64_t groups, float wscale)
-{
-    nc_snn_layer_info X;
-    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
-    int64_t ws[4] = {cout, X.shape[0] / groups, k, k}, bs[1] = {cout};
-    nc_tensor *w = rand_tensor(4, ws, -wscale, wscale), *b = rand_tensor(1, bs, -0.1f, 0.3f);
-    nc_conv2d_params p = {{stride, stride}, {pad, pad}, {dil, dil}, groups};
-    int id;
-    NC_ASSERT_OK(nc_snn_add_conv2d(s, from, w, b, &p, NULL, &id));
-    nc_tensor_free(w);
-    nc_tensor_free(b);
-    return id;
-}
-
-static int affine(nc_snn *s, int from, int64_t out, float wscale)
-{
-    nc_snn_layer_info X;
-    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
-    int64_t in = 1;
-    for (int d = 0; d < X.ndim; d++)
-        in *= X.shape[d];
-    int64_t ws[2] = {out, in}, bs[1] = {out};
-    nc_tensor *w = rand_tensor(2, ws, -wscale, wscale), *b = rand_tensor(1, bs, -0.1f, 0.3f);
-    int id;
-    NC_ASSERT_OK(nc_snn_add_affine(s, from, w, b, NULL, &id));
-    nc_tensor_free(w);
-    nc_tensor_free(b);
-    return id;
-}
-
-/* IF with θ per layer (n = 1), per channel (n = C) or per neuron; spike
- * values θ (default) or given per neuron when sval_full. */
-static int if_layer(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
-{
-    nc_snn_layer_info X;
-    NC_ASSERT_OK(nc_snn_get_layer(s, from, &X));
-    int64_t size = 1;
-    for (int d = 0; d < X.ndim; d++)
-        size *= X.shape[d];
-    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
-    nc_tensor *th = rand_tensor(1, n, theta * 0.7f, theta * 1.3f), *sv = NULL;
-    if (sval_full) {
-        int64_t f[1] = {size};
-        sv = rand_tensor(1, f, 0.5f, 1.5f);
-    }
-    nc_if_params p = {.threshold = th, .spike_value = sv, .reset = reset};
-    int id;
-    NC_ASSERT_OK(nc_snn_add_if(s, from, &p, NULL, &id));
-    nc_tensor_free(th);
-    nc_tensor_free(sv);
-    return id;
-}
-
-static int pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
-{
-    int64_t kk[2] = {k, k}, st[2] = {stride, stride}, pd[2] = {pad, pad};
-    int id;
-    NC_ASSERT_OK(nc_snn_add_pool2d(s, from, kk, st, pd, 1.0f / (float)(k * k), NULL, &id));
-    return id;
-}
+#define NET_OK(expr) NC_ASSERT_OK(expr)
+#include "random_nets.h"
 
 /* ---- the comparison ---- */
 
@@ -216,19 +115,19 @@ static void check_all(const nc_snn *s, int T)
         static const int batches[] = {1, 5};
         for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
             int N = batches[b];
-            nc_tensor *x = rand_input(s, 0, N);
+            nc_tensor *x = net_rand_input(s, 0, N);
             check_same(s, x, T, NC_ENCODING_DIRECT, 0);
             check_same(s, x, T, NC_ENCODING_POISSON, 1);
             nc_tensor_free(x);
         }
-        nc_tensor *xs = rand_input(s, T, 3); /* time series: nothing is static */
+        nc_tensor *xs = net_rand_input(s, T, 3); /* time series: nothing is static */
         check_same(s, xs, T, NC_ENCODING_DIRECT, 1);
         nc_tensor_free(xs);
     }
     unsetenv("NEUROC_CPU_FAST_ISA");
 #ifdef _OPENMP
     int was = omp_get_max_threads();
-    nc_tensor *x = rand_input(s, 0, 4);
+    nc_tensor *x = net_rand_input(s, 0, 4);
     omp_set_num_threads(1);
     check_same(s, x, T, NC_ENCODING_DIRECT, 0);
     omp_set_num_threads(3);
@@ -246,26 +145,9 @@ static void check_all(const nc_snn *s, int T)
 static void test_random_conv_layers(void **state)
 {
     (void)state;
-    int64_t in[3] = {3, 11, 9};
-    nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int c1 = conv(s, 0, 8, 3, 1, 1, 1, 1, 0.6f);          /* 8 × 11 × 9 */
-    int i1 = if_layer(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
-    int c2 = conv(s, i1, 8, 3, 2, 1, 1, 2, 0.5f);         /* stride 2, groups 2: 8 × 6 × 5 */
-    int i2 = if_layer(s, c2, 1, 0, NC_RESET_SUBTRACT, 0.8f);
-    int p2 = pool(s, i2, 3, 1, 1);                        /* overlapping windows with padding */
-    int c3 = conv(s, p2, 8, 3, 1, 2, 2, 4, 0.8f);         /* dilation 2, groups 4 */
-    int from[2] = {c3, i2}, add;
-    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &add)); /* currents + spikes */
-    int i3 = if_layer(s, add, 2, 0, NC_RESET_ZERO, 0.9f);
-    int c4 = conv(s, i3, 64, 2, 2, 0, 1, 1, 0.5f);        /* kernel 2 stride 2: 64 × 3 × 2 */
-    int i4 = if_layer(s, c4, 0, 0, NC_RESET_SUBTRACT, 0.7f);
-    int fl, ro;
-    NC_ASSERT_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
-    int f1 = affine(s, fl, 20, 0.5f);
-    int i5 = if_layer(s, f1, 0, 0, NC_RESET_SUBTRACT, 0.5f);
-    int f2 = affine(s, i5, 7, 0.5f);
-    NC_ASSERT_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    /* spike values θ: the pool after the second IF is folded into events;
+     * 64 channels and 20 hidden outputs: whole vectors */
+    nc_snn *s = net_random_layers((net_random_opts){.conv_out = 64, .hidden = 20, .out_wscale = 0.5f});
     g_total_spikes = 0;
     check_all(s, 6);
     assert_true(g_total_spikes > 0);
@@ -278,31 +160,7 @@ static void test_random_conv_layers(void **state)
 static void test_dense_fallbacks(void **state)
 {
     (void)state;
-    int64_t in[3] = {2, 8, 8};
-    nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int p0 = pool(s, 0, 2, 2, 0);                         /* pool of the (analog or Poisson) input */
-    int c1 = conv(s, p0, 6, 3, 1, 1, 1, 1, 0.8f);
-    int64_t k3[2] = {3, 3}, s1[2] = {1, 1}, pd1[2] = {1, 1};
-    int mp;
-    NC_ASSERT_OK(nc_snn_add_maxpool2d(s, c1, k3, s1, pd1, NULL, &mp));      /* 6 × 4 × 4 */
-    int i1 = if_layer(s, mp, 1, 1, NC_RESET_SUBTRACT, 0.6f);                 /* per-neuron spike values */
-    int p1 = pool(s, i1, 2, 2, 0);                                           /* not foldable: dense */
-    int p2 = pool(s, p1, 2, 1, 0);                                           /* pool of a pool */
-    int i2 = if_layer(s, p2, 0, 0, NC_RESET_SUBTRACT, 0.3f);
-    int i2b = if_layer(s, p2, 1, 0, NC_RESET_ZERO, 0.4f);
-    int from[2] = {i2, i2b}, add;
-    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &add));                   /* spikes + spikes */
-    int i3 = if_layer(s, add, 0, 0, NC_RESET_SUBTRACT, 0.5f);
-    int iin = if_layer(s, 0, 1, 0, NC_RESET_SUBTRACT, 1.5f);                /* IF on the input */
-    int pin = pool(s, iin, 2, 2, 0);                                         /* folded pool */
-    int fl1, fl2, ro;
-    NC_ASSERT_OK(nc_snn_add_flatten(s, i3, NULL, &fl1));
-    NC_ASSERT_OK(nc_snn_add_flatten(s, pin, NULL, &fl2));
-    int f1 = affine(s, fl1, 5, 0.8f), f2 = affine(s, fl2, 5, 0.8f);
-    int sum[2] = {f1, f2}, a2;
-    NC_ASSERT_OK(nc_snn_add_add(s, 2, sum, NULL, &a2));
-    NC_ASSERT_OK(nc_snn_add_readout(s, a2, NULL, &ro));
+    nc_snn *s = net_static_paths(1);
     g_total_spikes = 0;
     check_all(s, 5);
     assert_true(g_total_spikes > 0);
@@ -316,21 +174,7 @@ static void test_dense_fallbacks(void **state)
 static void test_example_cnn_shapes(void **state)
 {
     (void)state;
-    int64_t in[3] = {1, 28, 28};
-    nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int c1 = conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f);
-    int i1 = if_layer(s, c1, 1, 0, NC_RESET_SUBTRACT, 1.0f); /* θ per channel */
-    int p1 = pool(s, i1, 2, 2, 0);
-    int c2 = conv(s, p1, 32, 3, 1, 1, 1, 1, 0.3f);
-    int i2 = if_layer(s, c2, 2, 0, NC_RESET_SUBTRACT, 1.0f); /* θ per neuron */
-    int p2 = pool(s, i2, 2, 2, 0);
-    int fl, ro;
-    NC_ASSERT_OK(nc_snn_add_flatten(s, p2, NULL, &fl));
-    int f1 = affine(s, fl, 128, 0.1f);
-    int i3 = if_layer(s, f1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
-    int f2 = affine(s, i3, 10, 0.3f);
-    NC_ASSERT_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    nc_snn *s = net_cnn_shapes();
     g_total_spikes = 0;
     check_all(s, 8);
     assert_true(g_total_spikes > 0);
@@ -344,7 +188,7 @@ static void test_lif_layers(void **state)
     int64_t in[3] = {2, 5, 5};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int c1 = conv(s, 0, 8, 3, 1, 1, 1, 1, 1.0f);
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 1.0f);
     for (int k = 0; k < 2; k++) {
         int from = k == 0 ? c1 : s->n_layers - 1;
         nc_snn_layer *L = nc_snn_append(s, k == 0 ? NC_SNN_LIF : NC_SNN_CUBALIF, NULL, 1);
@@ -353,24 +197,24 @@ static void test_lif_layers(void **state)
         L->ndim = 3;
         memcpy(L->shape, s->layers[from].shape, sizeof L->shape);
         int64_t one[1] = {1}, c[1] = {8};
-        L->threshold = rand_tensor(1, c, 0.5f, 1.0f);
-        L->tau = rand_tensor(1, one, 2e-3f, 3e-3f);
-        L->r = rand_tensor(1, one, 5.0f, 6.0f);
-        L->v_leak = rand_tensor(1, one, 0.0f, 0.1f);
+        L->threshold = net_rand_tensor(1, c, 0.5f, 1.0f);
+        L->tau = net_rand_tensor(1, one, 2e-3f, 3e-3f);
+        L->r = net_rand_tensor(1, one, 5.0f, 6.0f);
+        L->v_leak = net_rand_tensor(1, one, 0.0f, 0.1f);
         if (k == 1) {
-            L->tau_syn = rand_tensor(1, c, 1e-3f, 2e-3f);
-            L->w_in = rand_tensor(1, one, 1.0f, 2.0f);
+            L->tau_syn = net_rand_tensor(1, c, 1e-3f, 2e-3f);
+            L->w_in = net_rand_tensor(1, one, 1.0f, 2.0f);
         }
         L->dt = 1e-3;
         L->reset = k == 0 ? NC_RESET_ZERO : NC_RESET_SUBTRACT;
         if (k == 0) {
-            int c2 = conv(s, s->n_layers - 1, 8, 3, 1, 1, 1, 1, 0.8f);
+            int c2 = net_conv(s, s->n_layers - 1, 8, 3, 1, 1, 1, 1, 0.8f);
             (void)c2;
         }
     }
-    int p = pool(s, s->n_layers - 1, 5, 5, 0), fl, ro;
+    int p = net_pool(s, s->n_layers - 1, 5, 5, 0), fl, ro;
     NC_ASSERT_OK(nc_snn_add_flatten(s, p, NULL, &fl));
-    int f = affine(s, fl, 4, 1.0f);
+    int f = net_affine(s, fl, 4, 1.0f);
     NC_ASSERT_OK(nc_snn_add_readout(s, f, NULL, &ro));
     g_total_spikes = 0;
     check_all(s, 6);
@@ -384,7 +228,7 @@ static void test_refuses_cleanly(void **state)
     int64_t in[1] = {4};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(1, in, &s));
-    int a = affine(s, 0, 3, 1.0f), b = affine(s, 0, 2, 1.0f), from[2] = {a, b}, cat;
+    int a = net_affine(s, 0, 3, 1.0f), b = net_affine(s, 0, 2, 1.0f), from[2] = {a, b}, cat;
     NC_ASSERT_OK(nc_snn_add_concat(s, 2, from, "cat", &cat));
     nc_session_options o = {.backend = "cpu-fast", .timesteps = 2};
     nc_session *ss = NULL;
@@ -395,9 +239,9 @@ static void test_refuses_cleanly(void **state)
     nc_snn_free(s);
     setenv("NEUROC_CPU_FAST_ISA", "vliw", 1);
     NC_ASSERT_OK(nc_snn_create(1, in, &s));
-    affine(s, 0, 3, 1.0f);
+    net_affine(s, 0, 3, 1.0f);
     NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    nc_tensor *x = rand_input(s, 0, 2), *y = (nc_tensor *)1;
+    nc_tensor *x = net_rand_input(s, 0, 2), *y = (nc_tensor *)1;
     assert_int_equal(nc_session_run(ss, x, &y), NC_ERR_BACKEND_UNAVAILABLE);
     assert_null(y);
     unsetenv("NEUROC_CPU_FAST_ISA");
@@ -411,30 +255,14 @@ static void test_refuses_cleanly(void **state)
 /* The shipped example models, converted (calibrated on 64 test images). */
 static void convert_and_check(const char *onnx)
 {
-    nc_model *m = NULL;
-    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(onnx), NULL, &m));
-    nc_tensor *x = NULL;
-    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_x.npy"), NC_DTYPE_F32, &x));
-    int64_t shape[4];
-    memcpy(shape, nc_tensor_shape(x), sizeof shape);
-    assert_true(shape[0] >= 64);
-    nc_tensor *calib = NULL, *batch = NULL;
-    shape[0] = 64;
-    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, nc_tensor_data(x), &calib));
-    shape[0] = 6;
-    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, (float *)nc_tensor_data(x) + 64 * 784, &batch));
-    nc_convert_options co = {.calib_samples = 64};
-    nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_convert(m, calib, NULL, &co, &s, NULL));
+    nc_tensor *batch = NULL;
+    nc_snn *s = net_example(nc_test_src(onnx), 6, &batch);
     g_total_spikes = 0;
     check_same(s, batch, 8, NC_ENCODING_DIRECT, 0);
     check_same(s, batch, 4, NC_ENCODING_POISSON, 1);
     assert_true(g_total_spikes > 0);
     nc_snn_free(s);
     nc_tensor_free(batch);
-    nc_tensor_free(calib);
-    nc_tensor_free(x);
-    nc_model_free(m);
 }
 
 static void test_example_models(void **state)
@@ -458,10 +286,10 @@ static void test_bench_command(void **state)
     int64_t in[3] = {1, 12, 12};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int c1 = conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f), i1 = if_layer(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
-    int p1 = pool(s, i1, 2, 2, 0), fl, ro;
+    int c1 = net_conv(s, 0, 16, 3, 1, 1, 1, 1, 0.6f), i1 = net_if(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
+    int p1 = net_pool(s, i1, 2, 2, 0), fl, ro;
     NC_ASSERT_OK(nc_snn_add_flatten(s, p1, NULL, &fl));
-    NC_ASSERT_OK(nc_snn_add_readout(s, affine(s, fl, 4, 0.3f), NULL, &ro));
+    NC_ASSERT_OK(nc_snn_add_readout(s, net_affine(s, fl, 4, 0.3f), NULL, &ro));
     NC_ASSERT_OK(nc_snn_save_nir(s, nir));
     nc_snn_free(s);
     const char *neuroc = NC_BINARY_DIR "/neuroc";

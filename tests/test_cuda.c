@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "neuroc/neuroc.h"
-#include "cuda_nets.h"
+#include "random_nets.h"
 
 static int g_failures;
 
@@ -209,8 +209,8 @@ int main(void)
     printf("%d CUDA device(s)\n", count);
     check_errors();
     g_spikes = 0;
-    check_net("random layers", net_random_layers(), 7);
-    check_net("static paths", net_static_paths(), 5);
+    check_net("random layers", net_random_layers(NET_RANDOM_CUDA), 7);
+    check_net("static paths", net_static_paths(0), 5);
     check_net("example CNN shapes", net_cnn_shapes(), 8);
 #ifndef NC_TESTS_NO_ONNX
     static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx", "mlp.onnx"};

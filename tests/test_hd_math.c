@@ -20,9 +20,11 @@
 #include "kernels/hash.h"
 #include "kernels/time_loop.h"
 #include "kernels/window_index.h"
+#include "snn/alloc.h"
 #include "snn/backend.h"
 #include "snn/snn_ir.h"
-#include "cuda_nets.h"
+#include "snn/weight_layout.h"
+#include "random_nets.h"
 
 /* ---------------------------------------------------------------- index helpers */
 
@@ -93,29 +95,6 @@ typedef struct emu_layer {
     float *val, *wt, *v, *theta, *sval, *v0;
     nc_win_geom g;
 } emu_layer;
-
-/* The conv weights in [C_in][kH][kW][C_out/groups] through nc_conv_w_index,
- * Affine weights [in][out]. */
-static float *emu_weights(const nc_snn_layer *L, nc_win_geom g)
-{
-    const float *W = nc_f32(L->weight);
-    float *T = malloc((size_t)L->weight->numel * sizeof *T);
-    assert_non_null(T);
-    if (L->kind == NC_SNN_AFFINE) {
-        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
-        for (int64_t o = 0; o < out; o++)
-            for (int64_t i = 0; i < in; i++)
-                T[i * out + o] = W[o * in + i];
-        return T;
-    }
-    int kg = g.K / g.groups, cg = g.C / g.groups;
-    for (int k = 0; k < g.K; k++)
-        for (int c = 0; c < cg; c++)
-            for (int i = 0; i < g.kh; i++)
-                for (int j = 0; j < g.kw; j++)
-                    T[nc_conv_w_index(g, k / kg * cg + c, i, j, k % kg)] = W[((k * cg + c) * g.kh + i) * g.kw + j];
-    return T;
-}
 
 static nc_win_geom emu_geom(const nc_snn_layer *L, const nc_snn_layer *X)
 {
@@ -192,8 +171,10 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
         }
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D)
             E[i].g = emu_geom(L, &s->layers[L->inputs[0]]);
-        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_AFFINE)
-            E[i].wt = emu_weights(L, E[i].g);
+        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_AFFINE) {
+            E[i].wt = nc_snn_fanout_weights(L); /* the backend's layout, read through nc_conv_w_index */
+            assert_non_null(E[i].wt);
+        }
         if (L->n_inputs > 0 && E[L->inputs[0]].size > max_in)
             max_in = E[L->inputs[0]].size;
         if (L->kind == NC_SNN_IF) {
@@ -323,7 +304,7 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
     }
     for (int i = 0; i < nl; i++) {
         free(E[i].val);
-        free(E[i].wt);
+        nc_free(E[i].wt);
         free(E[i].v);
         free(E[i].theta);
         free(E[i].sval);
@@ -411,10 +392,10 @@ static void test_emulated_random_layers(void **state)
 {
     (void)state;
     g_spikes = 0;
-    nc_snn *s = net_random_layers();
+    nc_snn *s = net_random_layers(NET_RANDOM_CUDA);
     check_modes(s, 7);
     nc_snn_free(s);
-    s = net_static_paths();
+    s = net_static_paths(0);
     check_modes(s, 5);
     nc_snn_free(s);
     s = net_cnn_shapes();

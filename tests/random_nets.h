@@ -1,9 +1,14 @@
-/* Networks and inputs for the tests of the cuda backend: its CPU emulation
- * (test_hd_math.c, cmocka) and the GPU test (test_cuda.c, plain C so that
- * scripts/gpu-check can build it without cmocka). Header-only: each test
- * includes it once. Failures print the library's message and exit 1. */
-#ifndef NC_TESTS_CUDA_NETS_H
-#define NC_TESTS_CUDA_NETS_H
+/* Random networks and inputs for the tests that compare a backend with the
+ * cpu reference bit for bit: cpu-fast (test_cpu_fast.c), the cuda backend's
+ * CPU emulation (test_hd_math.c) and its GPU test (test_cuda.c, plain C so
+ * that scripts/gpu-check can build it without cmocka), and the GPU benchmark
+ * (bench/cuda_bench.c). Header-only: each program includes it once. One
+ * generator seeded alike in each program, so a program draws the same
+ * networks on every run. A failing library call prints the library's
+ * message and exits 1, unless the includer defines NET_OK first (the cmocka
+ * tests make it an assertion). */
+#ifndef NC_TESTS_RANDOM_NETS_H
+#define NC_TESTS_RANDOM_NETS_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +17,7 @@
 #include "neuroc/neuroc.h"
 #include "snn/snn_ir.h" /* nc_snn_add_maxpool2d */
 
+#ifndef NET_OK
 #define NET_OK(expr)                                                                                 \
     do {                                                                                             \
         nc_status st_ = (expr);                                                                      \
@@ -21,6 +27,7 @@
             exit(1);                                                                                 \
         }                                                                                            \
     } while (0)
+#endif
 
 /* Every helper is static; a program may use only some of them. */
 #define NET_FN static __attribute__((unused))
@@ -126,52 +133,78 @@ NET_FN int net_pool(nc_snn *s, int from, int64_t k, int64_t stride, int64_t pad)
     return id;
 }
 
+/* What the users of net_random_layers vary. cpu-fast folds a pool of spikes
+ * into the events only when the spike values are θ; its kernels run vectors
+ * of 8 and 16 floats. The cuda kernels run blocks of 256 threads. */
+typedef struct net_random_opts {
+    int spike_values;  /* random spike values per neuron on the second IF (its pool is not foldable) */
+    int64_t conv_out;  /* output channels of the last convolution */
+    int64_t hidden;    /* outputs of the first affine */
+    float out_wscale;  /* weight scale of the last affine */
+} net_random_opts;
+
+/* What the cuda tests run: more outputs than a block of threads. */
+#define NET_RANDOM_CUDA ((net_random_opts){.spike_values = 1, .conv_out = 40, .hidden = 300, .out_wscale = 0.2f})
+
 /* Convolutions with stride, padding, dilation and groups, pooling with
  * overlapping windows and padding, residual Adds of currents and spikes,
- * both reset modes, per-neuron spike values, flatten, affine, readout. */
-NET_FN nc_snn *net_random_layers(void)
+ * both reset modes, flatten, affine, readout. */
+NET_FN nc_snn *net_random_layers(net_random_opts o)
 {
     int64_t in[3] = {3, 11, 9};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.6f);
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.6f);   /* 8 × 11 × 9 */
     int i1 = net_if(s, c1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
-    int c2 = net_conv(s, i1, 8, 3, 2, 1, 1, 2, 0.5f);   /* stride 2, groups 2 */
-    int i2 = net_if(s, c2, 1, 1, NC_RESET_SUBTRACT, 0.8f);
+    int c2 = net_conv(s, i1, 8, 3, 2, 1, 1, 2, 0.5f);  /* stride 2, groups 2: 8 × 6 × 5 */
+    int i2 = net_if(s, c2, 1, o.spike_values, NC_RESET_SUBTRACT, 0.8f);
     int p2 = net_pool(s, i2, 3, 1, 1);                 /* overlapping windows, padding */
-    int c3 = net_conv(s, p2, 8, 3, 1, 2, 2, 4, 0.8f);   /* dilation 2, groups 4 */
+    int c3 = net_conv(s, p2, 8, 3, 1, 2, 2, 4, 0.8f);  /* dilation 2, groups 4 */
     int from[2] = {c3, i2}, add;
     NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));    /* currents + spikes */
     int i3 = net_if(s, add, 2, 0, NC_RESET_ZERO, 0.9f);
-    int c4 = net_conv(s, i3, 40, 2, 2, 0, 1, 1, 0.5f);
+    int c4 = net_conv(s, i3, o.conv_out, 2, 2, 0, 1, 1, 0.5f); /* kernel 2 stride 2: conv_out × 3 × 2 */
     int i4 = net_if(s, c4, 0, 0, NC_RESET_SUBTRACT, 0.7f);
     int fl, ro;
     NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
-    int f1 = net_affine(s, fl, 300, 0.5f);              /* more outputs than a block of threads */
+    int f1 = net_affine(s, fl, o.hidden, 0.5f);
     int i5 = net_if(s, f1, 0, 0, NC_RESET_SUBTRACT, 0.5f);
-    int f2 = net_affine(s, i5, 7, 0.2f);
+    int f2 = net_affine(s, i5, 7, o.out_wscale);
     NET_OK(nc_snn_add_readout(s, f2, NULL, &ro));
     return s;
 }
 
-/* A pool and an IF on the input itself, max pooling of currents, an Add of
- * a static current and spikes, two readers of one layer. */
-NET_FN nc_snn *net_static_paths(void)
+/* A pool and an IF on the input itself, max pooling of currents, two
+ * readers of one layer. In the middle an Add of a static current and
+ * spikes; or, with dense_pools, what cpu-fast cannot fold into events and
+ * runs dense: a pool of spikes with per-neuron values, a pool of that pool,
+ * and an Add of two spike layers. */
+NET_FN nc_snn *net_static_paths(int dense_pools)
 {
     int64_t in[3] = {2, 8, 8};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int p0 = net_pool(s, 0, 2, 2, 0);                       /* pool of the input: static */
+    int p0 = net_pool(s, 0, 2, 2, 0);                              /* pool of the input: static */
     int c1 = net_conv(s, p0, 6, 3, 1, 1, 1, 1, 0.8f);
     int64_t k3[2] = {3, 3}, s1[2] = {1, 1}, pd1[2] = {1, 1};
     int mp;
-    NET_OK(nc_snn_add_maxpool2d(s, c1, k3, s1, pd1, NULL, &mp));
-    int i1 = net_if(s, mp, 1, 0, NC_RESET_SUBTRACT, 0.6f);
-    int from[2] = {mp, i1}, add;
-    NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));         /* static + spikes */
-    int i2 = net_if(s, add, 0, 0, NC_RESET_SUBTRACT, 0.9f);
-    int iin = net_if(s, 0, 1, 0, NC_RESET_SUBTRACT, 1.5f);  /* IF on the input */
-    int pin = net_pool(s, iin, 2, 2, 0);
+    NET_OK(nc_snn_add_maxpool2d(s, c1, k3, s1, pd1, NULL, &mp));  /* 6 × 4 × 4 */
+    int i1 = net_if(s, mp, 1, dense_pools, NC_RESET_SUBTRACT, 0.6f);
+    int add, i2;
+    if (dense_pools) {
+        int p1 = net_pool(s, i1, 2, 2, 0);
+        int p2 = net_pool(s, p1, 2, 1, 0);
+        int a = net_if(s, p2, 0, 0, NC_RESET_SUBTRACT, 0.3f), b = net_if(s, p2, 1, 0, NC_RESET_ZERO, 0.4f);
+        int from[2] = {a, b};
+        NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));            /* spikes + spikes */
+        i2 = net_if(s, add, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    } else {
+        int from[2] = {mp, i1};
+        NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));            /* static + spikes */
+        i2 = net_if(s, add, 0, 0, NC_RESET_SUBTRACT, 0.9f);
+    }
+    int iin = net_if(s, 0, 1, 0, NC_RESET_SUBTRACT, 1.5f);         /* IF on the input */
+    int pin = net_pool(s, iin, 2, 2, 0);                           /* folded by cpu-fast */
     int fl1, fl2, ro;
     NET_OK(nc_snn_add_flatten(s, i2, NULL, &fl1));
     NET_OK(nc_snn_add_flatten(s, pin, NULL, &fl2));
@@ -216,6 +249,10 @@ NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch)
     NET_OK(nc_data_load(data, NC_DTYPE_F32, &x));
     int64_t shape[4];
     memcpy(shape, nc_tensor_shape(x), sizeof shape);
+    if (shape[0] < 64 + n) {
+        fprintf(stderr, "%s: %lld images, %d needed\n", data, (long long)shape[0], 64 + n);
+        exit(1);
+    }
     shape[0] = 64;
     NET_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, nc_tensor_data(x), &calib));
     shape[0] = n;

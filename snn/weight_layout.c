@@ -1,0 +1,28 @@
+/* The fan-out weight layout of the spiking backends (weight_layout.h). */
+#include "weight_layout.h"
+
+#include "alloc.h"
+#include "tensor.h"
+
+float *nc_snn_fanout_weights(const nc_snn_layer *L)
+{
+    const float *W = nc_f32(L->weight);
+    float *T = nc_malloc((size_t)L->weight->numel * sizeof *T);
+    if (!T)
+        return NULL;
+    if (L->kind == NC_SNN_AFFINE) {
+        int64_t out = L->weight->shape[0], in = L->weight->shape[1];
+        for (int64_t o = 0; o < out; o++)
+            for (int64_t i = 0; i < in; i++)
+                T[i * out + o] = W[o * in + i];
+        return T;
+    }
+    /* Output channel k of group g = k / kg reads input channels g·cg .. g·cg + cg. */
+    int64_t K = L->weight->shape[0], cg = L->weight->shape[1], kk = L->weight->shape[2] * L->weight->shape[3];
+    int64_t kg = K / L->groups;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t e = 0; e < kk; e++)
+                T[(((k / kg) * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
+    return T;
+}
