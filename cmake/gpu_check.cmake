@@ -18,7 +18,7 @@ find_package(CUDAToolkit REQUIRED)
 add_compile_options($<$<COMPILE_LANGUAGE:C>:-Wall> $<$<COMPILE_LANGUAGE:C>:-Wextra>
                     $<$<COMPILE_LANGUAGE:C>:-ffp-contract=off> $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
 file(GLOB NEUROC_CORE_SOURCES CONFIGURE_DEPENDS snn/*.c kernels/*.c kernels/cuda/*.cu)
-list(FILTER NEUROC_CORE_SOURCES EXCLUDE REGEX "(ann_ops_linear|data_h5)\\.c$")
+list(FILTER NEUROC_CORE_SOURCES EXCLUDE REGEX "(ann_ops_linear|data_h5|dist_mpi)\\.c$")
 add_library(neuroc_core STATIC ${NEUROC_CORE_SOURCES})
 target_include_directories(neuroc_core PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR})
 target_compile_definitions(neuroc_core PRIVATE NEUROC_VERSION="${PROJECT_VERSION}" NEUROC_HAVE_CUDA=1)
