@@ -60,6 +60,19 @@ typedef struct nc_convert_options {
      * can run the network); skipped after QCFS fine-tuning (the ANN no
      * longer describes the network). */
     int bias_correction;
+    /* Potential correction (the v(0) calibration of Li et al., ICML 2021),
+     * after bias correction if both are on: IF layer by IF layer, each
+     * neuron's v(0) is shifted by T × (the mean over the calibration
+     * samples of the ANN's activation clipped to [0, θ] − the SNN's output
+     * rate·θ at T = `timesteps`), so v(0) becomes per neuron. Per neuron it
+     * also corrects position-dependent errors (borders, padding) that a
+     * per-channel bias cannot; at T it acts like a bias of that error, and
+     * it brings the charge at the start, so it helps most at small T. Same
+     * cost as bias correction; skipped after QCFS fine-tuning. */
+    int potential_correction;
+    /* Rounds of each correction per layer (each measures the error again,
+     * as the rate is a step function of bias and v(0)); 0 = 1. */
+    int correction_rounds;
 } nc_convert_options;
 
 /* What conversion did: one record per spiking layer, plus warnings. */
