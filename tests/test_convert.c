@@ -710,7 +710,8 @@ static void test_qcfs_finetune(void **state)
     for (int i = 0; i < 16; i++)
         lab[i] = i % 3;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, &n, lab, &y));
-    nc_convert_options o = {.qcfs_epochs = 2, .qcfs_lr = 0.05f, .qcfs_batch = 8, .bias_correction = 1};
+    nc_convert_options o = {.qcfs_epochs = 2, .qcfs_lr = 0.05f, .qcfs_batch = 8, .bias_correction = 1,
+                            .potential_correction = 1};
     nc_snn *s = NULL, *s0 = NULL;
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s0, NULL));
@@ -718,7 +719,7 @@ static void test_qcfs_finetune(void **state)
     const char *json = nc_convert_report_json(r);
     assert_non_null(strstr(json, "\"threshold_before_finetune\""));
     assert_non_null(strstr(json, "\"samples\": 16"));
-    assert_non_null(strstr(json, "bias correction is skipped"));
+    assert_non_null(strstr(json, "bias and potential correction are skipped"));
     const nc_snn_layer *a = layer_named(s0, "/net/net.3/Relu"), *b = layer_named(s, "/net/net.3/Relu");
     assert_true(((const float *)a->threshold->data)[0] != ((const float *)b->threshold->data)[0]);
     nc_convert_report_free(r);
