@@ -188,8 +188,8 @@ const char *cli_dist_note(void);
 
 typedef struct convert_args {
     const char *calib, *timesteps, *levels, *threshold, *calib_samples, *reset, *v0, *maxpool;
-    const char *qcfs_epochs, *lr, *qcfs_batch, *seed;
-    int per_channel, count_zeros, binary_spikes, bias_correction;
+    const char *qcfs_epochs, *lr, *qcfs_batch, *seed, *correction_rounds;
+    int per_channel, count_zeros, binary_spikes, bias_correction, potential_correction;
 } convert_args;
 /* The options both commands spell the same way. */
 #define CLI_CONVERT_OPTS(c)                                                                       \
@@ -200,7 +200,9 @@ typedef struct convert_args {
         {"--v0", NULL, &(c).v0, NULL}, {"--binary-spikes", NULL, NULL, &(c).binary_spikes},        \
         {"--maxpool", NULL, &(c).maxpool, NULL}, {"--qcfs-epochs", NULL, &(c).qcfs_epochs, NULL},  \
         {"--lr", NULL, &(c).lr, NULL}, {"--seed", NULL, &(c).seed, NULL},                          \
-        {"--bias-correction", NULL, NULL, &(c).bias_correction}
+        {"--bias-correction", NULL, NULL, &(c).bias_correction},                                   \
+        {"--potential-correction", NULL, NULL, &(c).potential_correction},                         \
+        {"--correction-rounds", NULL, &(c).correction_rounds, NULL}
 /* Fills *o from the arguments; a usage error (exit 2) names the bad one. */
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o);
 /* 1 if any conversion option was given (calib and seed aside). */

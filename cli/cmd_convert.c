@@ -15,7 +15,8 @@ const char CMD_CONVERT_HELP[] =
     "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
     "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
-    "                      [--bias-correction]\n"
+    "                      [--bias-correction] [--potential-correction]\n"
+    "                      [--correction-rounds N]\n"
     "                      [--maxpool currents|average]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]]\n"
@@ -48,6 +49,14 @@ const char CMD_CONVERT_HELP[] =
     "                     activation - SNN rate x threshold) to the bias feeding\n"
     "                     it, layer by layer (Li et al. 2021); helps deep and\n"
     "                     residual networks at small T\n"
+    "      --potential-correction  after calibration (and bias correction), run\n"
+    "                     the SNN for T steps and shift each neuron's initial\n"
+    "                     membrane v0 by T x its mean error (ANN activation - SNN\n"
+    "                     rate x threshold) on the calibration data, layer by\n"
+    "                     layer (Li et al. 2021): per neuron, so it also fixes\n"
+    "                     errors at borders; helps most at small T\n"
+    "      --correction-rounds N  repeat each correction N times per layer, each\n"
+    "                     measuring the error again (default 1; 2 helps at T < 8)\n"
     "      --maxpool M    currents (max-pool the currents before the neuron;\n"
     "                     default) or average (replace MaxPool by average pooling)\n"
     "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
@@ -93,7 +102,7 @@ int cli_convert_args_given(const convert_args *a)
 {
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
-           a->binary_spikes || a->bias_correction;
+           a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -160,7 +169,14 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     o->per_channel = a->per_channel;
     o->count_zeros = a->count_zeros;
     o->binary_spikes = a->binary_spikes;
+    if (a->correction_rounds) {
+        if (!cli_parse_ll(a->correction_rounds, 1, 1000, 0, &v))
+            return cli_usage_error(cmd, "--correction-rounds must be a whole number from 1 to 1000, not '%s'",
+                                   a->correction_rounds);
+        o->correction_rounds = (int)v;
+    }
     o->bias_correction = a->bias_correction;
+    o->potential_correction = a->potential_correction;
     return CLI_OK;
 }
 

@@ -50,6 +50,7 @@ const char CMD_EVAL_HELP[] =
     "      --levels L  --threshold pN|max|mse  --per-channel  --count-zeros\n"
     "      --calib-samples N  --reset subtract|zero  --v0 half|zero\n"
     "      --binary-spikes  --maxpool currents|average  --bias-correction\n"
+    "      --potential-correction  --correction-rounds N\n"
     "      --qcfs-epochs N  --lr X  --qcfs-batch B\n"
     "      --calib-labels Y  labels of --calib for fine-tuning (default: --labels\n"
     "                     when --calib is --data)\n"

@@ -407,7 +407,7 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
 typedef struct bc_target {
     int64_t channels, plane;
     const nc_snn_layer *L;
-    double *mean;   /* per channel: mean of the ANN activation clipped to [0, θ] */
+    double *mean;   /* per neuron: sum over samples of the ANN activation clipped to [0, θ] */
 } bc_target;
 
 typedef struct bc_run {
@@ -423,15 +423,14 @@ static nc_status bc_batch(void *user, nc_tensor *const *all, int64_t rows)
         bc_target *t = &r->t[k];
         const float *a = nc_f32(all[r->sites[k].out_value]);
         int64_t per = t->channels * t->plane;
-        for (int64_t i = 0; i < rows; i++)
-            for (int64_t c = 0; c < t->channels; c++) {
-                double th = nc_snn_param(t->L->threshold, t->L, c * t->plane, 1.0f), acc = 0.0;
-                for (int64_t j = 0; j < t->plane; j++) {
-                    double v = a[i * per + c * t->plane + j];
-                    acc += v < 0.0 ? 0.0 : (v > th ? th : v);
-                }
-                t->mean[c] += acc;
+        for (int64_t j = 0; j < per; j++) {
+            double th = nc_snn_param(t->L->threshold, t->L, j, 1.0f), acc = 0.0;
+            for (int64_t i = 0; i < rows; i++) {
+                double v = a[i * per + j];
+                acc += v < 0.0 ? 0.0 : (v > th ? th : v);
             }
+            t->mean[j] += acc;
+        }
     }
     return NC_OK;
 }
@@ -466,13 +465,14 @@ static int bias_layer(const nc_snn *s, const nc_snn_layer *L)
     return -1;
 }
 
-/* Per-channel mean output rate·(spike value) of IF layer `id` over the
- * first n rows of x, T steps, into mean[channels]. */
+/* Per-neuron mean output rate·(spike value) of IF layer `id` over the
+ * first n rows of x, T steps, into mean[size]. With a process group each
+ * rank runs its share of the batches and the sums are added across ranks. */
 static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int T, double *mean,
                            const nc_dist *dist)
 {
     const nc_snn_layer *L = &s->layers[id];
-    int64_t size = nc_snn_layer_size(L), C = nc_snn_layer_channels(L), plane = size / C;
+    int64_t size = nc_snn_layer_size(L);
     int64_t row = x->numel / x->shape[0], B = 64;
     int saved = s->output, saved_n = s->n_layers;
     s->output = id; /* the session then sums this layer's output over the steps */
@@ -494,7 +494,7 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
         so.backend = "cpu";
         st = nc_session_create(s, &so, &ss);
     }
-    memset(mean, 0, (size_t)C * sizeof *mean);
+    memset(mean, 0, (size_t)size * sizeof *mean);
     int64_t b0, b1; /* a process group: this rank's run of the batches */
     nc_dist_share(dist, (n + B - 1) / B, &b0, &b1);
     int64_t end = b1 * B < n ? b1 * B : n;
@@ -511,78 +511,122 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
         st = nc_session_run(ss, bx, &out);
         nc_tensor_free(bx);
         for (int64_t i = 0; st == NC_OK && i < rows * size; i++)
-            mean[(i % size) / plane] += nc_f32(out)[i];
+            mean[i % size] += nc_f32(out)[i];
         nc_tensor_free(out);
     }
     nc_session_free(ss);
     s->output = saved;
     s->n_layers = saved_n;
-    if ((st = nc_dist_agree_status(dist, st, "bias correction")) == NC_OK)
-        st = nc_dist_sum_f64(dist, mean, C);
-    for (int64_t c = 0; c < C; c++)
-        mean[c] /= (double)T * (double)n * (double)plane;
+    if ((st = nc_dist_agree_status(dist, st, "layer-wise correction")) == NC_OK)
+        st = nc_dist_sum_f64(dist, mean, size);
+    for (int64_t j = 0; j < size; j++)
+        mean[j] /= (double)T * (double)n;
     return st;
 }
 
-nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples, int T, nc_snn *s,
-                          nc_if_site *sites, int n_sites, nc_progress_fn progress, void *progress_user,
-                          nc_strlist *warnings, const nc_dist *dist)
+/* Potential correction: v(0) of L becomes a full-shape tensor (θ/2 where it
+ * was unset) shifted by T·err per neuron, the charge that T steps of a
+ * current err would have brought. Returns the mean |shift| in *mean_shift. */
+static nc_status shift_v0(nc_snn_layer *L, const double *err, int T, double *mean_shift)
 {
-    if (n_sites == 0)
+    int64_t size = nc_snn_layer_size(L);
+    nc_tensor *v = nc_tensor_new(NC_DTYPE_F32, L->ndim, L->shape);
+    if (!v)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    double sum = 0.0;
+    for (int64_t j = 0; j < size; j++) {
+        float v0 = nc_snn_param(L->v_init, L, j, NAN);
+        if (isnan(v0))
+            v0 = 0.5f * nc_snn_param(L->threshold, L, j, 1.0f);
+        nc_f32(v)[j] = (float)((double)v0 + T * err[j]);
+        sum += fabs(T * err[j]);
+    }
+    *mean_shift = sum / (double)size;
+    nc_tensor_free(L->v_init);
+    L->v_init = v;
+    return NC_OK;
+}
+
+nc_status nc_layer_correct(const nc_graph *g, const nc_tensor *x, const nc_correct_options *o, nc_snn *s,
+                           nc_if_site *sites, int n_sites, nc_strlist *warnings)
+{
+    if (n_sites == 0 || (!o->bias && !o->potential))
         return NC_OK;
     nc_status st = check_data(g, x, "calibration");
     if (st != NC_OK)
         return st;
-    int64_t n = samples < x->shape[0] ? samples : x->shape[0];
+    int64_t n = o->samples < x->shape[0] ? o->samples : x->shape[0];
+    int T = o->timesteps, rounds = o->rounds > 0 ? o->rounds : 1;
+    if (n <= 0 || T <= 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "layer-wise correction needs samples and T > 0");
     bc_target *t = nc_calloc((size_t)n_sites, sizeof *t);
-    double *snn = NULL;
+    double *err = NULL;
     if (!t)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    int64_t max_c = 1;
+    int64_t max_size = 1;
     for (int k = 0; k < n_sites && st == NC_OK; k++) {
         t[k].L = &s->layers[sites[k].layer];
+        int64_t size = nc_snn_layer_size(t[k].L);
         t[k].channels = nc_snn_layer_channels(t[k].L);
-        t[k].plane = nc_snn_layer_size(t[k].L) / t[k].channels;
-        max_c = t[k].channels > max_c ? t[k].channels : max_c;
+        t[k].plane = size / t[k].channels;
+        max_size = size > max_size ? size : max_size;
         if ((st = check_site_value(g, t[k].L, sites[k].out_value)) == NC_OK &&
-            !(t[k].mean = nc_calloc((size_t)t[k].channels, sizeof *t[k].mean)))
+            !(t[k].mean = nc_calloc((size_t)size, sizeof *t[k].mean)))
             st = nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
     bc_run run = {sites, t, n_sites};
     if (st == NC_OK)
-        st = ann_pass(g, x, n, 64, bc_batch, &run, "bias correction (ANN)", progress, progress_user, dist);
+        st = ann_pass(g, x, n, 64, bc_batch, &run, "layer-wise correction (ANN)", o->progress, o->progress_user,
+                      o->dist);
     /* a process group: the sums of every rank's share */
-    st = nc_dist_agree_status(dist, st, "bias correction");
+    st = nc_dist_agree_status(o->dist, st, "layer-wise correction");
     for (int k = 0; st == NC_OK && k < n_sites; k++)
-        st = nc_dist_sum_f64(dist, t[k].mean, t[k].channels);
-    if (st == NC_OK && !(snn = nc_malloc((size_t)max_c * sizeof *snn)))
+        st = nc_dist_sum_f64(o->dist, t[k].mean, nc_snn_layer_size(t[k].L));
+    if (st == NC_OK && !(err = nc_malloc((size_t)max_size * sizeof *err)))
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
-    /* layer by layer, so that each correction sees the corrected layers before it */
+    /* Layer by layer, so that each correction sees the corrected layers
+     * before it; each round measures the error again, as the SNN's rate is
+     * a step function of bias and v(0) and one linear step over- or
+     * undershoots (most at small T). */
     for (int k = 0; st == NC_OK && k < n_sites; k++) {
         nc_if_site *site = &sites[k];
-        const nc_snn_layer *L = &s->layers[site->layer];
-        int b = bias_layer(s, L);
-        if (b < 0) {
+        nc_snn_layer *L = &s->layers[site->layer];
+        int64_t size = nc_snn_layer_size(L), plane = t[k].plane;
+        int b = o->bias ? bias_layer(s, L) : -1;
+        if (o->bias && b < 0)
             st = nc_strlist_addf(warnings, "bias correction: IF layer '%s' has no Conv/Affine bias directly "
                                  "before it; left uncorrected", L->name);
-            continue;
-        }
-        if ((st = snn_means(s, site->layer, x, n, T, snn, dist)) != NC_OK)
-            break;
-        float *bias = nc_f32(s->layers[b].bias);
         double shift = 0.0;
-        for (int64_t c = 0; c < t[k].channels; c++) {
-            double e = t[k].mean[c] / ((double)n * (double)t[k].plane) - snn[c];
-            bias[c] = (float)((double)bias[c] + e);
-            shift += e < 0 ? -e : e;
+        for (int r = 0; b >= 0 && st == NC_OK && r < rounds; r++) {
+            if ((st = snn_means(s, site->layer, x, n, T, err, o->dist)) != NC_OK)
+                break;
+            float *bias = nc_f32(s->layers[b].bias);
+            for (int64_t c = 0; c < t[k].channels; c++) {
+                double e = 0.0;
+                for (int64_t j = c * plane; j < (c + 1) * plane; j++)
+                    e += t[k].mean[j] / (double)n - err[j];
+                e /= (double)plane;
+                bias[c] = (float)((double)bias[c] + e);
+                shift += fabs(e);
+            }
         }
-        site->bias_shift = shift / (double)t[k].channels;
-        if (progress)
-            progress("bias correction", k + 1, n_sites, progress_user);
+        if (b >= 0)
+            site->bias_shift = shift / (double)t[k].channels;
+        for (int r = 0; o->potential && st == NC_OK && r < rounds; r++) {
+            double ms = 0.0;
+            if ((st = snn_means(s, site->layer, x, n, T, err, o->dist)) != NC_OK)
+                break;
+            for (int64_t j = 0; j < size; j++)
+                err[j] = t[k].mean[j] / (double)n - err[j];
+            if ((st = shift_v0(L, err, T, &ms)) == NC_OK)
+                site->v0_shift = (isnan(site->v0_shift) ? 0.0 : site->v0_shift) + ms;
+        }
+        if (o->progress)
+            o->progress("layer-wise correction", k + 1, n_sites, o->progress_user);
     }
     for (int k = 0; k < n_sites; k++)
         nc_free(t[k].mean);
     nc_free(t);
-    nc_free(snn);
+    nc_free(err);
     return st;
 }

@@ -63,16 +63,29 @@ double nc_hist_mse_clip(const nc_hist *h, int T);
 nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_options *o, nc_snn *s,
                        nc_if_site *sites, int n_sites, nc_strlist *warnings);
 
-/* Bias correction (Li et al., ICML 2021): for each site in order, the
- * per-channel mean of (the ANN's activation at out_value clipped to [0, θ])
- * minus (the SNN's output rate·θ over T steps), both on the first `samples`
- * rows of x, is added to the bias of the Conv2d/Affine feeding the IF layer
- * (through pooling and one input of an Add). Sets site->bias_shift. With a
- * process group `dist` each rank takes a share of the batches and the sums
- * (doubles) are added across ranks: equal to one process's up to their
- * rounding. */
-nc_status nc_bias_correct(const nc_graph *g, const nc_tensor *x, int64_t samples, int T, nc_snn *s,
-                          nc_if_site *sites, int n_sites, nc_progress_fn progress, void *progress_user,
-                          nc_strlist *warnings, const nc_dist *dist);
+/* Layer-wise correction of the converted network against the ANN (Li et
+ * al., ICML 2021, bias and potential calibration): for each site in order,
+ * the SNN runs `timesteps` steps on the first `samples` rows of x and its
+ * output rate·θ is compared with the ANN's activation at out_value clipped
+ * to [0, θ], per neuron, averaged over the samples. Bias correction adds
+ * each channel's mean error to the bias of the Conv2d/Affine feeding the IF
+ * layer (through pooling and one input of an Add); potential correction
+ * then adds T × each neuron's error to its v(0). Each is repeated `rounds`
+ * times (each round measures again). Sets site->bias_shift and
+ * site->v0_shift. With a process group `dist` each rank takes a share of
+ * the batches and the sums (doubles) are added across ranks: equal to one
+ * process's up to their rounding. */
+typedef struct nc_correct_options {
+    int timesteps;
+    int64_t samples;
+    int bias, potential;
+    int rounds;          /* 0 = 1 */
+    nc_progress_fn progress;
+    void *progress_user;
+    const nc_dist *dist;
+} nc_correct_options;
+
+nc_status nc_layer_correct(const nc_graph *g, const nc_tensor *x, const nc_correct_options *o, nc_snn *s,
+                           nc_if_site *sites, int n_sites, nc_strlist *warnings);
 
 #endif

@@ -30,6 +30,8 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
         o->qcfs_lr = 1e-3f;
     if (o->qcfs_batch == 0)
         o->qcfs_batch = 64;
+    if (o->correction_rounds == 0)
+        o->correction_rounds = 1;
     if (!(o->percentile > 0.0 && o->percentile <= 100.0))
         return nc_errorf(NC_ERR_INVALID_ARG, "percentile %g is outside (0, 100]", o->percentile);
     if (o->method != NC_THRESHOLD_PERCENTILE && o->method != NC_THRESHOLD_MAX && o->method != NC_THRESHOLD_MSE)
@@ -39,10 +41,12 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
     if (o->reset != NC_RESET_SUBTRACT && o->reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown reset mode %d", (int)o->reset);
     if (o->timesteps < 0 || o->timesteps > 1000000 || o->levels < 0 || o->levels > 65536 ||
-        o->calib_samples < 0 || o->qcfs_epochs < 0 || o->qcfs_batch < 0 || !(o->qcfs_lr > 0.0f))
+        o->calib_samples < 0 || o->qcfs_epochs < 0 || o->qcfs_batch < 0 || !(o->qcfs_lr > 0.0f) ||
+        o->correction_rounds < 0 || o->correction_rounds > 1000)
         return nc_errorf(NC_ERR_INVALID_ARG, "conversion options out of range (timesteps %d, levels %d, "
-                         "calibration samples %lld, QCFS epochs %d, batch %d, lr %g)", o->timesteps, o->levels,
-                         (long long)o->calib_samples, o->qcfs_epochs, o->qcfs_batch, (double)o->qcfs_lr);
+                         "calibration samples %lld, QCFS epochs %d, batch %d, lr %g, correction rounds %d)",
+                         o->timesteps, o->levels, (long long)o->calib_samples, o->qcfs_epochs, o->qcfs_batch,
+                         (double)o->qcfs_lr, o->correction_rounds);
     return NC_OK;
 }
 
@@ -139,20 +143,21 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
     }
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
-    if (o.bias_correction && o.qcfs_epochs > 0) {
-        if ((st = nc_strlist_addf(&cg.notes, "bias correction is skipped: after QCFS fine-tuning the ANN no "
-                                  "longer describes the network")) != NC_OK)
+    if ((o.bias_correction || o.potential_correction) && o.qcfs_epochs > 0) {
+        if ((st = nc_strlist_addf(&cg.notes, "bias and potential correction are skipped: after QCFS "
+                                  "fine-tuning the ANN no longer describes the network")) != NC_OK)
             goto done;
-    } else if (o.bias_correction) {
+    } else if (o.bias_correction || o.potential_correction) {
         if (!calib) {
-            st = nc_errorf(NC_ERR_INVALID_ARG, "bias correction needs calibration data");
+            st = nc_errorf(NC_ERR_INVALID_ARG, "bias and potential correction need calibration data");
             goto done;
         }
         nc_graph *view = NULL;
         if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
             goto done;
-        st = nc_bias_correct(view ? view : m->g, calib, o.calib_samples, o.timesteps, cg.snn, cg.sites, cg.n_sites,
-                             o.progress, o.progress_user, &cg.warnings, o.dist);
+        nc_correct_options co = {o.timesteps, o.calib_samples, o.bias_correction, o.potential_correction,
+                                 o.correction_rounds, o.progress, o.progress_user, o.dist};
+        st = nc_layer_correct(view ? view : m->g, calib, &co, cg.snn, cg.sites, cg.n_sites, &cg.warnings);
         nc_graph_view_free(view);
         if (st != NC_OK)
             goto done;

@@ -730,6 +730,7 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
     site.layer = id;
     site.out_value = vout;
     site.bias_shift = NAN;
+    site.v0_shift = NAN;
     if ((st = add_site(c, &site)) != NC_OK)
         return st;
     vst *y = &c->vs[vout];

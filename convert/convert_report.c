@@ -97,6 +97,8 @@ static void put_options(nc_json *j, const nc_report_input *in)
     nc_json_bool(j, "binary_spikes", o->binary_spikes);
     nc_json_string(j, "maxpool", o->maxpool == NC_MAXPOOL_AVERAGE ? "average" : "currents");
     nc_json_bool(j, "bias_correction", o->bias_correction);
+    nc_json_bool(j, "potential_correction", o->potential_correction);
+    nc_json_int(j, "correction_rounds", o->correction_rounds);
     nc_json_int(j, "qcfs_epochs", o->qcfs_epochs);
     if (o->qcfs_epochs > 0) {
         nc_json_number(j, "qcfs_lr", o->qcfs_lr);
@@ -132,6 +134,7 @@ static void put_calibration(nc_json *j, const nc_report_input *in)
     nc_json_int(j, "batch", in->calib_batch);
     nc_json_int(j, "if_layers_calibrated", n_calib);
     nc_json_bool(j, "bias_correction", o->bias_correction && o->qcfs_epochs == 0);
+    nc_json_bool(j, "potential_correction", o->potential_correction && o->qcfs_epochs == 0);
     nc_json_string(j, "statistic", what);
     nc_json_string(j, "scope", o->per_channel ? "per channel" : "per layer");
     nc_json_string(j, "values", "the activation outputs the IF layers replace (after ReLU; after a MaxPool "
@@ -169,6 +172,8 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
     }
     if (!isnan(site->bias_shift))
         nc_json_number(j, "bias_correction_mean_shift", site->bias_shift);
+    if (!isnan(site->v0_shift))
+        nc_json_number(j, "potential_correction_mean_shift", site->v0_shift);
     nc_json_end_object(j);
 }
 

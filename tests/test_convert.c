@@ -110,6 +110,33 @@ static int count_str(const char *hay, const char *needle)
     return n;
 }
 
+/* Σ over groups of `group` consecutive neurons (a channel: its plane; a
+ * neuron: 1) of |mean ANN activation a clipped to [0, θ] − mean SNN output
+ * rate·θ over T steps| of IF layer `layer` (per-layer θ), over x's samples. */
+static double mean_error(const nc_snn *net, const nc_tensor *x, const nc_tensor *a, int T, const char *layer,
+                         int64_t group)
+{
+    const nc_snn_layer *I = layer_named(net, layer);
+    float th = ((const float *)I->threshold->data)[0];
+    nc_tensor *spk = trace(net, x, T, layer, 0);
+    const float *av = nc_tensor_data_const(a), *sv = nc_tensor_data_const(spk);
+    int64_t n = nc_tensor_numel(a), size = nc_snn_layer_size(I);
+    double err = 0;
+    for (int64_t g = 0; g < size; g += group) {
+        double ann = 0, snn = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if ((i % size) / group != g / group)
+                continue;
+            ann += av[i] < 0 ? 0 : (av[i] > th ? th : av[i]);
+            for (int t = 0; t < T; t++)
+                snn += sv[t * n + i] * th / T;
+        }
+        err += fabs(ann - snn);
+    }
+    nc_tensor_free(spk);
+    return err;
+}
+
 /* ---------------------------------------------------------------- BN folding */
 
 /* The SNN's first synaptic layer at step 1 (its output is the ANN's BN
@@ -620,31 +647,41 @@ static void test_calibration(void **state)
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o0, &s0, NULL));
     NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, &r));
     assert_int_equal(count_str(nc_convert_report_json(r), "\"bias_correction_mean_shift\""), 3);
-    double err[2] = {0, 0};
-    for (int k = 0; k < 2; k++) {
-        const nc_snn *net = k ? sb : s0;
-        const nc_snn_layer *I = layer_named(net, "/Relu");
-        float th = ((const float *)I->threshold->data)[0];
-        nc_tensor *spk = trace(net, x, 8, "/Relu", 0);
-        for (int c = 0; c < 4; c++) {
-            double ann = 0, snn = 0;
-            for (int64_t i = 0; i < nc_tensor_numel(a); i++) {
-                if ((i / 36) % 4 != c)
-                    continue;
-                float v = ((const float *)nc_tensor_data_const(a))[i];
-                ann += v < 0 ? 0 : (v > th ? th : v);
-                for (int t = 0; t < 8; t++)
-                    snn += ((const float *)nc_tensor_data_const(spk))[t * nc_tensor_numel(a) + i] * th / 8;
-            }
-            err[k] += fabs(ann - snn);
-        }
-        nc_tensor_free(spk);
-    }
+    double err[2] = {mean_error(s0, x, a, 8, "/Relu", 36), mean_error(sb, x, a, 8, "/Relu", 36)};
     if (!(err[1] < 0.5 * err[0]))
         fail_msg("bias correction: per-channel error %g before, %g after", err[0], err[1]);
     nc_convert_report_free(r);
     nc_snn_free(sb);
     nc_snn_free(s0);
+
+    /* potential correction gives every neuron its own v(0) and brings each
+     * neuron's mean output over T steps closer to the ANN's activation, which
+     * a per-channel bias cannot do; a second round closes it further */
+    for (int T = 4; T <= 8; T += 4) {
+        nc_convert_options oz = {.timesteps = T}, op1 = {.timesteps = T, .potential_correction = 1},
+                           op2 = {.timesteps = T, .potential_correction = 1, .correction_rounds = 2};
+        nc_snn *sz = NULL, *s1 = NULL, *s2 = NULL;
+        NC_ASSERT_OK(nc_convert(m, x, NULL, &oz, &sz, NULL));
+        NC_ASSERT_OK(nc_convert(m, x, NULL, &op1, &s1, &r));
+        NC_ASSERT_OK(nc_convert(m, x, NULL, &op2, &s2, NULL));
+        const char *json = nc_convert_report_json(r);
+        assert_int_equal(count_str(json, "\"potential_correction_mean_shift\""), 3);
+        assert_int_equal(count_str(json, "\"bias_correction_mean_shift\""), 0);
+        const nc_snn_layer *I = layer_named(s1, "/Relu");
+        assert_non_null(I->v_init);
+        assert_int_equal(I->v_init->numel, nc_snn_layer_size(I));
+        double e[3] = {mean_error(sz, x, a, T, "/Relu", 1), mean_error(s1, x, a, T, "/Relu", 1),
+                       mean_error(s2, x, a, T, "/Relu", 1)};
+        print_message("potential correction, T = %d: per-neuron error %g, %g after one round, %g after two\n",
+                      T, e[0], e[1], e[2]);
+        if (!(e[1] < 0.95 * e[0] && e[2] < e[1]))
+            fail_msg("potential correction (T = %d): per-neuron error %g before, %g and %g after", T, e[0], e[1],
+                     e[2]);
+        nc_convert_report_free(r);
+        nc_snn_free(sz);
+        nc_snn_free(s1);
+        nc_snn_free(s2);
+    }
     free_all(m, all);
     nc_tensor_free(x);
     nc_model_free(m);
@@ -673,7 +710,8 @@ static void test_qcfs_finetune(void **state)
     for (int i = 0; i < 16; i++)
         lab[i] = i % 3;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, &n, lab, &y));
-    nc_convert_options o = {.qcfs_epochs = 2, .qcfs_lr = 0.05f, .qcfs_batch = 8, .bias_correction = 1};
+    nc_convert_options o = {.qcfs_epochs = 2, .qcfs_lr = 0.05f, .qcfs_batch = 8, .bias_correction = 1,
+                            .potential_correction = 1};
     nc_snn *s = NULL, *s0 = NULL;
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s0, NULL));
@@ -681,7 +719,7 @@ static void test_qcfs_finetune(void **state)
     const char *json = nc_convert_report_json(r);
     assert_non_null(strstr(json, "\"threshold_before_finetune\""));
     assert_non_null(strstr(json, "\"samples\": 16"));
-    assert_non_null(strstr(json, "bias correction is skipped"));
+    assert_non_null(strstr(json, "bias and potential correction are skipped"));
     const nc_snn_layer *a = layer_named(s0, "/net/net.3/Relu"), *b = layer_named(s, "/net/net.3/Relu");
     assert_true(((const float *)a->threshold->data)[0] != ((const float *)b->threshold->data)[0]);
     nc_convert_report_free(r);

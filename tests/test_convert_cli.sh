@@ -46,6 +46,8 @@ run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --levels 0
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --qcfs-epochs 2
 expect_in "$TMP/err" "--labels"
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --mean 0.5,x
+run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --potential-correction --correction-rounds 0
+expect_in "$TMP/err" "--correction-rounds"
 
 check "eval usage errors"
 run_cli 2 eval "$MODEL" --data "$X"
@@ -124,6 +126,22 @@ run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 64 -T 8 --calib-sample
 expect_in "$TMP/out" "converted"
 expect_in "$TMP/out" "ANN accuracy"
 for t in 1 2 4 8; do expect_in "$TMP/out" "t = $t "; done
+
+check "potential correction: per-neuron v0 in the .nir, stated in the report, also from eval"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -T 4 --potential-correction --correction-rounds 2 \
+    -o "$TMP/pc.nir" --report "$TMP/pc.json"
+py_check "pc.json: the options and a v0 shift per IF layer" '
+import json,sys
+j = json.load(open(sys.argv[1]))
+o = j["options"]
+assert o["potential_correction"] is True and o["correction_rounds"] == 2 and o["timesteps"] == 4, o
+shifts = [l["potential_correction_mean_shift"] for l in j["layers"] if "potential_correction_mean_shift" in l]
+assert len(shifts) == 2 and all(s > 0 for s in shifts), shifts
+' "$TMP/pc.json"
+run_cli 0 eval "$TMP/pc.nir" --data "$X" --labels "$Y" --limit 32 -T 4
+expect_in "$TMP/out" "t = 4 "
+run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 32 -T 4 --calib-samples 64 --potential-correction
+expect_in "$TMP/out" "t = 4 "
 
 check "conversion options do not apply to a .nir"
 run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max

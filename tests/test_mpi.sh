@@ -106,6 +106,15 @@ if [ $have_h5py = 1 ]; then
         fail "the .nir files differ: $(cat "$TMP/cmp")"; fi
 fi
 
+check "convert with bias and potential correction: 2 ranks = 1 process (within 1e-5: double sums)"
+PV=(convert "$MLP" --calib "$X" --calib-samples 96 -T 4 --bias-correction --potential-correction)
+run_cli 0 "${PV[@]}" -o "$TMP/p1.nir"
+run_mpi 0 2 "${PV[@]}" -o "$TMP/p2.nir"
+if [ $have_h5py = 1 ]; then
+    if nir_close "$TMP/p1.nir" "$TMP/p2.nir" 1e-5 >"$TMP/cmp"; then pass "the corrected .nir files agree"; else
+        fail "the corrected .nir files differ: $(cat "$TMP/cmp")"; fi
+fi
+
 check "sim (Loihi fixed point): 2 ranks = 1 process"
 run_cli 0 convert "$MLP" --calib "$X" --calib-samples 64 -o "$TMP/mlp.nir"
 SV=(sim "$TMP/mlp.nir" --data "$X" --labels "$Y" -T 8 --limit 100 --threads 1)

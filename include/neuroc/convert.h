@@ -64,11 +64,24 @@ typedef struct nc_convert_options {
      * correction and QCFS fine-tuning; NULL = this process alone. Every
      * rank passes the same data and takes a contiguous run of its batches.
      * Calibration histograms are merged exactly (power-of-two ranges, bins
-     * summed as integers): the thresholds equal one process's. Bias
-     * correction sums doubles across ranks (equal up to their rounding);
+     * summed as integers): the thresholds equal one process's. Bias and
+     * potential correction sum doubles across ranks (equal up to their rounding);
      * QCFS fine-tuning is data parallel as nc_finetune_options.dist
      * describes (qcfs_batch per rank). */
     const nc_dist *dist;
+    /* Potential correction (the v(0) calibration of Li et al., ICML 2021),
+     * after bias correction if both are on: IF layer by IF layer, each
+     * neuron's v(0) is shifted by T × (the mean over the calibration
+     * samples of the ANN's activation clipped to [0, θ] − the SNN's output
+     * rate·θ at T = `timesteps`), so v(0) becomes per neuron. Per neuron it
+     * also corrects position-dependent errors (borders, padding) that a
+     * per-channel bias cannot; at T it acts like a bias of that error, and
+     * it brings the charge at the start, so it helps most at small T. Same
+     * cost as bias correction; skipped after QCFS fine-tuning. */
+    int potential_correction;
+    /* Rounds of each correction per layer (each measures the error again,
+     * as the rate is a step function of bias and v(0)); 0 = 1. */
+    int correction_rounds;
 } nc_convert_options;
 
 /* What conversion did: one record per spiking layer, plus warnings. */
