@@ -260,6 +260,10 @@ int cmd_eval(int argc, char **argv)
     }
     if (!is_nir && co.qcfs_epochs > 0 && !cy)
         rc = cli_usage_error("eval", "--qcfs-epochs with --calib needs --calib-labels");
+    /* the score is then biased: thresholds (and any fine-tuning) saw the test data */
+    if (rc == CLI_OK && !is_nir && !c.calib && cli_is_root())
+        fprintf(stderr, "neuroc eval: note: calibrating on the evaluation data (%s); give --calib with training "
+                        "data for an unbiased score\n", a.data);
 loaded:
     /* under mpirun: a file one rank could not read stops every rank here */
     if ((rc = cli_dist_agree(rc)) != CLI_OK)

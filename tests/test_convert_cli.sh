@@ -126,6 +126,9 @@ run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 64 -T 8 --calib-sample
 expect_in "$TMP/out" "converted"
 expect_in "$TMP/out" "ANN accuracy"
 for t in 1 2 4 8; do expect_in "$TMP/out" "t = $t "; done
+expect_in "$TMP/err" "calibrating on the evaluation data"
+run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 32 -T 2 --calib "$X" --calib-samples 32
+expect_not_in "$TMP/err" "calibrating on the evaluation data"
 
 check "potential correction: per-neuron v0 in the .nir, stated in the report, also from eval"
 run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -T 4 --potential-correction --correction-rounds 2 \
