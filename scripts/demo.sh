@@ -15,7 +15,8 @@ mkdir -p "$out"
 set -x
 ./build/neuroc info examples/models/cnn.onnx
 ./build/neuroc convert examples/models/cnn.onnx --calib $data/train-images-idx3-ubyte.gz \
-    --calib-samples 1000 --threshold p99.9 --per-channel -o $out/cnn.nir --report $out/convert.json
+    --calib-samples 1000 --threshold p99.9 --per-channel --potential-correction -T 8 \
+    -o $out/cnn.nir --report $out/convert.json
 ./build/neuroc eval $out/cnn.nir --ann examples/models/cnn.onnx \
     --data $data/t10k-images-idx3-ubyte.gz --labels $data/t10k-labels-idx1-ubyte.gz \
     -T 32 --backend cpu-fast --report $out/eval.json --plot $out/accuracy.svg
