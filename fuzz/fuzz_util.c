@@ -1,0 +1,33 @@
+#include "fuzz_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "neuroc/neuroc.h"
+
+const char *nc_fuzz_temp_file(const uint8_t *data, size_t size, const char *ext)
+{
+    static char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/neuroc-fuzz-%ld%s", dir && *dir ? dir : "/tmp", (long)getpid(), ext);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return NULL;
+    int ok = fwrite(data, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok ? path : NULL;
+}
+
+void nc_fuzz_set_limits(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    nc_limits lim = {0};
+    lim.max_tensor_bytes = (int64_t)64 << 20;
+    lim.max_model_bytes = (int64_t)256 << 20;
+    nc_set_limits(&lim);
+    nc_set_log_callback(NULL, NULL);
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds neuroc's libFuzzer targets (clang, -DNEUROC_FUZZ=ON: ASan + UBSan +
+# coverage) in build-libfuzzer and fuzzes each reader for a given time.
+#
+#   bash scripts/fuzz.sh [-t SECONDS] [-j JOBS] [--no-merge] [--minimise] [TARGET...]
+#
+# TARGETs: onnx nir npy idx (default: all). Each runs for SECONDS (default
+# 300) on a working corpus in build-libfuzzer/fuzz/<target>/corpus seeded
+# from fuzz/corpus/<target>; JOBS targets run at once (default 1), at
+# nice 19. Crashes are written to build-libfuzzer/fuzz/<target>/crash-*;
+# the log (with libFuzzer's final stats: runs, exec/s) to
+# build-libfuzzer/fuzz/<target>/fuzz.log. Afterwards new inputs that add
+# coverage are merged into fuzz/corpus/<target> (libFuzzer -merge=1) unless
+# --no-merge. --minimise instead rewrites fuzz/corpus/<target> as the
+# smallest subset with the same coverage and exits.
+# A crash input becomes a regression test by copying it into
+# fuzz/regressions/<target>/ (ctest's fuzz_replay_<target> runs it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=300 jobs=1 merge=1 minimise=0 targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -t) secs=$2; shift 2 ;;
+    -j) jobs=$2; shift 2 ;;
+    --no-merge) merge=0; shift ;;
+    --minimise|--minimize) minimise=1; shift ;;
+    onnx|nir|npy|idx) targets+=("$1"); shift ;;
+    *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+[ ${#targets[@]} -gt 0 ] || targets=(onnx nir npy idx)
+B=build-libfuzzer
+command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 1; }
+cmake -S . -B $B -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEUROC_FUZZ=ON \
+    -DNEUROC_TESTS=OFF -DNEUROC_CUDA=OFF -DNEUROC_OPENMP=OFF >/dev/null
+nice -n 10 cmake --build $B -j2 --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+
+# Largest input worth mutating: the biggest seed of each kind, not more.
+max_len() { case "$1" in onnx|nir) echo 131072 ;; *) echo 8192 ;; esac; }
+# Fuzzing feeds a thousand broken files a second: leaks are checked, HDF5's
+# own error stack is quiet already (neuroc turns its printing off).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+if [ $minimise = 1 ]; then
+    for t in "${targets[@]}"; do
+        tmp=$(mktemp -d)
+        $B/fuzz_$t -merge=1 -max_len=$(max_len $t) "$tmp" fuzz/corpus/$t 2>/dev/null
+        rm -f fuzz/corpus/$t/*
+        cp "$tmp"/* fuzz/corpus/$t/
+        rm -rf "$tmp"
+        echo "$t: $(ls fuzz/corpus/$t | wc -l) inputs, $(du -sh fuzz/corpus/$t | cut -f1)"
+    done
+    exit 0
+fi
+
+# Runs target $1 until its time is up. A crash ends a libFuzzer run (the
+# input is kept as $w/crash-*); the loop starts it again for the time left,
+# so one HDF5 bug does not end the session. Each run's final stats
+# (stat::number_of_executed_units, stat::average_exec_per_sec) go to the log.
+run_one() {
+    local t=$1 w=$B/fuzz/$1 end=$(( $(date +%s) + secs )) left
+    mkdir -p $w/corpus
+    cp -n fuzz/corpus/$t/* $w/corpus/ 2>/dev/null || true
+    : >$w/fuzz.log
+    while left=$(( end - $(date +%s) )); [ $left -gt 5 ]; do
+        (cd $w && nice -n 19 ../../fuzz_$t -max_total_time=$left -max_len=$(max_len $t) \
+            -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 corpus ../../../fuzz/regressions/$t \
+            >>fuzz.log 2>&1) || echo "fuzz.sh: $t: a run stopped early (crash?): see $w/fuzz.log" >&2
+    done
+    awk -v t=$t '/^stat::number_of_executed_units/ {runs += $2}
+        /^stat::average_exec_per_sec/ {n++}
+        /^Done [0-9]+ runs in [0-9]+ second/ {secs += $5}
+        END {printf "%s: %d libFuzzer run(s), %d executions, %d s, %.0f exec/s\n", t, n, runs, secs, secs ? runs / secs : 0}' $w/fuzz.log
+}
+
+running=0
+for t in "${targets[@]}"; do
+    run_one $t &
+    running=$((running + 1))
+    if [ $running -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+done
+wait
+
+crashes=$(ls $B/fuzz/*/crash-* $B/fuzz/*/leak-* $B/fuzz/*/oom-* $B/fuzz/*/timeout-* 2>/dev/null || true)
+if [ $merge = 1 ]; then
+    for t in "${targets[@]}"; do
+        before=$(ls fuzz/corpus/$t | wc -l)
+        $B/fuzz_$t -merge=1 -max_len=$(max_len $t) fuzz/corpus/$t $B/fuzz/$t/corpus >/dev/null 2>&1 || true
+        echo "$t: corpus $before -> $(ls fuzz/corpus/$t | wc -l) inputs"
+    done
+fi
+if [ -n "$crashes" ]; then
+    echo "fuzz.sh: inputs that crashed (copy each into fuzz/regressions/<target>/ once fixed):" >&2
+    echo "$crashes" >&2
+    exit 1
+fi
