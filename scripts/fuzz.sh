@@ -62,9 +62,12 @@ run_one() {
     local t=$1 w=$B/fuzz/$1 end=$(( $(date +%s) + secs )) left
     mkdir -p $w/corpus
     cp -n fuzz/corpus/$t/* $w/corpus/ 2>/dev/null || true
+    # A private copy, so that rebuilding while fuzzing does not pull the
+    # binary from under a running fuzzer.
+    cp $B/fuzz_$t $w/fuzz_$t
     : >$w/fuzz.log
     while left=$(( end - $(date +%s) )); [ $left -gt 5 ]; do
-        (cd $w && nice -n 19 ../../fuzz_$t -max_total_time=$left -max_len=$(max_len $t) \
+        (cd $w && nice -n 19 ./fuzz_$t -max_total_time=$left -max_len=$(max_len $t) \
             -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 corpus ../../../fuzz/regressions/$t \
             >>fuzz.log 2>&1) || echo "fuzz.sh: $t: a run stopped early (crash?): see $w/fuzz.log" >&2
     done
