@@ -51,6 +51,16 @@ nc_tensor *nc_tensor_new(nc_dtype dt, int ndim, const int64_t *shape)
                   nc_shape_str(ndim, shape, b, sizeof b));
         return NULL;
     }
+    /* The one place every tensor is made: a shape computed from a hostile
+     * file (a Pad, a Reshape) is bounded here too, not only what readers read. */
+    int64_t max = nc_limits_now().max_tensor_bytes;
+    if (bytes > max) {
+        char b[160];
+        nc_errorf(NC_ERR_LIMIT, "tensor shape %s (%lld bytes) exceeds the tensor size limit of %lld "
+                  "bytes (nc_set_limits)", nc_shape_str(ndim, shape, b, sizeof b), (long long)bytes,
+                  (long long)max);
+        return NULL;
+    }
     nc_tensor *t = nc_calloc(1, sizeof *t);
     if (!t) {
         nc_errorf(NC_ERR_NOMEM, "out of memory allocating a tensor");
