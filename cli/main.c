@@ -24,6 +24,7 @@ static const cli_command COMMANDS[] = {
 static void usage(FILE *f)
 {
     fputs("usage: neuroc <command> [options]\n"
+          "       neuroc [--max-tensor-size BYTES] <command> [options]\n"
           "       neuroc --help | --version\n"
           "\n"
           "Convert trained ANNs (ONNX) into spiking networks and run them.\n"
@@ -32,7 +33,9 @@ static void usage(FILE *f)
           f);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-    fputs("\nRun 'neuroc <command> --help' for a command's options.\n"
+    fputs("\n--max-tensor-size BYTES (e.g. 512M; default 4G) refuses any input file whose\n"
+          "tensors, or the tensors a model computes, would be larger.\n"
+          "\nRun 'neuroc <command> --help' for a command's options.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n",
           f);
 }
@@ -50,6 +53,17 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
+    }
+    /* Options before the command apply to every command: the input limits. */
+    while (argc > 2 && strcmp(argv[1], "--max-tensor-size") == 0) {
+        nc_limits lim;
+        nc_get_limits(&lim);
+        if (!cli_parse_bytes(argv[2], &lim.max_tensor_bytes))
+            return cli_usage_error(NULL, "--max-tensor-size wants bytes such as 4G or 512M, not '%s'",
+                                   argv[2]);
+        nc_set_limits(&lim);
+        argc -= 2;
+        argv += 2;
     }
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -178,8 +178,10 @@ nc_status nc_onnx_read_file(const char *path, uint8_t **data, size_t *size)
         st = nc_errorf(NC_ERR_IO, "%s: cannot read (not a regular file?)", path);
         goto done;
     }
-    if ((uint64_t)len >= SIZE_MAX) {
-        st = nc_errorf(NC_ERR_LIMIT, "%s: file too large", path);
+    if ((uint64_t)len >= SIZE_MAX || (int64_t)len > nc_limits_now().max_model_bytes) {
+        st = nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld "
+                       "bytes (nc_limits.max_model_bytes)", path, (long long)len,
+                       (long long)nc_limits_now().max_model_bytes);
         goto done;
     }
     buf = nc_malloc((size_t)len + 1);
@@ -298,7 +300,7 @@ done:
 }
 
 nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
-                                const nc_onnx_tensor_ctx *ctx, nc_tensor **out)
+                                nc_onnx_tensor_ctx *ctx, nc_tensor **out)
 {
     *out = NULL;
     const char *name = tp->name && *tp->name ? tp->name : (what ? what : "?");
@@ -328,9 +330,16 @@ nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
         return nc_errorf(NC_ERR_LIMIT, "tensor '%s' is too large", name);
     char label[160];
     snprintf(label, sizeof label, "tensor '%.120s'", name);
-    nc_status lst = nc_check_tensor_size(label, ndim, tp->dims, nc_dtype_size(dt), NULL);
+    int64_t bytes;
+    nc_status lst = nc_check_tensor_size(label, ndim, tp->dims, nc_dtype_size(dt), &bytes);
     if (lst != NC_OK)
         return lst;
+    if (ctx && ctx->max_model_bytes > 0) {
+        ctx->total_bytes += bytes;
+        if (ctx->total_bytes > ctx->max_model_bytes)
+            return nc_errorf(NC_ERR_LIMIT, "tensor '%s': the model's tensors exceed the model size limit "
+                             "(nc_limits.max_model_bytes)", name);
+    }
     /* The data must be there before the tensor is allocated: a few bytes of
      * file may not make us allocate what their shape claims. */
     char b[200];

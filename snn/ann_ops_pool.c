@@ -238,7 +238,7 @@ static nc_status pool_run(const nc_node *n, const nc_tensor *const *in, nc_tenso
     sp_out_shape(x, x->shape[1], &sp, shape);
     nc_tensor *y = nc_tensor_new(x->dtype, x->ndim, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(x->dtype, x->ndim, shape);
     out[0] = y;
     if ((ctx && ctx->shape_only) || y->numel == 0)
         return NC_OK;
@@ -309,7 +309,7 @@ nc_status nc_op_globalaveragepool(const nc_node *n, const nc_tensor *const *in, 
     }
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, x->ndim, shape);
     out[0] = y;
     if ((ctx && ctx->shape_only) || plane == 0)
         return NC_OK;
@@ -441,7 +441,7 @@ nc_status nc_op_pad(const nc_node *n, const nc_tensor *const *in, int n_in, nc_t
         return st;
     nc_tensor *y = nc_tensor_new(x->dtype, rank, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(x->dtype, rank, shape);
     out[0] = y;
     if (y->numel == 0)
         return NC_OK;

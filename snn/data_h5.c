@@ -185,6 +185,10 @@ static nc_status read_dataset(hid_t f, const char *dset, nc_dtype want, nc_tenso
         nc_error_prefix("dataset '%s'", dset);
         goto done;
     }
+    char what[160];
+    snprintf(what, sizeof what, "dataset '%.120s'", dset);
+    if ((st = nc_check_tensor_size(what, ndim, shape, nc_dtype_size(to), NULL)) != NC_OK)
+        goto done;
     if (!(t = nc_tensor_new(to, ndim, shape))) {
         st = NC_ERR_NOMEM;
         goto done;

@@ -82,6 +82,17 @@ nc_tensor *nc_tensor_new(nc_dtype dt, int ndim, const int64_t *shape)
     return t;
 }
 
+nc_status nc_tensor_new_failure(nc_dtype dt, int ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > NC_MAX_DIMS || nc_dtype_size(dt) == 0)
+        return NC_ERR_INVALID_ARG;
+    int64_t numel, bytes;
+    if (!nc_numel_checked(ndim, shape, &numel) || !nc_mul_i64(numel, (int64_t)nc_dtype_size(dt), &bytes) ||
+        bytes > nc_limits_now().max_tensor_bytes)
+        return NC_ERR_LIMIT;
+    return NC_ERR_NOMEM;
+}
+
 nc_tensor *nc_tensor_clone(const nc_tensor *s)
 {
     nc_tensor *t = nc_tensor_new(s->dtype, s->ndim, s->shape);
