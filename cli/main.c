@@ -1,4 +1,6 @@
 /* neuroc: command dispatch, --help and --version. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,8 +50,28 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
+/* Interrupted: delete the half-written outputs, then die of the signal. */
+static void on_signal(int sig)
+{
+    nc_remove_temp_files();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    catch_signals();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

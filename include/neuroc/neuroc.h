@@ -162,6 +162,15 @@ NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
  * failure leaves any previous file untouched. The caller keeps `data`. */
 NC_API nc_status nc_write_file_atomic(const char *path, const void *data, size_t len);
 
+/* Every output (nc_write_file_atomic, nc_npy_save, nc_snn_save_nir) is
+ * written as "<path>.tmp.XXXXXX" beside <path> and renamed when complete.
+ * This deletes the temporary files of the writes in progress, which then
+ * fail. Async-signal-safe: call it from a SIGINT/SIGTERM handler so that an
+ * interrupted program leaves no temporary file (the neuroc program does).
+ * A process killed outright (SIGKILL) leaves its "*.tmp.*" file behind and
+ * the previous <path> intact. */
+NC_API void nc_remove_temp_files(void);
+
 /* ---------------------------------------------------------------- ANN models */
 
 /* An imported ANN: immutable after loading, so several threads may run it. */
