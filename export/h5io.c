@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "snn/alloc.h"
+#include "snn/data_io.h"
 #include "snn/error.h"
 
 void nc_h5_quiet_begin(nc_h5_quiet *q)
@@ -85,13 +86,21 @@ static nc_status open_ds(hid_t loc, const char *name, size_t elem_size, hid_t *d
     char what[160];
     snprintf(what, sizeof what, "dataset '%.120s'", name);
     nc_status st = nc_check_tensor_size(what, r, shape, elem_size, NULL);
-    if (st != NC_OK || !nc_numel_checked(r, shape, numel)) {
+    if (st == NC_OK && !nc_numel_checked(r, shape, numel))
+        st = nc_errorf(NC_ERR_LIMIT, "dataset '%s' is too large", name);
+    if (st == NC_OK) {
+        hid_t ft = H5Dget_type(*ds);
+        st = ft < 0 ? nc_errorf(NC_ERR_PARSE, "dataset '%s' has an unreadable type", name)
+                    : nc_h5_check_storage(*ds, ft, *numel, name);
+        if (ft >= 0)
+            H5Tclose(ft);
+    }
+    if (st != NC_OK) {
         H5Sclose(*sp);
         H5Dclose(*ds);
         *ds = *sp = H5I_INVALID_HID;
-        return st != NC_OK ? st : nc_errorf(NC_ERR_LIMIT, "dataset '%s' is too large", name);
     }
-    return NC_OK;
+    return st;
 }
 
 static void close_ds(hid_t ds, hid_t sp)

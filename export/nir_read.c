@@ -646,9 +646,9 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
     case NC_SNN_CONCAT: {
         int64_t channels = 0;
         for (int k = 0; k < L->n_inputs; k++) {
-            const nc_snn_layer *B = &s->layers[L->inputs[k]];
             if (L->inputs[k] >= id)
                 continue; /* checked once every layer has its shape */
+            const nc_snn_layer *B = &s->layers[L->inputs[k]];
             int same = B->ndim == X->ndim;
             for (int d = L->kind == NC_SNN_ADD ? 0 : 1; same && d < X->ndim; d++)
                 same = B->shape[d] == X->shape[d];
@@ -745,7 +745,8 @@ nc_snn_layer_kind nir_layer_kind(nkind k)
 nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *L)
 {
     nc_status st = NC_OK;
-    const nc_snn_layer *X = L->n_inputs > 0 && L->inputs[0] < s->n_layers ? &s->layers[L->inputs[0]] : NULL;
+    const nc_snn_layer *X = L->n_inputs > 0 && L->inputs[0] >= 0 && L->inputs[0] < s->n_layers
+                                 ? &s->layers[L->inputs[0]] : NULL;
     switch (nd->kind) {
     case K_AFFINE:
     case K_LINEAR:
