@@ -19,6 +19,20 @@ const char *nc_fuzz_temp_file(const uint8_t *data, size_t size, const char *ext)
     return ok ? path : NULL;
 }
 
+void nc_fuzz_data_load(const uint8_t *data, size_t size, const char *ext)
+{
+    static const nc_dtype want[4] = {0, NC_DTYPE_F32, NC_DTYPE_U8, NC_DTYPE_I64};
+    nc_fuzz_set_limits();
+    if (size < 1)
+        return;
+    const char *path = nc_fuzz_temp_file(data + 1, size - 1, ext);
+    if (!path)
+        return;
+    nc_tensor *t = NULL;
+    if (nc_data_load(path, want[data[0] & 3], &t) == NC_OK)
+        nc_tensor_free(t);
+}
+
 void nc_fuzz_set_limits(void)
 {
     static int done;

@@ -18,6 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * its path (static storage), or NULL if it cannot be written. */
 const char *nc_fuzz_temp_file(const uint8_t *data, size_t size, const char *ext);
 
+/* The npy and IDX targets: data[0] picks the dtype asked for (keep, F32,
+ * U8, I64), so every conversion path is reached; the rest is the file,
+ * written with extension `ext` and read with nc_data_load. */
+void nc_fuzz_data_load(const uint8_t *data, size_t size, const char *ext);
+
 /* Tight limits for fuzzing: a claim of a large tensor must be refused by
  * the limit check, not by the fuzzer's own malloc limit. */
 void nc_fuzz_set_limits(void);

@@ -53,14 +53,20 @@ def s(g, name, v):
     g.create_dataset(name, data=v, dtype=h5py.string_dtype())
 
 
-def graph(g, depth):
-    """A NIRGraph Input -> (nested graph of depth-1, or Linear) -> Output."""
+def io_nodes(g):
+    """A NIRGraph group g with Input and Output nodes of 4 values; returns its nodes group."""
     s(g, "type", "NIRGraph")
     nodes = g.create_group("nodes")
     for io in ("Input", "Output"):
         n = nodes.create_group(io.lower())
         s(n, "type", io)
         n["shape"] = np.array([4], np.int64)
+    return nodes
+
+
+def graph(g, depth):
+    """A NIRGraph Input -> (nested graph of depth-1, or Linear) -> Output."""
+    nodes = io_nodes(g)
     inner = nodes.create_group("inner")
     if depth > 1:
         graph(inner, depth - 1)
@@ -92,12 +98,7 @@ with h5py.File(os.path.join(BAD, "long_string.nir"), "w", libver="latest") as f:
 with h5py.File(os.path.join(BAD, "huge_weight.nir"), "w", libver="latest") as f:
     s(f, "version", "1.0.8")
     g = f.create_group("node")
-    s(g, "type", "NIRGraph")
-    nodes = g.create_group("nodes")
-    for io in ("Input", "Output"):
-        n = nodes.create_group(io.lower())
-        s(n, "type", io)
-        n["shape"] = np.array([4], np.int64)
+    nodes = io_nodes(g)
     lin = nodes.create_group("lin")
     s(lin, "type", "Linear")
     lin.create_dataset("weight", shape=(1 << 20, 1 << 20), dtype=np.float32, chunks=(1, 1024))
