@@ -36,6 +36,10 @@ void *nc_calloc(size_t count, size_t size)
         size = 1;
     if (count > SIZE_MAX / size)
         return NULL;
+    /* calloc's zero pages cost nothing until touched: keep them when the
+     * allocator is the system's */
+    if (g_alloc.malloc_fn == sys_malloc)
+        return calloc(count, size);
     void *p = g_alloc.malloc_fn(count * size, g_alloc.user);
     if (p)
         memset(p, 0, count * size);
