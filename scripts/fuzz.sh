@@ -72,7 +72,7 @@ run_one() {
     : >$w/fuzz.log
     while left=$(( end - $(date +%s) )); [ $left -gt 5 ]; do
         (cd $w && nice -n 19 ./fuzz_$t "${mode[@]}" -max_total_time=$left -max_len=$(max_len $t) \
-            -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 corpus ../../../fuzz/regressions/$t \
+            -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 corpus ../../../fuzz/regressions/$t \
             >>fuzz.log 2>&1) || echo "fuzz.sh: $t: a run stopped early (crash?): see $w/fuzz.log" >&2
     done
     awk -v t=$t -v wall=$secs '
