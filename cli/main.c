@@ -25,8 +25,7 @@ static const cli_command COMMANDS[] = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: neuroc <command> [options]\n"
-          "       neuroc [--max-tensor-size BYTES] <command> [options]\n"
+    fputs("usage: neuroc [--max-tensor-size BYTES] <command> [options]\n"
           "       neuroc --help | --version\n"
           "\n"
           "Convert trained ANNs (ONNX) into spiking networks and run them.\n"
