@@ -645,9 +645,13 @@ static nc_status load(const void *data, size_t size, const char *src, const char
         return nc_errorf(NC_ERR_LIMIT, "%s: %zu bytes exceed the model size limit of %lld bytes "
                          "(nc_limits.max_model_bytes)", src, size, (long long)max_model);
     im.tctx.max_model_bytes = max_model - (int64_t)size;
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&nc_onnx_pb_allocator, size, data);
+    ProtobufCAllocator pa;
+    int oom;
+    nc_onnx_pb_allocator_init(&pa, &oom);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
     if (!mp)
-        return nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
+        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing the model", src)
+                   : nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
     nc_status st;
     if (!(im.g = nc_graph_new(src))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");

@@ -21,8 +21,10 @@
 
 static void *pb_alloc(void *ud, size_t n)
 {
-    (void)ud;
-    return nc_malloc(n ? n : 1);
+    void *p = nc_malloc(n ? n : 1);
+    if (!p && ud)
+        *(int *)ud = 1;
+    return p;
 }
 
 static void pb_free(void *ud, void *p)
@@ -32,6 +34,13 @@ static void pb_free(void *ud, void *p)
 }
 
 ProtobufCAllocator nc_onnx_pb_allocator = {pb_alloc, pb_free, NULL};
+
+void nc_onnx_pb_allocator_init(ProtobufCAllocator *a, int *failed)
+{
+    *failed = 0;
+    *a = nc_onnx_pb_allocator;
+    a->allocator_data = failed;
+}
 
 int nc_onnx_map_dtype(int32_t t, nc_dtype *out)
 {
@@ -395,10 +404,14 @@ nc_status nc_onnx_tensor_load_file(const char *path, nc_tensor **out)
     nc_status st = nc_onnx_read_file(path, &data, &size);
     if (st != NC_OK)
         return st;
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&nc_onnx_pb_allocator, size, data);
+    ProtobufCAllocator pa;
+    int oom;
+    nc_onnx_pb_allocator_init(&pa, &oom);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
     nc_free(data);
     if (!tp)
-        return nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
+        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing it", path)
+                   : nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
     char *dir = nc_strdup(path);
     if (!dir) {
         onnx__tensor_proto__free_unpacked(tp, &nc_onnx_pb_allocator);

@@ -25,6 +25,9 @@ typedef struct nc_onnx_tensor_ctx {
 
 /* Routes protobuf-c's allocations through nc_malloc/nc_free. */
 extern struct ProtobufCAllocator nc_onnx_pb_allocator;
+/* The same allocator, setting *failed (cleared here) when an allocation
+ * fails: unpack returns NULL both for a malformed file and out of memory. */
+void nc_onnx_pb_allocator_init(struct ProtobufCAllocator *a, int *failed);
 
 /* Maps an ONNX TensorProto.DataType to the dtype neuroc keeps it as
  * (float types → F32, integer and bool types → I64); 0 if unsupported. */

@@ -1,8 +1,9 @@
 /* Allocation-failure injection (nc_set_allocator): for every n, the n-th
- * allocation of a call fails. Each call must then either succeed anyway or
- * fail cleanly: a status other than NC_OK, a message in nc_last_error(),
- * its out pointers NULL, and every allocation it made freed again (the
- * injected allocator counts live blocks). Swept: ONNX model load (mlp,
+ * allocation of a call fails. Each call must then fail cleanly: status
+ * NC_ERR_NOMEM (not NC_OK with a silently different result, not a status
+ * that blames the file), a message in nc_last_error(), its out pointers
+ * NULL, and every allocation it made freed again (the injected allocator
+ * counts live blocks). Swept: ONNX model load (mlp,
  * cnn), conversion with calibration (mlp), NIR load and save, session
  * creation and one run on the cpu and cpu-fast backends.
  * HDF5 allocates on its own (NIR), so only neuroc's side of NIR I/O is
@@ -80,6 +81,9 @@ static void sweep(const char *name, make_fn make, release_fn release, void *ctx,
              * (a shape left unfolded, a value missing) */
             fail_msg("%s: allocation %ld of %ld failed but the call returned NC_OK", name, n, total);
         } else {
+            if (st != NC_ERR_NOMEM)
+                fail_msg("%s: allocation %ld of %ld failed but the status is %s (%s), not out of memory", name,
+                         n, total, nc_status_str(st), nc_last_error());
             if (!nc_last_error()[0])
                 fail_msg("%s: allocation %ld of %ld failed: %s with an empty nc_last_error()", name, n, total,
                          nc_status_str(st));
