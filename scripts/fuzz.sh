@@ -2,7 +2,7 @@
 # Builds neuroc's libFuzzer targets (clang, -DNEUROC_FUZZ=ON: ASan + UBSan +
 # coverage) in build-libfuzzer and fuzzes each reader for a given time.
 #
-#   bash scripts/fuzz.sh [-t SECONDS] [-j JOBS] [--no-merge] [--minimise] [TARGET...]
+#   bash scripts/fuzz.sh [-t SECONDS] [-j JOBS] [--no-merge] [--minimise] [--triage] [TARGET...]
 #
 # TARGETs: onnx nir npy idx (default: all). Each runs for SECONDS (default
 # 300) on a working corpus in build-libfuzzer/fuzz/<target>/corpus seeded
@@ -13,17 +13,21 @@
 # coverage are merged into fuzz/corpus/<target> (libFuzzer -merge=1) unless
 # --no-merge. --minimise instead rewrites fuzz/corpus/<target> as the
 # smallest subset with the same coverage and exits.
+# --triage replays every crash/leak/oom/timeout input kept so far with the
+# current build and says, per input, whether it still fails and whether the
+# failure is inside HDF5 (its top frames in libhdf5) or in neuroc.
 # A crash input becomes a regression test by copying it into
 # fuzz/regressions/<target>/ (ctest's fuzz_replay_<target> runs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=300 jobs=1 merge=1 minimise=0 targets=()
+secs=300 jobs=1 merge=1 minimise=0 triage=0 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
     -t) secs=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --no-merge) merge=0; shift ;;
     --minimise|--minimize) minimise=1; shift ;;
+    --triage) triage=1; shift ;;
     onnx|nir|npy|idx) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -41,6 +45,24 @@ max_len() { case "$1" in onnx|nir) echo 131072 ;; *) echo 8192 ;; esac; }
 # own error stack is quiet already (neuroc turns its printing off).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+if [ $triage = 1 ]; then
+    for t in "${targets[@]}"; do
+        for f in $B/fuzz/$t/crash-* $B/fuzz/$t/leak-* $B/fuzz/$t/oom-* $B/fuzz/$t/timeout-*; do
+            [ -e "$f" ] || continue
+            out=$(timeout 120 $B/fuzz_$t -rss_limit_mb=2048 -timeout=10 "$f" 2>&1) && {
+                echo "$t $(basename "$f"): fixed"; continue; }
+            kind=$(echo "$out" | grep -m1 -oE "ERROR: [A-Za-z]+: [a-z-]+|SEGV|timeout|out-of-memory" || echo failed)
+            # The first stack frame that is not the sanitizer's, libFuzzer's or libc's.
+            top=$(echo "$out" | grep -E "^ +#[0-9]+ " |
+                grep -vE "sanitizer|fuzzer::|asan|interceptor|malloc|calloc|realloc|libc\.so|H5FL_|H5MM_" | head -1)
+            where=neuroc
+            case "$top" in *libhdf5*) where=HDF5 ;; esac
+            echo "$t $(basename "$f"): $kind in $where: $(echo "$top" | sed 's/^ *#[0-9]* 0x[0-9a-f]* in //; s/ (.*//')"
+        done
+    done
+    exit 0
+fi
 
 if [ $minimise = 1 ]; then
     for t in "${targets[@]}"; do
