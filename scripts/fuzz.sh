@@ -5,7 +5,7 @@
 #   bash scripts/fuzz.sh [-t SECONDS] [-j JOBS] [--no-merge] [--minimise] [--triage] [TARGET...]
 #
 # TARGETs: onnx nir npy idx (default: all). Each runs for SECONDS (default
-# 300) on a working corpus in build-libfuzzer/fuzz/<target>/corpus seeded
+# 300; 0 only merges the inputs earlier runs found) on a working corpus in build-libfuzzer/fuzz/<target>/corpus seeded
 # from fuzz/corpus/<target>; JOBS targets run at once (default 1), at
 # nice 19. Crashes are written to build-libfuzzer/fuzz/<target>/crash-*;
 # the log (with libFuzzer's final stats: runs, exec/s) to
@@ -71,7 +71,7 @@ if [ $minimise = 1 ]; then
         rm -f fuzz/corpus/$t/*
         cp "$tmp"/* fuzz/corpus/$t/
         rm -rf "$tmp"
-        echo "$t: $(ls fuzz/corpus/$t | wc -l) inputs, $(du -sh fuzz/corpus/$t | cut -f1)"
+        echo "$t: $(ls fuzz/corpus/$t | wc -l) inputs, $(du -sh --apparent-size fuzz/corpus/$t | cut -f1)"
     done
     exit 0
 fi
@@ -107,6 +107,7 @@ run_one() {
 
 running=0
 for t in "${targets[@]}"; do
+    [ "$secs" -gt 0 ] || break # -t 0: only merge what earlier runs found
     run_one $t &
     running=$((running + 1))
     if [ $running -ge "$jobs" ]; then
@@ -117,11 +118,22 @@ done
 wait
 
 crashes=$(ls $B/fuzz/*/crash-* $B/fuzz/*/leak-* $B/fuzz/*/oom-* $B/fuzz/*/timeout-* 2>/dev/null || true)
+# New inputs that add coverage go into fuzz/corpus/<target>, smallest
+# first, while the folder stays within its budget (the committed corpora
+# together stay under 2 MB; NIR files are tens of KB each).
+budget_kb() { case "$1" in onnx) echo 700 ;; nir) echo 600 ;; *) echo 100 ;; esac; }
 if [ $merge = 1 ]; then
     for t in "${targets[@]}"; do
         before=$(ls fuzz/corpus/$t | wc -l)
+        ls fuzz/corpus/$t | sort >"$B/fuzz/$t.seeds"
         $B/fuzz_$t -merge=1 -max_len=$(max_len $t) fuzz/corpus/$t $B/fuzz/$t/corpus >/dev/null 2>&1 || true
-        echo "$t: corpus $before -> $(ls fuzz/corpus/$t | wc -l) inputs"
+        # the added inputs, largest first, leave again while over budget
+        for f in $(ls -S fuzz/corpus/$t | sort | comm -23 - "$B/fuzz/$t.seeds" |
+                   xargs -r -I{} stat -c '%s {}' fuzz/corpus/$t/{} | sort -rn | cut -d' ' -f2); do
+            [ "$(du -sk --apparent-size fuzz/corpus/$t | cut -f1)" -le "$(budget_kb $t)" ] && break
+            rm -f "fuzz/corpus/$t/$f"
+        done
+        echo "$t: corpus $before -> $(ls fuzz/corpus/$t | wc -l) inputs, $(du -sh --apparent-size fuzz/corpus/$t | cut -f1)"
     done
 fi
 if [ -n "$crashes" ]; then
