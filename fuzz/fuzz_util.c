@@ -6,11 +6,21 @@
 
 #include "neuroc/neuroc.h"
 
+static char g_path[512];
+
+static void remove_temp(void)
+{
+    if (g_path[0])
+        unlink(g_path);
+}
+
 const char *nc_fuzz_temp_file(const uint8_t *data, size_t size, const char *ext)
 {
-    static char path[512];
+    char *path = g_path;
+    if (!path[0])
+        atexit(remove_temp); /* libFuzzer's fork mode starts many processes */
     const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/neuroc-fuzz-%ld%s", dir && *dir ? dir : "/tmp", (long)getpid(), ext);
+    snprintf(path, sizeof g_path, "%s/neuroc-fuzz-%ld%s", dir && *dir ? dir : "/tmp", (long)getpid(), ext);
     FILE *f = fopen(path, "wb");
     if (!f)
         return NULL;
