@@ -63,6 +63,8 @@ char *cli_shape(int ndim, const int64_t *shape, char *buf, size_t len);
 /* "1.23 M" style abbreviation of a count. Returns buf. */
 char *cli_human(int64_t n, char *buf, size_t len);
 const char *cli_dtype_name(nc_dtype dt);
+/* "4G", "512M", "64K", "1000" (powers of 1024) into *out; 0 if malformed. */
+int cli_parse_bytes(const char *s, int64_t *out);
 size_t cli_dtype_size(nc_dtype dt);
 
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */

@@ -79,36 +79,6 @@ static int parse_float(const char *s, double lo, float *out)
     return 1;
 }
 
-/* "4G", "512M", "64K", "1000": bytes, powers of 1024. */
-static int parse_bytes(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !(v > 0.0))
-        return 0;
-    double mul = 1.0;
-    if (*end) {
-        switch (*end == 'k' ? 'K' : *end == 'm' ? 'M' : *end == 'g' ? 'G' : *end == 't' ? 'T' : *end) {
-        case 'K': mul = 1024.0; break;
-        case 'M': mul = 1048576.0; break;
-        case 'G': mul = 1073741824.0; break;
-        case 'T': mul = 1099511627776.0; break;
-        default: return 0;
-        }
-        end++;
-        if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B' && end++))
-            end++;
-        if (*end)
-            return 0;
-    }
-    v *= mul;
-    if (v < 1.0 || v > 9.0e18)
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
 static const char *const SURROGATES[] = {"triangle", "rectangle", "sigmoid", "atan"};
 
 /* Fills *o from the arguments; a usage error names the bad one. */
@@ -153,7 +123,7 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
         return cli_usage_error("finetune", "--weight-decay wants a number >= 0, not '%s'", a->weight_decay);
     if (a->grad_clip && !parse_float(a->grad_clip, 0.0, &o->grad_clip))
         return cli_usage_error("finetune", "--grad-clip wants a number >= 0, not '%s'", a->grad_clip);
-    if (a->max_memory && !parse_bytes(a->max_memory, &o->max_memory))
+    if (a->max_memory && !cli_parse_bytes(a->max_memory, &o->max_memory))
         return cli_usage_error("finetune", "--max-memory wants bytes such as 4G, 512M or 1000000, not '%s'",
                                a->max_memory);
     if (a->surrogate) {

@@ -1,4 +1,6 @@
 /* neuroc: command dispatch, --help and --version. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +25,7 @@ static const cli_command COMMANDS[] = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: neuroc <command> [options]\n"
+    fputs("usage: neuroc [--max-tensor-size BYTES] <command> [options]\n"
           "       neuroc --help | --version\n"
           "\n"
           "Convert trained ANNs (ONNX) into spiking networks and run them.\n"
@@ -32,7 +34,9 @@ static void usage(FILE *f)
           f);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
-    fputs("\nRun 'neuroc <command> --help' for a command's options.\n"
+    fputs("\n--max-tensor-size BYTES (e.g. 512M; default 4G) refuses any input file whose\n"
+          "tensors, or the tensors a model computes, would be larger.\n"
+          "\nRun 'neuroc <command> --help' for a command's options.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n",
           f);
 }
@@ -45,11 +49,42 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
+/* Interrupted: delete the half-written outputs, then die of the signal. */
+static void on_signal(int sig)
+{
+    nc_remove_temp_files();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
 static int dispatch(int argc, char **argv)
 {
+    catch_signals();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
+    }
+    /* Options before the command apply to every command: the input limits. */
+    while (argc > 2 && strcmp(argv[1], "--max-tensor-size") == 0) {
+        nc_limits lim;
+        nc_get_limits(&lim);
+        if (!cli_parse_bytes(argv[2], &lim.max_tensor_bytes))
+            return cli_usage_error(NULL, "--max-tensor-size wants bytes such as 4G or 512M, not '%s'",
+                                   argv[2]);
+        nc_set_limits(&lim);
+        argc -= 2;
+        argv += 2;
     }
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -240,3 +240,33 @@ unsigned long long cli_file_fnv1a(const char *path, int *ok)
     fclose(f);
     return *ok ? h : 0;
 }
+
+/* "4G", "512M", "64K", "1000": bytes, powers of 1024. */
+int cli_parse_bytes(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0.0))
+        return 0;
+    double mul = 1.0;
+    if (*end) {
+        switch (*end == 'k' ? 'K' : *end == 'm' ? 'M' : *end == 'g' ? 'G' : *end == 't' ? 'T' : *end) {
+        case 'K': mul = 1024.0; break;
+        case 'M': mul = 1048576.0; break;
+        case 'G': mul = 1073741824.0; break;
+        case 'T': mul = 1099511627776.0; break;
+        default: return 0;
+        }
+        end++;
+        if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B' && end++))
+            end++;
+        if (*end)
+            return 0;
+    }
+    v *= mul;
+    if (v < 1.0 || v > 9.0e18)
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}

@@ -332,8 +332,16 @@ static nc_status fold_shapes(nc_graph *g, int *changed)
         goto done;
     }
     /* Inference failing here (missing shapes, an op refusing its input) is
-     * reported by nc_model_from_graph with full context; just fold nothing. */
-    if (nc_graph_infer(g, 1, a1) != NC_OK || nc_graph_infer(g, 2, a2) != NC_OK) {
+     * reported by nc_model_from_graph with full context; just fold nothing.
+     * Running out of memory is no reason to load the model differently. */
+    nc_status ist = nc_graph_infer(g, 1, a1);
+    if (ist == NC_OK)
+        ist = nc_graph_infer(g, 2, a2);
+    if (ist == NC_ERR_NOMEM) {
+        st = ist;
+        goto done;
+    }
+    if (ist != NC_OK) {
         nc_error_clear();
         goto done;
     }

@@ -530,12 +530,61 @@ static nc_status find_opset(const importer *im, const Onnx__ModelProto *mp, int6
                      im->src);
 }
 
+/* Every name and string neuroc keeps or prints must be within the string
+ * limit; checked in one pass before anything is copied. */
+static nc_status check_str(const importer *im, const char *kind, const char *s, size_t len)
+{
+    if (!s)
+        return NC_OK;
+    nc_status st = nc_check_string_len(kind, len);
+    if (st != NC_OK)
+        nc_error_prefix("%s", im->src);
+    return st;
+}
+
+static nc_status check_strings(const importer *im, const Onnx__GraphProto *gp)
+{
+    nc_status st = NC_OK;
+#define CHECK(kind, str) \
+    if ((st = check_str(im, kind, str, (str) ? strlen(str) : 0)) != NC_OK) \
+        return st
+    for (size_t i = 0; i < gp->n_initializer; i++)
+        CHECK("an initializer name", gp->initializer[i]->name);
+    for (size_t i = 0; i < gp->n_input; i++)
+        CHECK("a graph input name", gp->input[i]->name);
+    for (size_t i = 0; i < gp->n_output; i++)
+        CHECK("a graph output name", gp->output[i]->name);
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        CHECK("a node name", np->name);
+        CHECK("an op type", np->op_type);
+        CHECK("a domain", np->domain);
+        for (size_t j = 0; j < np->n_input; j++)
+            CHECK("a node input name", np->input[j]);
+        for (size_t j = 0; j < np->n_output; j++)
+            CHECK("a node output name", np->output[j]);
+        for (size_t j = 0; j < np->n_attribute; j++) {
+            const Onnx__AttributeProto *ap = np->attribute[j];
+            CHECK("an attribute name", ap->name);
+            if ((st = check_str(im, "a string attribute", "", ap->s.len)) != NC_OK)
+                return st;
+            if (ap->t)
+                CHECK("a tensor name", ap->t->name);
+        }
+    }
+#undef CHECK
+    return NC_OK;
+}
+
 static nc_status build_graph(importer *im, const Onnx__ModelProto *mp)
 {
     if (!mp->has_ir_version || !mp->graph)
         return nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model (no ir_version or no graph)", im->src);
     const Onnx__GraphProto *gp = mp->graph;
-    nc_status st = find_opset(im, mp, &im->g->opset);
+    nc_status st = check_strings(im, gp);
+    if (st != NC_OK)
+        return st;
+    st = find_opset(im, mp, &im->g->opset);
     if (st != NC_OK)
         return st;
     if ((st = add_initializers(im, gp)) != NC_OK || (st = add_inputs(im, gp)) != NC_OK)
@@ -591,9 +640,18 @@ static nc_status load(const void *data, size_t size, const char *src, const char
     im.src = src;
     im.tctx.data_dir = opt && opt->external_data_dir ? opt->external_data_dir : dir;
     im.tctx.max_elems = opt && opt->max_tensor_elems > 0 ? opt->max_tensor_elems : INT64_C(1) << 31;
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&nc_onnx_pb_allocator, size, data);
+    int64_t max_model = nc_limits_now().max_model_bytes;
+    if ((uint64_t)size > (uint64_t)max_model)
+        return nc_errorf(NC_ERR_LIMIT, "%s: %zu bytes exceed the model size limit of %lld bytes "
+                         "(nc_limits.max_model_bytes)", src, size, (long long)max_model);
+    im.tctx.max_model_bytes = max_model - (int64_t)size;
+    ProtobufCAllocator pa;
+    int oom;
+    nc_onnx_pb_allocator_init(&pa, &oom);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
     if (!mp)
-        return nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
+        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing the model", src)
+                   : nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
     nc_status st;
     if (!(im.g = nc_graph_new(src))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");

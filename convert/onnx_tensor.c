@@ -21,8 +21,10 @@
 
 static void *pb_alloc(void *ud, size_t n)
 {
-    (void)ud;
-    return nc_malloc(n ? n : 1);
+    void *p = nc_malloc(n ? n : 1);
+    if (!p && ud)
+        *(int *)ud = 1;
+    return p;
 }
 
 static void pb_free(void *ud, void *p)
@@ -32,6 +34,13 @@ static void pb_free(void *ud, void *p)
 }
 
 ProtobufCAllocator nc_onnx_pb_allocator = {pb_alloc, pb_free, NULL};
+
+void nc_onnx_pb_allocator_init(ProtobufCAllocator *a, int *failed)
+{
+    *failed = 0;
+    *a = nc_onnx_pb_allocator;
+    a->allocator_data = failed;
+}
 
 int nc_onnx_map_dtype(int32_t t, nc_dtype *out)
 {
@@ -136,7 +145,7 @@ static void convert_raw(const uint8_t *src, int32_t t, nc_tensor *dst)
 static size_t convert_typed(const Onnx__TensorProto *tp, nc_tensor *dst, int copy)
 {
     int32_t t = tp->data_type;
-    int64_t n = dst->numel;
+    int64_t n = dst ? dst->numel : 0;
     switch (t) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
         if (copy && n)
@@ -178,8 +187,10 @@ nc_status nc_onnx_read_file(const char *path, uint8_t **data, size_t *size)
         st = nc_errorf(NC_ERR_IO, "%s: cannot read (not a regular file?)", path);
         goto done;
     }
-    if ((uint64_t)len >= SIZE_MAX) {
-        st = nc_errorf(NC_ERR_LIMIT, "%s: file too large", path);
+    if ((uint64_t)len >= SIZE_MAX || (int64_t)len > nc_limits_now().max_model_bytes) {
+        st = nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld "
+                       "bytes (nc_limits.max_model_bytes)", path, (long long)len,
+                       (long long)nc_limits_now().max_model_bytes);
         goto done;
     }
     buf = nc_malloc((size_t)len + 1);
@@ -264,6 +275,16 @@ static nc_status read_external(const Onnx__TensorProto *tp, const char *name,
                        strerror(errno));
         goto done;
     }
+    off_t flen = -1;
+    if (fseeko(f, 0, SEEK_END) == 0)
+        flen = ftello(f);
+    if (flen < 0 || offset > (int64_t)flen || bytes > (int64_t)flen - offset) {
+        st = nc_errorf(NC_ERR_PARSE,
+                       "tensor '%s': external data file '%s' is too short (needs %lld bytes at "
+                       "offset %lld)",
+                       name, path, (long long)bytes, (long long)offset);
+        goto done;
+    }
     if ((uint64_t)bytes >= SIZE_MAX || !(buf = nc_malloc((size_t)bytes + 1))) {
         st = nc_errorf(NC_ERR_NOMEM, "tensor '%s': out of memory for %lld bytes", name,
                        (long long)bytes);
@@ -288,7 +309,7 @@ done:
 }
 
 nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
-                                const nc_onnx_tensor_ctx *ctx, nc_tensor **out)
+                                nc_onnx_tensor_ctx *ctx, nc_tensor **out)
 {
     *out = NULL;
     const char *name = tp->name && *tp->name ? tp->name : (what ? what : "?");
@@ -316,10 +337,35 @@ nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
     int64_t src_bytes;
     if (!nc_mul_i64(numel, (int64_t)src_elem_size(t), &src_bytes))
         return nc_errorf(NC_ERR_LIMIT, "tensor '%s' is too large", name);
+    char label[160];
+    snprintf(label, sizeof label, "tensor '%.120s'", name);
+    int64_t bytes;
+    nc_status lst = nc_check_tensor_size(label, ndim, tp->dims, nc_dtype_size(dt), &bytes);
+    if (lst != NC_OK)
+        return lst;
+    if (ctx && ctx->max_model_bytes > 0) {
+        ctx->total_bytes += bytes;
+        if (ctx->total_bytes > ctx->max_model_bytes)
+            return nc_errorf(NC_ERR_LIMIT, "tensor '%s': the model's tensors exceed the model size limit "
+                             "(nc_limits.max_model_bytes)", name);
+    }
+    /* The data must be there before the tensor is allocated: a few bytes of
+     * file may not make us allocate what their shape claims. */
+    char b[200];
+    if (!(tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)) {
+        uint64_t have = tp->has_raw_data ? tp->raw_data.len : convert_typed(tp, NULL, 0);
+        uint64_t need = tp->has_raw_data ? (uint64_t)src_bytes : (uint64_t)numel;
+        if (have != need)
+            return nc_errorf(NC_ERR_PARSE,
+                             "tensor '%s' declares shape %s (%lld elements, %lld bytes of %s) but "
+                             "holds %llu %s of data",
+                             name, nc_shape_str(ndim, tp->dims, b, sizeof b), (long long)numel,
+                             (long long)src_bytes, nc_onnx_dtype_name(t), (unsigned long long)have,
+                             tp->has_raw_data ? "bytes" : "elements");
+    }
 
     const uint8_t *raw = NULL;
     uint8_t *ext = NULL;
-    size_t raw_len = 0;
     int external = tp->has_data_location &&
                    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     if (external) {
@@ -327,10 +373,8 @@ nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
         if (st != NC_OK)
             return st;
         raw = ext;
-        raw_len = (size_t)src_bytes;
     } else if (tp->has_raw_data) {
         raw = tp->raw_data.data;
-        raw_len = tp->raw_data.len;
     }
     nc_tensor *x = nc_tensor_new(dt, ndim, tp->dims);
     if (!x) {
@@ -338,27 +382,10 @@ nc_status nc_onnx_tensor_decode(const Onnx__TensorProto *tp, const char *what,
         nc_error_prefix("tensor '%s'", name);
         return NC_ERR_NOMEM;
     }
-    char b[200];
     if (external || tp->has_raw_data) {
-        if ((uint64_t)raw_len != (uint64_t)src_bytes) {
-            nc_tensor_free(x);
-            nc_free(ext);
-            return nc_errorf(NC_ERR_PARSE,
-                             "tensor '%s' declares shape %s (%lld elements, %lld bytes of %s) but "
-                             "holds %zu bytes of data",
-                             name, nc_shape_str(ndim, tp->dims, b, sizeof b), (long long)numel,
-                             (long long)src_bytes, nc_onnx_dtype_name(t), raw_len);
-        }
         convert_raw(raw, t, x);
         nc_free(ext);
     } else {
-        size_t have = convert_typed(tp, x, 0);
-        if ((uint64_t)have != (uint64_t)numel) {
-            nc_tensor_free(x);
-            return nc_errorf(NC_ERR_PARSE,
-                             "tensor '%s' declares shape %s (%lld elements) but holds %zu elements",
-                             name, nc_shape_str(ndim, tp->dims, b, sizeof b), (long long)numel, have);
-        }
         convert_typed(tp, x, 1);
     }
     *out = x;
@@ -377,10 +404,14 @@ nc_status nc_onnx_tensor_load_file(const char *path, nc_tensor **out)
     nc_status st = nc_onnx_read_file(path, &data, &size);
     if (st != NC_OK)
         return st;
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&nc_onnx_pb_allocator, size, data);
+    ProtobufCAllocator pa;
+    int oom;
+    nc_onnx_pb_allocator_init(&pa, &oom);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
     nc_free(data);
     if (!tp)
-        return nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
+        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing it", path)
+                   : nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
     char *dir = nc_strdup(path);
     if (!dir) {
         onnx__tensor_proto__free_unpacked(tp, &nc_onnx_pb_allocator);

@@ -18,10 +18,16 @@ typedef struct nc_onnx_tensor_ctx {
     const char *data_dir;
     /* Largest element count a tensor may declare (> 0). */
     int64_t max_elems;
+    /* Bytes all decoded tensors together may hold (0 = no bound), and the
+     * running total: the model size limit beyond the file itself. */
+    int64_t max_model_bytes, total_bytes;
 } nc_onnx_tensor_ctx;
 
 /* Routes protobuf-c's allocations through nc_malloc/nc_free. */
 extern struct ProtobufCAllocator nc_onnx_pb_allocator;
+/* The same allocator, setting *failed (cleared here) when an allocation
+ * fails: unpack returns NULL both for a malformed file and out of memory. */
+void nc_onnx_pb_allocator_init(struct ProtobufCAllocator *a, int *failed);
 
 /* Maps an ONNX TensorProto.DataType to the dtype neuroc keeps it as
  * (float types → F32, integer and bool types → I64); 0 if unsupported. */
@@ -33,7 +39,7 @@ const char *nc_onnx_dtype_name(int32_t onnx_type);
  * proto has no name. Messages start with "tensor '<name>'"; callers put the
  * file (and node) in front. The caller owns *out. */
 nc_status nc_onnx_tensor_decode(const struct Onnx__TensorProto *tp, const char *what,
-                                const nc_onnx_tensor_ctx *ctx, nc_tensor **out);
+                                nc_onnx_tensor_ctx *ctx, nc_tensor **out);
 
 /* Reads a serialized TensorProto file (ONNX test data: input_0.pb, ...).
  * External data is looked up next to the file. The caller owns *out. */

@@ -1,9 +1,11 @@
 /* HDF5 helpers shared by the NIR reader and writer (export/h5io.h). */
 #include "h5io.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "snn/alloc.h"
+#include "snn/data_io.h"
 #include "snn/error.h"
 
 void nc_h5_quiet_begin(nc_h5_quiet *q)
@@ -49,9 +51,11 @@ int nc_h5_is_string(hid_t loc, const char *name)
     return r;
 }
 
-/* Opens a dataset and its dataspace; reads rank and shape. */
-static nc_status open_ds(hid_t loc, const char *name, hid_t *ds, hid_t *sp, int *ndim,
-                         int64_t shape[NC_MAX_DIMS], int64_t *numel)
+/* Opens a dataset and its dataspace; reads rank and shape, and checks that
+ * numel elements of elem_size bytes are within the tensor size limit before
+ * anyone allocates for them. */
+static nc_status open_ds(hid_t loc, const char *name, size_t elem_size, hid_t *ds, hid_t *sp,
+                         int *ndim, int64_t shape[NC_MAX_DIMS], int64_t *numel)
 {
     *ds = *sp = H5I_INVALID_HID;
     if (!nc_h5_exists(loc, name))
@@ -79,13 +83,24 @@ static nc_status open_ds(hid_t loc, const char *name, hid_t *ds, hid_t *sp, int 
     *ndim = r;
     for (int d = 0; d < r; d++)
         shape[d] = (int64_t)dims[d];
-    if (!nc_numel_checked(r, shape, numel) || *numel > NC_H5_MAX_ELEMENTS) {
+    char what[160];
+    snprintf(what, sizeof what, "dataset '%.120s'", name);
+    nc_status st = nc_check_tensor_size(what, r, shape, elem_size, NULL);
+    if (st == NC_OK && !nc_numel_checked(r, shape, numel))
+        st = nc_errorf(NC_ERR_LIMIT, "dataset '%s' is too large", name);
+    if (st == NC_OK) {
+        hid_t ft = H5Dget_type(*ds);
+        st = ft < 0 ? nc_errorf(NC_ERR_PARSE, "dataset '%s' has an unreadable type", name)
+                    : nc_h5_check_storage(*ds, ft, *numel, name);
+        if (ft >= 0)
+            H5Tclose(ft);
+    }
+    if (st != NC_OK) {
         H5Sclose(*sp);
         H5Dclose(*ds);
         *ds = *sp = H5I_INVALID_HID;
-        return nc_errorf(NC_ERR_LIMIT, "dataset '%s' is too large", name);
     }
-    return NC_OK;
+    return st;
 }
 
 static void close_ds(hid_t ds, hid_t sp)
@@ -100,7 +115,7 @@ nc_status nc_h5_shape(hid_t loc, const char *name, int *ndim, int64_t shape[NC_M
 {
     hid_t ds, sp;
     int64_t n;
-    nc_status st = open_ds(loc, name, &ds, &sp, ndim, shape, &n);
+    nc_status st = open_ds(loc, name, 1, &ds, &sp, ndim, shape, &n);
     close_ds(ds, sp);
     return st;
 }
@@ -138,11 +153,12 @@ nc_status nc_h5_read_strings(hid_t loc, const char *name, int *ndim, int64_t sha
     *n_out = 0;
     hid_t ds, sp, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     int64_t n;
-    nc_status st = open_ds(loc, name, &ds, &sp, ndim, shape, &n);
+    nc_status st = open_ds(loc, name, sizeof(char *), &ds, &sp, ndim, shape, &n);
     if (st != NC_OK)
         return st;
     char **res = NULL;
     void *buf = NULL;
+    int var = 0;
     ft = H5Dget_type(ds);
     if (ft < 0 || H5Tget_class(ft) != H5T_STRING) {
         st = nc_errorf(NC_ERR_PARSE, "dataset '%s' does not hold strings", name);
@@ -155,7 +171,7 @@ nc_status nc_h5_read_strings(hid_t loc, const char *name, int *ndim, int64_t sha
     }
     if (n == 0)
         goto done;
-    int var = H5Tis_variable_str(ft) > 0;
+    var = H5Tis_variable_str(ft) > 0;
     mt = H5Tcopy(H5T_C_S1);
     size_t size = var ? sizeof(char *) : H5Tget_size(ft);
     if (mt < 0 || size == 0 || H5Tset_size(mt, var ? H5T_VARIABLE : size) < 0 ||
@@ -164,10 +180,11 @@ nc_status nc_h5_read_strings(hid_t loc, const char *name, int *ndim, int64_t sha
         goto done;
     }
     int64_t bytes;
-    if (!nc_mul_i64(n, (int64_t)size, &bytes) || bytes > NC_H5_MAX_ELEMENTS) {
-        st = nc_errorf(NC_ERR_LIMIT, "dataset '%s' is too large", name);
+    char what[160];
+    snprintf(what, sizeof what, "string dataset '%.120s'", name);
+    if ((!var && (st = nc_check_string_len(what, size)) != NC_OK) ||
+        (st = nc_check_tensor_size(what, *ndim, shape, size, &bytes)) != NC_OK)
         goto done;
-    }
     buf = nc_calloc((size_t)bytes, 1);
     if (!buf) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory reading '%s'", name);
@@ -181,18 +198,25 @@ nc_status nc_h5_read_strings(hid_t loc, const char *name, int *ndim, int64_t sha
     for (int64_t i = 0; i < n; i++) {
         if (var) {
             char *p = ((char **)buf)[i];
+            nc_status sl = nc_check_string_len(what, p ? strlen(p) : 0);
+            if (sl != NC_OK) {
+                st = sl;
+                continue;
+            }
             res[i] = nc_strdup(p ? p : "");
         } else {
             res[i] = dup_fixed((const char *)buf + i * (int64_t)size, size, spacepad);
         }
-        if (!res[i])
+        if (!res[i] && st == NC_OK)
             st = nc_errorf(NC_ERR_NOMEM, "out of memory reading '%s'", name);
     }
-    if (var)
+done:
+    /* HDF5 allocated the variable-length strings, also those of a read that
+     * failed part way (buf was zeroed, so the rest are NULL). */
+    if (var && buf)
         for (int64_t i = 0; i < n; i++)
             if (((char **)buf)[i])
                 H5free_memory(((char **)buf)[i]);
-done:
     nc_free(buf);
     if (mt >= 0)
         H5Tclose(mt);
@@ -232,7 +256,7 @@ static nc_status read_numeric(hid_t loc, const char *name, nc_dtype dt, nc_tenso
     hid_t ds, sp;
     int ndim;
     int64_t shape[NC_MAX_DIMS], n;
-    nc_status st = open_ds(loc, name, &ds, &sp, &ndim, shape, &n);
+    nc_status st = open_ds(loc, name, nc_dtype_size(dt), &ds, &sp, &ndim, shape, &n);
     if (st != NC_OK)
         return st;
     hid_t ft = H5Dget_type(ds);
@@ -276,7 +300,7 @@ nc_status nc_h5_read_f64_scalar(hid_t loc, const char *name, double *out)
     hid_t ds, sp;
     int ndim;
     int64_t shape[NC_MAX_DIMS], n;
-    nc_status st = open_ds(loc, name, &ds, &sp, &ndim, shape, &n);
+    nc_status st = open_ds(loc, name, sizeof(double), &ds, &sp, &ndim, shape, &n);
     if (st != NC_OK)
         return st;
     hid_t ft = H5Dget_type(ds);

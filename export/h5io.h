@@ -14,9 +14,9 @@
 
 #include "snn/tensor.h"
 
-/* Elements a dataset read may hold: bounds memory taken on a file's word
- * (a compressed dataset can claim far more than the file size). */
-#define NC_H5_MAX_ELEMENTS ((int64_t)1 << 30)
+/* A dataset read is bounded by nc_limits' max_tensor_bytes (a compressed
+ * dataset can claim far more than the file size) and strings by its
+ * max_string_len, both checked before allocating. */
 
 typedef struct nc_h5_quiet {
     H5E_auto2_t fn;

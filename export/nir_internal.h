@@ -15,7 +15,8 @@
  * A reader that finds another version ignores the group and reads plain NIR. */
 #define NC_NIR_NEUROC_FORMAT 1
 
-/* Deepest nesting of NIRGraph subgraphs and of Add-of-Add chains followed. */
+/* Deepest chain of Add-of-Add layers the writer follows. (Subgraph nesting
+ * on read is bounded by nc_limits.max_graph_depth.) */
 #define NC_NIR_MAX_DEPTH 64
 
 /* ---- reader internals ---- */
@@ -77,6 +78,7 @@ typedef struct rd {
     int n_nodes, cap_nodes;
     nedge *edges;
     int64_t n_edges, cap_edges;
+    int64_t total_bytes;   /* of all node tensors read so far (model size limit) */
 } rd;
 
 void nir_node_clear(nnode *nd);

@@ -210,18 +210,41 @@ static nc_status add_edge(rd *R, int a, int b)
     return NC_OK;
 }
 
-/* Name of the i-th link of a group (by name order); caller frees. */
-static char *link_name(hid_t g, hsize_t i)
+/* Adds the bytes of node nd's tensors to the model's total: a file of
+ * many tensors, each within the tensor limit, is bounded as a whole. */
+static nc_status count_bytes(rd *R, const nnode *nd)
 {
+    for (int k = 0; k < MAXF + MAXI; k++) {
+        const nc_tensor *t = k < MAXF ? nd->f[k] : nd->i[k - MAXF];
+        if (t)
+            R->total_bytes += t->numel * (int64_t)nc_dtype_size(t->dtype);
+    }
+    int64_t max = nc_limits_now().max_model_bytes;
+    if (R->total_bytes > max)
+        return nc_errorf(NC_ERR_LIMIT, "the network's tensors exceed the model size limit of %lld bytes "
+                         "(nc_limits.max_model_bytes)", (long long)max);
+    return NC_OK;
+}
+
+/* Name of the i-th link of a group (by name order) into *out; caller frees. */
+static nc_status link_name(hid_t g, hsize_t i, char **out)
+{
+    *out = NULL;
     ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
     if (len < 0)
-        return NULL;
+        return nc_errorf(NC_ERR_PARSE, "unreadable node name");
+    nc_status st = nc_check_string_len("a node name", (size_t)len);
+    if (st != NC_OK)
+        return st;
     char *s = nc_malloc((size_t)len + 1);
-    if (s && H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, s, (size_t)len + 1, H5P_DEFAULT) < 0) {
+    if (!s)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, s, (size_t)len + 1, H5P_DEFAULT) < 0) {
         nc_free(s);
-        s = NULL;
+        return nc_errorf(NC_ERR_PARSE, "unreadable node name");
     }
-    return s;
+    *out = s;
+    return NC_OK;
 }
 
 typedef struct local_name {
@@ -245,9 +268,11 @@ static nc_status read_children(rd *R, hid_t gnodes, const char *prefix, int dept
 {
     nc_status st = NC_OK;
     for (int k = 0; k < n && st == NC_OK; k++) {
-        char *local = link_name(gnodes, (hsize_t)k);
-        if (!local)
-            return nc_errorf(NC_ERR_PARSE, "%s: unreadable node name in graph '%s'", R->path, prefix ? prefix : "/node");
+        char *local;
+        if ((st = link_name(gnodes, (hsize_t)k, &local)) != NC_OK) {
+            nc_error_prefix("%s: graph '%s'", R->path, prefix ? prefix : "/node");
+            return st;
+        }
         ln[k].name = local;
         size_t len = strlen(local) + (prefix ? strlen(prefix) + 1 : 0) + 1;
         char *full = nc_malloc(len);
@@ -259,8 +284,10 @@ static nc_status read_children(rd *R, hid_t gnodes, const char *prefix, int dept
         int is_graph;
         st = nir_load_node(gnodes, local, full, &tmp, &is_graph);
         if (st == NC_OK && is_graph) {
-            if (depth + 1 > NC_NIR_MAX_DEPTH) {
-                st = nc_errorf(NC_ERR_LIMIT, "subgraphs nested deeper than %d", NC_NIR_MAX_DEPTH);
+            int max_depth = nc_limits_now().max_graph_depth;
+            if (depth + 1 > max_depth) {
+                st = nc_errorf(NC_ERR_LIMIT, "subgraphs nested deeper than %d (nc_limits.max_graph_depth)",
+                               max_depth);
             } else {
                 hid_t sub = H5Gopen2(gnodes, local, H5P_DEFAULT);
                 int si = -1, so = -1;
@@ -274,6 +301,12 @@ static nc_status read_children(rd *R, hid_t gnodes, const char *prefix, int dept
         }
         if (st != NC_OK) {
             nc_error_prefix("%s", R->path);
+            nir_node_clear(&tmp);
+            nc_free(full);
+            return st;
+        }
+        if ((st = count_bytes(R, &tmp)) != NC_OK) {
+            nc_error_prefix("%s: node '%s'", R->path, full);
             nir_node_clear(&tmp);
             nc_free(full);
             return st;
@@ -613,9 +646,9 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
     case NC_SNN_CONCAT: {
         int64_t channels = 0;
         for (int k = 0; k < L->n_inputs; k++) {
-            const nc_snn_layer *B = &s->layers[L->inputs[k]];
             if (L->inputs[k] >= id)
                 continue; /* checked once every layer has its shape */
+            const nc_snn_layer *B = &s->layers[L->inputs[k]];
             int same = B->ndim == X->ndim;
             for (int d = L->kind == NC_SNN_ADD ? 0 : 1; same && d < X->ndim; d++)
                 same = B->shape[d] == X->shape[d];
@@ -712,7 +745,8 @@ nc_snn_layer_kind nir_layer_kind(nkind k)
 nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *L)
 {
     nc_status st = NC_OK;
-    const nc_snn_layer *X = L->n_inputs > 0 && L->inputs[0] < s->n_layers ? &s->layers[L->inputs[0]] : NULL;
+    const nc_snn_layer *X = L->n_inputs > 0 && L->inputs[0] >= 0 && L->inputs[0] < s->n_layers
+                                 ? &s->layers[L->inputs[0]] : NULL;
     switch (nd->kind) {
     case K_AFFINE:
     case K_LINEAR:
@@ -1005,7 +1039,12 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return nc_errorf(NC_ERR_IO, "%s: %s", path, strerror(errno));
+    off_t fsize = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
     fclose(fp);
+    int64_t max_model = nc_limits_now().max_model_bytes;
+    if (fsize > max_model)
+        return nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld bytes "
+                         "(nc_limits.max_model_bytes)", path, (long long)fsize, (long long)max_model);
     rd R;
     memset(&R, 0, sizeof R);
     R.path = path;

@@ -81,9 +81,11 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
         goto done;
     }
     nc_snn *s = *sp;
+    /* fails for a name used twice (the file's fault) or out of memory */
+    int taken = nc_snn_find_layer(s, name) >= 0;
     nc_snn_layer *L = nc_snn_append(s, kind, name, (int)inputs->numel);
     if (!L) {
-        st = NC_ERR_MODEL;
+        st = taken ? NC_ERR_MODEL : NC_ERR_NOMEM;
         goto done;
     }
     for (int64_t k = 0; k < inputs->numel; k++) {

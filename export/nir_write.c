@@ -46,6 +46,7 @@
 #include "h5io.h"
 #include "nir_internal.h"
 #include "snn/alloc.h"
+#include "snn/atomic_file.h"
 #include "snn/error.h"
 #include "snn/snn_ir.h"
 
@@ -665,34 +666,24 @@ nc_status nc_snn_save_nir(const nc_snn *s, const char *path)
         wr_free(&w);
         return st;
     }
-    size_t len = strlen(path);
-    char *tmp = nc_malloc(len + 8);
-    if (!tmp) {
-        wr_free(&w);
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        nc_free(tmp);
+    /* HDF5 writes the temporary file by name: close our descriptor first. */
+    nc_atomic_file af;
+    if ((st = nc_atomic_open(path, &af)) != NC_OK) {
         wr_free(&w);
         return st;
     }
-    (void)fchmod(fd, 0644); /* mkstemp's 0600 would make the result private */
-    close(fd);
+    close(af.fd);
+    af.fd = -1;
     nc_h5_quiet q;
     nc_h5_quiet_begin(&q);
-    st = write_file(&w, tmp);
+    st = write_file(&w, af.tmp);
     nc_h5_quiet_end(&q);
-    if (st == NC_OK && rename(tmp, path) != 0)
-        st = nc_errorf(NC_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (st != NC_OK) {
-        unlink(tmp);
+    if (st == NC_OK) {
+        st = nc_atomic_commit(&af, path);
+    } else {
+        nc_atomic_abort(&af);
         nc_error_prefix("%s", path);
     }
-    nc_free(tmp);
     wr_free(&w);
     return st;
 }

@@ -7,7 +7,9 @@
 #   scripts/setup.sh --torch    also Debian's PyTorch and ONNX, to retrain the examples
 set -euo pipefail
 
-pkgs=(cmake make gcc pkg-config
+# clang (with its sanitizer and libFuzzer runtimes): the sanitizer pass of
+# scripts/test.sh and the fuzzers of scripts/fuzz.sh.
+pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev
       libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libhdf5-dev libcmocka-dev libopenblas-dev zlib1g-dev
       libonnx-testdata dataset-fashion-mnist

@@ -119,6 +119,8 @@ nc_status nc_graph_execute(const nc_graph *g, const nc_tensor *const *inputs, nc
         for (int v = 0; v < g->n_values; v++) {
             all[v] = owned[v] ? val[v] : (val[v] ? nc_tensor_clone(val[v]) : NULL);
             owned[v] = 0;
+            if (val[v] && !all[v] && st == NC_OK)
+                st = nc_errorf(NC_ERR_NOMEM, "%s: out of memory copying '%s'", g->source, g->values[v].name);
         }
 
 done:

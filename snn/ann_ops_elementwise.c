@@ -12,11 +12,8 @@
 /* A new output tensor, with the status that tells why it could not be made. */
 static nc_status new_out(nc_dtype dt, int ndim, const int64_t *shape, nc_tensor **o)
 {
-    int64_t numel;
     *o = nc_tensor_new(dt, ndim, shape);
-    if (*o)
-        return NC_OK;
-    return nc_numel_checked(ndim, shape, &numel) ? NC_ERR_NOMEM : NC_ERR_LIMIT;
+    return *o ? NC_OK : nc_tensor_new_failure(dt, ndim, shape);
 }
 
 /* Float outputs only need their shape in a shape-only pass. */

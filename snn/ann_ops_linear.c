@@ -101,7 +101,7 @@ nc_status nc_op_conv(const nc_node *n, const nc_tensor *const *in, int n_in, nc_
         shape[2 + i] = sp.out[NC_SP_MAX - sp.nsp + i];
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, x->ndim, shape);
     out[0] = y;
     if (shape_only(ctx) || y->numel == 0)
         return NC_OK;
@@ -195,7 +195,7 @@ nc_status nc_op_gemm(const nc_node *n, const nc_tensor *const *in, int n_in, nc_
     int64_t shape[2] = {m, nn};
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, 2, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, 2, shape);
     out[0] = y;
     if (shape_only(ctx) || y->numel == 0)
         return NC_OK;
@@ -269,7 +269,7 @@ nc_status nc_op_matmul(const nc_node *n, const nc_tensor *const *in, int n_in, n
         shape[nd++] = nn;
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, nd, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, nd, shape);
     out[0] = y;
     if (shape_only(ctx) || y->numel == 0)
         return NC_OK;
@@ -344,7 +344,7 @@ nc_status nc_op_batchnorm(const nc_node *n, const nc_tensor *const *in, int n_in
     float eps = nc_attr_float(n, "epsilon", 1e-5f);
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, x->ndim, x->shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, x->ndim, x->shape);
     out[0] = y;
     if (shape_only(ctx) || y->numel == 0)
         return NC_OK;

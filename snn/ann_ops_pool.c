@@ -238,7 +238,7 @@ static nc_status pool_run(const nc_node *n, const nc_tensor *const *in, nc_tenso
     sp_out_shape(x, x->shape[1], &sp, shape);
     nc_tensor *y = nc_tensor_new(x->dtype, x->ndim, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(x->dtype, x->ndim, shape);
     out[0] = y;
     if ((ctx && ctx->shape_only) || y->numel == 0)
         return NC_OK;
@@ -246,8 +246,13 @@ static nc_status pool_run(const nc_node *n, const nc_tensor *const *in, nc_tenso
     int64_t planes = x->shape[0] * x->shape[1];
     int64_t in_plane = nc_sp_prod(sp.in), out_plane = nc_sp_prod(sp.out);
     if (x->dtype == NC_DTYPE_F32) {
+        /* An empty input (a zero spatial size, padded into a non-empty
+         * output) has no data: every window is padding and reads nothing,
+         * but the row arithmetic needs a real pointer (found by fuzz_onnx). */
+        static const float no_data = 0.0f;
+        const float *xs = in_plane ? nc_f32(x) : &no_data;
         for (int64_t p = 0; p < planes; p++)
-            pool_plane(nc_f32(x) + p * in_plane, nc_f32(y) + p * out_plane, &sp, is_max, include_pad);
+            pool_plane(xs + p * in_plane, nc_f32(y) + p * out_plane, &sp, is_max, include_pad);
         return NC_OK;
     }
     float *xf = nc_malloc((size_t)in_plane * sizeof *xf), *yf = nc_malloc((size_t)out_plane * sizeof *yf);
@@ -309,7 +314,7 @@ nc_status nc_op_globalaveragepool(const nc_node *n, const nc_tensor *const *in, 
     }
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(NC_DTYPE_F32, x->ndim, shape);
     out[0] = y;
     if ((ctx && ctx->shape_only) || plane == 0)
         return NC_OK;
@@ -441,7 +446,7 @@ nc_status nc_op_pad(const nc_node *n, const nc_tensor *const *in, int n_in, nc_t
         return st;
     nc_tensor *y = nc_tensor_new(x->dtype, rank, shape);
     if (!y)
-        return NC_ERR_NOMEM;
+        return nc_tensor_new_failure(x->dtype, rank, shape);
     out[0] = y;
     if (y->numel == 0)
         return NC_OK;

@@ -1,9 +1,13 @@
-/* Files that appear complete or not at all: written to a temporary file in
- * the same folder (so rename is atomic), synced, then renamed over the target.
- * An existing file's permissions are kept. */
+/* Files that appear complete or not at all (atomic_file.h). An existing
+ * file's permissions are kept. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "atomic_file.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,46 +17,162 @@
 #include "alloc.h"
 #include "error.h"
 
+/* ---- registry of files in progress, for nc_remove_temp_files ----
+ * Fixed slots of static storage: the signal handler may neither allocate
+ * nor lock. A slot is 0 (free), 1 (being filled) or 2 (holds a path). */
+#define SLOTS 16
+#define SLOT_PATH 4096
+static char g_path[SLOTS][SLOT_PATH];
+static atomic_int g_state[SLOTS];
+
+static int slot_take(const char *tmp)
+{
+    if (strlen(tmp) >= SLOT_PATH)
+        return -1;
+    for (int i = 0; i < SLOTS; i++) {
+        int free_ = 0;
+        if (atomic_compare_exchange_strong(&g_state[i], &free_, 1)) {
+            memcpy(g_path[i], tmp, strlen(tmp) + 1);
+            atomic_store(&g_state[i], 2);
+            return i;
+        }
+    }
+    return -1; /* more than SLOTS files at once: this one is simply not registered */
+}
+
+static void slot_release(int i)
+{
+    if (i >= 0)
+        atomic_store(&g_state[i], 0);
+}
+
+void nc_remove_temp_files(void)
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (atomic_load(&g_state[i]) == 2)
+            unlink(g_path[i]);
+}
+
+/* ---- one file ---- */
+
+nc_status nc_atomic_open(const char *path, nc_atomic_file *af)
+{
+    af->tmp = NULL;
+    af->fd = -1;
+    af->slot = -1;
+    size_t plen = strlen(path);
+    char *tmp = nc_malloc(plen + sizeof NC_TMP_SUFFIX "XXXXXX");
+    if (!tmp)
+        return nc_errorf(NC_ERR_NOMEM, "%s: out of memory", path);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, NC_TMP_SUFFIX "XXXXXX", sizeof NC_TMP_SUFFIX "XXXXXX");
+    /* Signals wait while the file is created and registered, so that a
+     * handler calling nc_remove_temp_files never misses one that exists. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    int fd = mkstemp(tmp), err = errno;
+    if (fd >= 0)
+        af->slot = slot_take(tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
+        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s", path,
+                                 strerror(err));
+        nc_free(tmp);
+        return st;
+    }
+    /* mkstemp makes the file 0600; keep an existing file's mode, else use
+     * the usual 0644 (less the umask's bits, as open() would). */
+    struct stat sb;
+    mode_t mode;
+    if (stat(path, &sb) == 0) {
+        mode = sb.st_mode & 07777;
+    } else {
+        mode_t um = umask(0);
+        umask(um);
+        mode = 0644 & ~um;
+    }
+    if (fchmod(fd, mode) != 0) {
+        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot set the mode of '%s': %s", path, tmp, strerror(errno));
+        af->tmp = tmp;
+        af->fd = fd;
+        nc_atomic_abort(af);
+        return st;
+    }
+    af->tmp = tmp;
+    af->fd = fd;
+    return NC_OK;
+}
+
+void nc_atomic_abort(nc_atomic_file *af)
+{
+    if (af->fd >= 0)
+        close(af->fd);
+    if (af->tmp)
+        unlink(af->tmp);
+    slot_release(af->slot);
+    nc_free(af->tmp);
+    af->tmp = NULL;
+    af->fd = -1;
+    af->slot = -1;
+}
+
+nc_status nc_atomic_commit(nc_atomic_file *af, const char *path)
+{
+    int fd = af->fd >= 0 ? af->fd : open(af->tmp, O_RDONLY);
+    int ok = fd >= 0 && fsync(fd) == 0;
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    af->fd = -1;
+    if (ok && rename(af->tmp, path) != 0) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok) {
+        nc_atomic_abort(af);
+        return nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(err));
+    }
+    slot_release(af->slot);
+    nc_free(af->tmp);
+    af->tmp = NULL;
+    af->slot = -1;
+    return NC_OK;
+}
+
+int nc_write_all(int fd, const void *buf, size_t n)
+{
+    const unsigned char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = 0;
+            return 0;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
 nc_status nc_write_file_atomic(const char *path, const void *bytes, size_t len)
 {
     const char *data = bytes;
     if (!path || (len && !data))
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_write_file_atomic: NULL argument");
-    size_t plen = strlen(path);
-    char *tmp = nc_malloc(plen + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s", path,
-                                 strerror(errno));
-        nc_free(tmp);
+    nc_atomic_file af;
+    nc_status st = nc_atomic_open(path, &af);
+    if (st != NC_OK)
+        return st;
+    if (!nc_write_all(af.fd, data, len)) {
+        st = nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, errno ? strerror(errno) : "no space");
+        nc_atomic_abort(&af);
         return st;
     }
-    struct stat sb;
-    mode_t mode = stat(path, &sb) == 0 ? (sb.st_mode & 07777) : 0644;
-    int ok = fchmod(fd, mode) == 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t k = write(fd, data + done, len - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        ok = k > 0;
-        done += ok ? (size_t)k : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    int err = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok)
-        unlink(tmp);
-    nc_free(tmp);
-    return ok ? NC_OK : nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(err));
+    return nc_atomic_commit(&af, path);
 }

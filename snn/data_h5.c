@@ -93,6 +93,27 @@ static nc_status elem_format(hid_t ft, const char *dset, nc_elem_format *f)
     return NC_OK;
 }
 
+nc_status nc_h5_check_storage(hid_t ds, hid_t ft, int64_t numel, const char *dset)
+{
+    hid_t dcpl = H5Dget_create_plist(ds);
+    if (dcpl < 0)
+        return nc_errorf(NC_ERR_PARSE, "dataset '%s' has an unreadable layout", dset);
+    H5D_layout_t layout = H5Pget_layout(dcpl);
+    H5Pclose(dcpl);
+    if (layout != H5D_COMPACT && layout != H5D_CONTIGUOUS)
+        return NC_OK; /* chunked: compressed sizes say nothing exact */
+    H5T_class_t cls = H5Tget_class(ft);
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT && !(cls == H5T_STRING && H5Tis_variable_str(ft) == 0))
+        return NC_OK;
+    uint64_t want = (uint64_t)numel * (uint64_t)H5Tget_size(ft);
+    uint64_t have = (uint64_t)H5Dget_storage_size(ds);
+    /* a contiguous dataset never written has no storage: HDF5 reads the fill value */
+    if (have == want || (have == 0 && layout == H5D_CONTIGUOUS))
+        return NC_OK;
+    return nc_errorf(NC_ERR_PARSE, "dataset '%s' stores %llu bytes, but its shape and type need %llu "
+                     "(a corrupt file)", dset, (unsigned long long)have, (unsigned long long)want);
+}
+
 /* h5py's lzf and other plugin filters are not in the C library: say which
  * filter is missing, rather than that the read failed. */
 static nc_status check_filters(hid_t ds, const char *dset)
@@ -178,13 +199,17 @@ static nc_status read_dataset(hid_t f, const char *dset, nc_dtype want, nc_tenso
                        (long long)bytes, (long long)stored);
         goto done;
     }
-    if ((st = check_filters(ds, dset)) != NC_OK)
+    if ((st = check_filters(ds, dset)) != NC_OK || (st = nc_h5_check_storage(ds, ft, numel, dset)) != NC_OK)
         goto done;
     nc_dtype to;
     if ((st = nc_data_pick_dtype(&fmt, want, &to)) != NC_OK) {
         nc_error_prefix("dataset '%s'", dset);
         goto done;
     }
+    char what[160];
+    snprintf(what, sizeof what, "dataset '%.120s'", dset);
+    if ((st = nc_check_tensor_size(what, ndim, shape, nc_dtype_size(to), NULL)) != NC_OK)
+        goto done;
     if (!(t = nc_tensor_new(to, ndim, shape))) {
         st = NC_ERR_NOMEM;
         goto done;

@@ -153,6 +153,8 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
     nc_status st = nc_data_pick_dtype(&h->fmt, want, &to);
     if (st != NC_OK)
         return st;
+    if ((st = nc_check_tensor_size("the header", h->ndim, h->shape, nc_dtype_size(to), NULL)) != NC_OK)
+        return st;
     nc_tensor *t = nc_tensor_new(to, h->ndim, h->shape);
     if (!t)
         return NC_ERR_NOMEM;

@@ -59,6 +59,12 @@ nc_status nc_data_pick_dtype(const nc_elem_format *f, nc_dtype want, nc_dtype *o
 /* Reads dataset `dset` (an absolute path inside the file) of the HDF5 file
  * `file` (data_h5.c). Errors name the dataset; the caller adds the file. */
 nc_status nc_data_load_h5(const char *file, const char *dset, nc_dtype want, nc_tensor **out);
+/* Before reading a compact or contiguous dataset of numbers or fixed-length
+ * strings (file type ft): NC_ERR_PARSE naming dset unless its stored size is
+ * what numel elements need. HDF5 1.10 itself copies what the file says,
+ * past the end of the reader's buffer (found by fuzzing). Chunked datasets
+ * pass: their size depends on compression. */
+nc_status nc_h5_check_storage(int64_t ds, int64_t ft, int64_t numel, const char *dset);
 /* The error for a bare HDF5 file given where a dataset was expected: it
  * says how to name one and lists the datasets at the file's root. */
 nc_status nc_data_h5_hint(const char *file);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "atomic_file.h"
 #include "data_io.h"
 #include "error.h"
 #include "tensor.h"
@@ -252,21 +253,6 @@ nc_status nc_npy_read_header(nc_data_reader *r, const unsigned char magic[4], nc
 
 /* ---------------------------------------------------------------- writing */
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const unsigned char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 /* Header padded with spaces and a final newline so that the data starts on a
  * 64-byte boundary, as numpy writes it. Returns the total prefix length. */
 static size_t npy_header(const nc_tensor *t, char *buf, size_t cap)
@@ -306,7 +292,7 @@ static int write_data(int fd, const nc_tensor *t)
     if (t->numel == 0)
         return 1;
     if (es == 1)
-        return write_all(fd, t->data, (size_t)t->numel);
+        return nc_write_all(fd, t->data, (size_t)t->numel);
     unsigned char chunk[1 << 16];
     size_t per = sizeof chunk / es, done = 0, n = (size_t)t->numel;
     const unsigned char *src = t->data;
@@ -324,7 +310,7 @@ static int write_data(int fd, const nc_tensor *t)
             for (size_t b = 0; b < es; b++)
                 chunk[i * es + b] = (unsigned char)(v >> (8 * b));
         }
-        if (!write_all(fd, chunk, k * es))
+        if (!nc_write_all(fd, chunk, k * es))
             return 0;
         done += k;
     }
@@ -343,39 +329,14 @@ nc_status nc_npy_save(const char *path, const nc_tensor *t)
     if (!hl)
         return nc_errorf(NC_ERR_INTERNAL, "%s: npy header too long", path);
 
-    size_t plen = strlen(path);
-    char *tmp = nc_malloc(plen + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s",
-                                 path, strerror(errno));
-        nc_free(tmp);
+    nc_atomic_file af;
+    nc_status st = nc_atomic_open(path, &af);
+    if (st != NC_OK)
+        return st;
+    if (!nc_write_all(af.fd, head, hl) || !write_data(af.fd, t)) {
+        st = nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        nc_atomic_abort(&af);
         return st;
     }
-    /* mkstemp makes the file 0600; keep an existing file's mode, else use the
-     * usual 0644 for a data file. */
-    struct stat sb;
-    mode_t mode = stat(path, &sb) == 0 ? (sb.st_mode & 07777) : 0644;
-    int ok = fchmod(fd, mode) == 0 && write_all(fd, head, hl) && write_data(fd, t) &&
-             fsync(fd) == 0;
-    int err = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        err = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        nc_free(tmp);
-        return nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(err));
-    }
-    nc_free(tmp);
-    return NC_OK;
+    return nc_atomic_commit(&af, path);
 }

@@ -51,6 +51,16 @@ nc_tensor *nc_tensor_new(nc_dtype dt, int ndim, const int64_t *shape)
                   nc_shape_str(ndim, shape, b, sizeof b));
         return NULL;
     }
+    /* The one place every tensor is made: a shape computed from a hostile
+     * file (a Pad, a Reshape) is bounded here too, not only what readers read. */
+    int64_t max = nc_limits_now().max_tensor_bytes;
+    if (bytes > max) {
+        char b[160];
+        nc_errorf(NC_ERR_LIMIT, "tensor shape %s (%lld bytes) exceeds the tensor size limit of %lld "
+                  "bytes (nc_set_limits)", nc_shape_str(ndim, shape, b, sizeof b), (long long)bytes,
+                  (long long)max);
+        return NULL;
+    }
     nc_tensor *t = nc_calloc(1, sizeof *t);
     if (!t) {
         nc_errorf(NC_ERR_NOMEM, "out of memory allocating a tensor");
@@ -70,6 +80,17 @@ nc_tensor *nc_tensor_new(nc_dtype dt, int ndim, const int64_t *shape)
         }
     }
     return t;
+}
+
+nc_status nc_tensor_new_failure(nc_dtype dt, int ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > NC_MAX_DIMS || nc_dtype_size(dt) == 0)
+        return NC_ERR_INVALID_ARG;
+    int64_t numel, bytes;
+    if (!nc_numel_checked(ndim, shape, &numel) || !nc_mul_i64(numel, (int64_t)nc_dtype_size(dt), &bytes) ||
+        bytes > nc_limits_now().max_tensor_bytes)
+        return NC_ERR_LIMIT;
+    return NC_ERR_NOMEM;
 }
 
 nc_tensor *nc_tensor_clone(const nc_tensor *s)

@@ -17,6 +17,10 @@ const char *nc_dtype_name(nc_dtype dt);
 
 /* Internal shorthands: new zero-filled tensors; errors set nc_last_error. */
 nc_tensor *nc_tensor_new(nc_dtype dt, int ndim, const int64_t *shape);
+/* Why nc_tensor_new(dt, ndim, shape) returned NULL (its message is set):
+ * NC_ERR_LIMIT for a shape that overflows or exceeds the tensor size limit,
+ * NC_ERR_INVALID_ARG for a bad rank or dtype, else NC_ERR_NOMEM. */
+nc_status nc_tensor_new_failure(nc_dtype dt, int ndim, const int64_t *shape);
 nc_tensor *nc_tensor_clone(const nc_tensor *t);
 /* Reinterprets `t` with a new shape of the same numel (in place). */
 int nc_tensor_reshape_inplace(nc_tensor *t, int ndim, const int64_t *shape);

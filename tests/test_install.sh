@@ -48,6 +48,11 @@ check_output() {
     [ "$(grep -c '^  image [0-9]*: class [0-9]' "$out")" = 8 ] || fail "$2: expected 8 predictions"
 }
 
+# A sanitized library (scripts/sanitize.sh) needs the sanitizer runtime in
+# the program that loads it.
+san=
+grep -q '^NEUROC_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && san=-fsanitize=address,undefined
+
 # ---- pkg-config: the .pc must point into the prefix it was installed to
 PKG_CONFIG_PATH=$(dirname "$pc")
 export PKG_CONFIG_PATH
@@ -57,7 +62,7 @@ case "$flags" in
     *) fail "pkg-config flags do not point into the install prefix: $flags" ;;
 esac
 # shellcheck disable=SC2086 # the flags are words
-cc -std=c11 -Wall -Wextra -Werror "$src/examples/c_api_example.c" $flags \
+cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/c_api_example.c" $flags \
     -Wl,-rpath,"$libdir" -o "$tmp/example_pc" || fail "building the example with pkg-config"
 rc=0
 "$tmp/example_pc" "$model" "$images" >"$tmp/out_pc.txt" 2>&1 || rc=$?
@@ -81,7 +86,7 @@ add_executable(example "$src/examples/c_api_example.c")
 target_link_libraries(example PRIVATE neuroc::neuroc)
 EOF
 unset PKG_CONFIG_PATH
-cmake -S "$tmp/user" -B "$tmp/user/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+cmake -S "$tmp/user" -B "$tmp/user/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$san" >"$tmp/cmake.log" 2>&1 ||
     { cat "$tmp/cmake.log"; fail "configuring a project with find_package(neuroc)"; }
 cmake --build "$tmp/user/build" >>"$tmp/cmake.log" 2>&1 ||
     { cat "$tmp/cmake.log"; fail "building against neuroc::neuroc"; }

@@ -70,6 +70,46 @@ typedef enum nc_log_level {
 typedef void (*nc_log_fn)(nc_log_level level, const char *msg, void *user);
 NC_API void nc_set_log_callback(nc_log_fn fn, void *user);
 
+/* ---------------------------------------------------------------- memory and limits */
+
+/* The functions every allocation of the library goes through. `user` is
+ * passed back on each call. malloc_fn and realloc_fn return NULL on failure
+ * (neuroc then fails the call with NC_ERR_NOMEM and frees what it took);
+ * they are never asked for 0 bytes. free_fn is never given NULL. */
+typedef struct nc_allocator {
+    void *(*malloc_fn)(size_t size, void *user);
+    void *(*realloc_fn)(void *p, size_t size, void *user);
+    void (*free_fn)(void *p, void *user);
+    void *user;
+} nc_allocator;
+
+/* Replaces the library's allocator (copied; the caller keeps `a`); NULL,
+ * or a struct with a NULL function, restores malloc/realloc/free.
+ * Process-wide and not synchronised: call it while no other thread is
+ * inside neuroc and while no neuroc object made with the previous allocator
+ * is alive (memory is freed by the allocator in force at the time).
+ * Not covered: HDF5's own allocations (NIR and .h5 data reading) and the
+ * CUDA runtime's, which cannot be redirected; protobuf-c's (ONNX parsing)
+ * are. */
+NC_API void nc_set_allocator(const nc_allocator *a);
+
+/* Bounds on what a file may make neuroc allocate or follow. A field <= 0
+ * means its default. Files exceeding a limit fail with NC_ERR_LIMIT naming
+ * the file and the tensor, string or graph. */
+typedef struct nc_limits {
+    int64_t max_tensor_bytes; /* one tensor read from a file (ONNX, NIR, npy, IDX, HDF5); default 4 GiB */
+    int64_t max_model_bytes;  /* a model file plus its external data / all its weights; default 16 GiB */
+    int64_t max_string_len;   /* one name or string in a model file; default 65536 bytes */
+    int max_graph_depth;      /* nesting of NIR subgraphs; default 64 */
+} nc_limits;
+
+/* Sets the limits (copied; NULL restores the defaults). Process-wide and
+ * not synchronised, like nc_set_allocator: set them before other threads
+ * use the library. */
+NC_API void nc_set_limits(const nc_limits *lim);
+/* The limits in force, defaults filled in. */
+NC_API void nc_get_limits(nc_limits *out);
+
 /* ---------------------------------------------------------------- tensors */
 
 /* Values match ONNX's TensorProto.DataType where they overlap. */
@@ -122,13 +162,23 @@ NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
  * failure leaves any previous file untouched. The caller keeps `data`. */
 NC_API nc_status nc_write_file_atomic(const char *path, const void *data, size_t len);
 
+/* Every output (nc_write_file_atomic, nc_npy_save, nc_snn_save_nir) is
+ * written as "<path>.tmp.XXXXXX" beside <path> and renamed when complete.
+ * This deletes the temporary files of the writes in progress, which then
+ * fail. Async-signal-safe: call it from a SIGINT/SIGTERM handler so that an
+ * interrupted program leaves no temporary file (the neuroc program does).
+ * A process killed outright (SIGKILL) leaves its "*.tmp.*" file behind and
+ * the previous <path> intact. */
+NC_API void nc_remove_temp_files(void);
+
 /* ---------------------------------------------------------------- ANN models */
 
 /* An imported ANN: immutable after loading, so several threads may run it. */
 typedef struct nc_model nc_model;
 
 typedef struct nc_load_options {
-    /* Largest number of elements one tensor may declare; 0 = default (2^31). */
+    /* Largest number of elements one tensor may declare; 0 = default (2^31).
+     * nc_limits' max_tensor_bytes holds as well. */
     int64_t max_tensor_elems;
     /* Folder for external-data tensors; NULL = the model file's folder. */
     const char *external_data_dir;
