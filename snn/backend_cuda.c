@@ -302,27 +302,6 @@ static nc_status upload_neuron(const nc_snn_layer *L, cu_layer *C)
     return st;
 }
 
-static nc_win_geom geom(const nc_snn_layer *L, const nc_snn_layer *X)
-{
-    nc_win_geom g = {.C = (int)X->shape[0], .H = (int)X->shape[1], .W = (int)X->shape[2], .K = (int)L->shape[0],
-                     .OH = (int)L->shape[1], .OW = (int)L->shape[2], .groups = 1, .dh = 1, .dw = 1};
-    if (L->kind == NC_SNN_CONV2D) {
-        g.kh = (int)L->weight->shape[2];
-        g.kw = (int)L->weight->shape[3];
-        g.dh = (int)L->dilation[0];
-        g.dw = (int)L->dilation[1];
-        g.groups = (int)L->groups;
-    } else {
-        g.kh = (int)L->kernel[0];
-        g.kw = (int)L->kernel[1];
-    }
-    g.sh = (int)L->stride[0];
-    g.sw = (int)L->stride[1];
-    g.ph = (int)L->padding[0];
-    g.pw = (int)L->padding[1];
-    return g;
-}
-
 /* Device bytes a step of the batch needs (the buffers that scale with tc). */
 static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const cu_strategy *want,
                               const char *rec_on)
@@ -366,7 +345,7 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
                 CU(cudaMalloc((void **)&C->idx, (size_t)(fr * in) * 4), "event lists");
                 CU(cudaMalloc((void **)&C->ev, (size_t)(fr * in) * 4), "event lists");
             } else {
-                C->g = geom(L, &s->layers[L->inputs[0]]);
+                C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
             }
             if (L->kind == NC_SNN_AFFINE && C->want == ST_SPARSE) {
                 int64_t out = L->shape[0];
@@ -402,7 +381,7 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             }
             break;
         case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
-            C->g = geom(L, &s->layers[L->inputs[0]]);
+            C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
             C->scale = L->scale;
             break;
         case NC_SNN_IF:

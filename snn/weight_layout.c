@@ -26,3 +26,24 @@ float *nc_snn_fanout_weights(const nc_snn_layer *L)
                 T[(((k / kg) * cg + c) * kk + e) * kg + k % kg] = W[(k * cg + c) * kk + e];
     return T;
 }
+
+nc_win_geom nc_snn_win_geom(const nc_snn_layer *L, const nc_snn_layer *X)
+{
+    nc_win_geom g = {.C = (int)X->shape[0], .H = (int)X->shape[1], .W = (int)X->shape[2], .K = (int)L->shape[0],
+                     .OH = (int)L->shape[1], .OW = (int)L->shape[2], .groups = 1, .dh = 1, .dw = 1};
+    if (L->kind == NC_SNN_CONV2D) {
+        g.kh = (int)L->weight->shape[2];
+        g.kw = (int)L->weight->shape[3];
+        g.dh = (int)L->dilation[0];
+        g.dw = (int)L->dilation[1];
+        g.groups = (int)L->groups;
+    } else {
+        g.kh = (int)L->kernel[0];
+        g.kw = (int)L->kernel[1];
+    }
+    g.sh = (int)L->stride[0];
+    g.sw = (int)L->stride[1];
+    g.ph = (int)L->padding[0];
+    g.pw = (int)L->padding[1];
+    return g;
+}

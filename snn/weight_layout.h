@@ -3,6 +3,7 @@
 #ifndef NC_SNN_WEIGHT_LAYOUT_H
 #define NC_SNN_WEIGHT_LAYOUT_H
 
+#include "kernels/window_index.h"
 #include "snn_ir.h"
 
 /* The weights of an Affine or Conv2d layer L rearranged: Affine [out][in] →
@@ -11,5 +12,9 @@
  * array of L->weight->numel floats that the caller frees with nc_free, or
  * NULL when out of memory (no error is set: the caller names the layer). */
 float *nc_snn_fanout_weights(const nc_snn_layer *L);
+
+/* The window geometry (kernels/window_index.h) of a Conv2d or Pool2d layer
+ * L reading layer X: input (C, H, W) of X, output (K, OH, OW) of L. */
+nc_win_geom nc_snn_win_geom(const nc_snn_layer *L, const nc_snn_layer *X);
 
 #endif

@@ -96,24 +96,6 @@ typedef struct emu_layer {
     nc_win_geom g;
 } emu_layer;
 
-static nc_win_geom emu_geom(const nc_snn_layer *L, const nc_snn_layer *X)
-{
-    nc_win_geom g = {(int)X->shape[0], (int)X->shape[1], (int)X->shape[2], (int)L->shape[0], (int)L->shape[1],
-                     (int)L->shape[2], 0, 0, (int)L->stride[0], (int)L->stride[1], (int)L->padding[0],
-                     (int)L->padding[1], 1, 1, 1};
-    if (L->kind == NC_SNN_CONV2D) {
-        g.kh = (int)L->weight->shape[2];
-        g.kw = (int)L->weight->shape[3];
-        g.dh = (int)L->dilation[0];
-        g.dw = (int)L->dilation[1];
-        g.groups = (int)L->groups;
-    } else {
-        g.kh = (int)L->kernel[0];
-        g.kw = (int)L->kernel[1];
-    }
-    return g;
-}
-
 /* The compaction kernel of one frame, lane by lane: blocks of 256 values,
  * warps of 32, a ballot word per warp, slots = block offset + warp prefix +
  * active lanes below. Returns the number of events; checks the mask. */
@@ -170,7 +152,7 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
                 E[i].is_static &= E[L->inputs[k]].is_static;
         }
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D)
-            E[i].g = emu_geom(L, &s->layers[L->inputs[0]]);
+            E[i].g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_AFFINE) {
             E[i].wt = nc_snn_fanout_weights(L); /* the backend's layout, read through nc_conv_w_index */
             assert_non_null(E[i].wt);
