@@ -25,7 +25,7 @@ static const cli_command COMMANDS[] = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: neuroc [--max-tensor-size BYTES] <command> [options]\n"
+    fputs("usage: neuroc [--max-tensor-size BYTES] [--no-isolate] <command> [options]\n"
           "       neuroc --help | --version\n"
           "\n"
           "Convert trained ANNs (ONNX) into spiking networks and run them.\n"
@@ -36,6 +36,9 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fputs("\n--max-tensor-size BYTES (e.g. 512M; default 4G) refuses any input file whose\n"
           "tensors, or the tensors a model computes, would be larger.\n"
+          "HDF5 files (.nir, file.h5:/dataset) are first read in a child process, so that a\n"
+          "corrupt file that crashes or stalls the HDF5 library fails with a message;\n"
+          "--no-isolate reads them directly (trusted files, a little faster).\n"
           "\nRun 'neuroc <command> --help' for a command's options.\n"
           "Exit status: 0 success, 1 failure, 2 bad command line.\n",
           f);
@@ -75,16 +78,31 @@ static int dispatch(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
+    /* HDF5 files (.nir, file.h5:/x) are read in a child process first, so a
+     * corrupt one that crashes HDF5 is an error message, not a crash */
+    nc_limits lim;
+    nc_get_limits(&lim);
+    lim.isolate_hdf5 = 1;
     /* Options before the command apply to every command: the input limits. */
-    while (argc > 2 && strcmp(argv[1], "--max-tensor-size") == 0) {
-        nc_limits lim;
-        nc_get_limits(&lim);
-        if (!cli_parse_bytes(argv[2], &lim.max_tensor_bytes))
-            return cli_usage_error(NULL, "--max-tensor-size wants bytes such as 4G or 512M, not '%s'",
-                                   argv[2]);
-        nc_set_limits(&lim);
-        argc -= 2;
-        argv += 2;
+    for (;;) {
+        if (argc > 2 && strcmp(argv[1], "--max-tensor-size") == 0) {
+            if (!cli_parse_bytes(argv[2], &lim.max_tensor_bytes))
+                return cli_usage_error(NULL, "--max-tensor-size wants bytes such as 4G or 512M, not '%s'",
+                                       argv[2]);
+            argc -= 2;
+            argv += 2;
+        } else if (argc > 1 && strcmp(argv[1], "--no-isolate") == 0) {
+            lim.isolate_hdf5 = 0;
+            argc--;
+            argv++;
+        } else {
+            break;
+        }
+    }
+    nc_set_limits(&lim);
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
     }
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

@@ -25,6 +25,7 @@
 
 #include "h5io.h"
 #include "nir_internal.h"
+#include "snn/isolate.h"
 #include "snn/alloc.h"
 #include "snn/error.h"
 #include "snn/snn_ir.h"
@@ -1029,6 +1030,19 @@ static nc_status read_plain(rd *R, hid_t f, nc_snn **out)
     return st;
 }
 
+typedef struct preflight_args {
+    const char *path;
+    const nc_nir_options *opt;
+} preflight_args;
+
+/* The whole read, in the isolating child (snn/isolate.h). */
+static nc_status preflight_load(void *arg)
+{
+    const preflight_args *a = arg;
+    nc_snn *s = NULL;
+    return nc_snn_load_nir(a->path, a->opt, &s);
+}
+
 nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out)
 {
     if (!out)
@@ -1052,6 +1066,10 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
         R.opt = *opt;
     if (R.opt.reset != NC_RESET_SUBTRACT && R.opt.reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown reset mode %d", (int)R.opt.reset);
+    preflight_args pa = {path, opt};
+    nc_status pst = nc_isolated_preflight(path, preflight_load, &pa);
+    if (pst != NC_OK)
+        return pst;
     nc_h5_quiet q;
     nc_h5_quiet_begin(&q);
     nc_status st;

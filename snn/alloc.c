@@ -113,6 +113,8 @@ nc_limits nc_limits_now(void)
         l.max_string_len = DEFAULT_STRING_LEN;
     if (l.max_graph_depth <= 0)
         l.max_graph_depth = DEFAULT_GRAPH_DEPTH;
+    if (l.hdf5_timeout_s <= 0)
+        l.hdf5_timeout_s = 60;
     return l;
 }
 

@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "data_io.h"
+#include "isolate.h"
 #include "error.h"
 #include "tensor.h"
 
@@ -234,8 +235,25 @@ done:
     return NC_OK;
 }
 
+typedef struct preflight_args {
+    const char *file, *dset;
+    nc_dtype want;
+} preflight_args;
+
+/* The whole read, in the isolating child (isolate.h). */
+static nc_status preflight_load(void *arg)
+{
+    const preflight_args *a = arg;
+    nc_tensor *t = NULL;
+    return nc_data_load_h5(a->file, a->dset, a->want, &t);
+}
+
 nc_status nc_data_load_h5(const char *file, const char *dset, nc_dtype want, nc_tensor **out)
 {
+    preflight_args pa = {file, dset, want};
+    nc_status pst = nc_isolated_preflight(file, preflight_load, &pa);
+    if (pst != NC_OK)
+        return pst;
     H5E_auto2_t efn = NULL;
     void *edata = NULL;
     H5Eget_auto2(H5E_DEFAULT, &efn, &edata);

@@ -101,6 +101,15 @@ typedef struct nc_limits {
     int64_t max_model_bytes;  /* a model file plus its external data / all its weights; default 16 GiB */
     int64_t max_string_len;   /* one name or string in a model file; default 65536 bytes */
     int max_graph_depth;      /* nesting of NIR subgraphs; default 64 */
+    /* HDF5 (1.10) itself can crash, loop or allocate gigabytes on some
+     * corrupt files, whatever neuroc checks. With isolate_hdf5 > 0 every
+     * HDF5 file (.nir, file.h5:/dataset) is first read in a child process
+     * (POSIX fork) with a time limit and a cap on its address space; a
+     * file that kills, stalls or exhausts the child fails with NC_ERR_PARSE
+     * naming it, and the caller's process is never exposed to it. Off by
+     * default in the library (it forks); the neuroc program turns it on. */
+    int isolate_hdf5;
+    int hdf5_timeout_s;       /* the child's time limit; default 60 s */
 } nc_limits;
 
 /* Sets the limits (copied; NULL restores the defaults). Process-wide and
