@@ -231,6 +231,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
             goto done;
         }
         copy_rows(nc_tensor_data(x), used, 0, src, N, row0, in_T, used, row);
+        nc_session_set_seed(ss, nc_batch_seed(so.seed, row0));
         st = nc_session_run(ss, x, &y);
         nc_tensor_free(x);
         if (st == NC_OK && rec)

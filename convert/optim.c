@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/hash.h"
 #include "snn/alloc.h"
 #include "snn/dist.h"
 #include "snn/error.h"
@@ -12,10 +13,7 @@
 
 uint64_t nc_splitmix64(uint64_t *state)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return nc_splitmix_mix(*state += 0x9E3779B97F4A7C15ull);
 }
 
 nc_status nc_optim_init(nc_optim *o, nc_optim_kind kind, float weight_decay, float momentum)

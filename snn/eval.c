@@ -300,6 +300,7 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
             st = NC_ERR_NOMEM;
             break;
         }
+        nc_session_set_seed(ss, nc_batch_seed(o->seed, row0));
         st = nc_session_run(ss, b, &y);
         nc_tensor_free(b);
         if (st != NC_OK)

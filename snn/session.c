@@ -211,6 +211,19 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
     return NC_OK;
 }
 
+nc_status nc_session_set_seed(nc_session *ss, uint64_t seed)
+{
+    if (!ss)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_set_seed: session is NULL");
+    ss->opt.seed = seed;
+    return NC_OK;
+}
+
+uint64_t nc_batch_seed(uint64_t seed, int64_t row0)
+{
+    return nc_splitmix_mix(seed ^ (0x9E3779B97F4A7C15ull * ((uint64_t)row0 + 1)));
+}
+
 nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *count)
 {
     if (!ss || !count || id < 0 || id >= ss->snn->n_layers)

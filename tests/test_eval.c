@@ -174,6 +174,54 @@ static void test_spikes_and_synops(void **state)
     nc_eval_result_free(NULL);
 }
 
+/* Poisson input evaluated in batches: every batch gets its own noise
+ * (nc_batch_seed of its first row), so the same four samples twice, in two
+ * batches of four, do not spike twice as often as once; the session's seed
+ * can be set between runs and decides the noise. */
+static void test_poisson_noise_per_batch(void **state)
+{
+    (void)state;
+    nc_snn *s = two_class_net();
+    float x8[16];
+    memcpy(x8, X4, sizeof X4);
+    memcpy(x8 + 8, X4, sizeof X4);
+    int64_t y8v[8] = {0, 1, 1, 1, 0, 1, 1, 1}, xs4[2] = {4, 2}, xs8[2] = {8, 2};
+    nc_tensor *x4 = tensor(2, xs4, X4), *x8t = tensor(2, xs8, x8), *y4 = labels_of(4, Y4), *y8 = labels_of(8, y8v);
+    nc_eval_options o = {.timesteps = 16, .batch = 4, .encoding = NC_ENCODING_POISSON, .seed = 11};
+    nc_eval_result *r4 = NULL, *r8 = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x4, y4, &o, &r4));
+    NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x8t, y8, &o, &r8));
+    nc_eval_layer_stats a, b;
+    NC_ASSERT_OK(nc_eval_layer(r4, 2, &a));
+    NC_ASSERT_OK(nc_eval_layer(r8, 2, &b));
+    assert_true(a.spikes > 0);
+    assert_true(b.spikes != 2 * a.spikes); /* the second batch drew other spikes */
+
+    nc_session_options so = {.timesteps = 16, .encoding = NC_ENCODING_POISSON, .seed = 11};
+    nc_session *ss = NULL;
+    nc_tensor *o1 = NULL, *o2 = NULL, *o3 = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &so, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x4, &o1));
+    NC_ASSERT_OK(nc_session_set_seed(ss, nc_batch_seed(11, 4)));
+    NC_ASSERT_OK(nc_session_run(ss, x4, &o2));
+    NC_ASSERT_OK(nc_session_set_seed(ss, 11));
+    NC_ASSERT_OK(nc_session_run(ss, x4, &o3));
+    assert_memory_not_equal(nc_tensor_data(o1), nc_tensor_data(o2), 8 * sizeof(float));
+    assert_memory_equal(nc_tensor_data(o1), nc_tensor_data(o3), 8 * sizeof(float));
+    assert_true(nc_batch_seed(11, 0) != nc_batch_seed(11, 4) && nc_batch_seed(11, 4) == nc_batch_seed(11, 4));
+    nc_tensor_free(o1);
+    nc_tensor_free(o2);
+    nc_tensor_free(o3);
+    nc_session_free(ss);
+    nc_eval_result_free(r4);
+    nc_eval_result_free(r8);
+    nc_tensor_free(x4);
+    nc_tensor_free(x8t);
+    nc_tensor_free(y4);
+    nc_tensor_free(y8);
+    nc_snn_free(s);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -413,6 +461,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_every_step), cmocka_unit_test(test_spikes_and_synops),
         cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_with_ann),
+        cmocka_unit_test(test_poisson_noise_per_batch),
         cmocka_unit_test(test_synops_affine),       cmocka_unit_test(test_synops_conv_pool),
         cmocka_unit_test(test_conv_matches_dense),
     };

@@ -184,6 +184,16 @@ NC_API void nc_session_free(nc_session *ss);
  * or per step with per_step, (T, N, *out_shape). */
 NC_API nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **output);
 
+/* The Poisson seed of the runs that follow. Poisson spikes depend on (seed,
+ * step, position in the batch), so a data set run in batches should give
+ * each batch its own seed, or every batch sees the same noise:
+ * nc_batch_seed(seed, first row) is what neuroc eval and run use. */
+NC_API nc_status nc_session_set_seed(nc_session *ss, uint64_t seed);
+/* A seed for the batch whose first row is `row0` of the data set, derived
+ * from the run's seed (splitmix64): the same rows get the same noise on
+ * every backend and under mpirun, whatever the batch size of the others. */
+NC_API uint64_t nc_batch_seed(uint64_t seed, int64_t row0);
+
 /* Spikes emitted by layer `id` in the last run, summed over batch and time
  * (0 for non-spiking layers). */
 NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *count);
