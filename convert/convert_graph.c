@@ -102,6 +102,16 @@ static void vst_clear(vst *v)
     memset(v, 0, sizeof *v);
 }
 
+/* Value v becomes the output of SNN layer `id` (nothing folded into it yet). */
+static vst *vst_set_layer(cv *c, int v, int id)
+{
+    vst *y = &c->vs[v];
+    vst_clear(y);
+    y->kind = VS_LAYER;
+    y->layer = id;
+    return y;
+}
+
 static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
 
 static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
@@ -533,10 +543,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
             return st;
         if ((st = nc_snn_add_add(c->s, 2, from, uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
             return node_prefix(c, n, st);
-        vst *y = &c->vs[n->outputs[0]];
-        vst_clear(y);
-        y->kind = VS_LAYER;
-        y->layer = id;
+        vst_set_layer(c, n->outputs[0], id);
         return NC_OK;
     }
     if (k0 && strcmp(op, "Div") == 0)
@@ -733,10 +740,7 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
     site.v0_shift = NAN;
     if ((st = add_site(c, &site)) != NC_OK)
         return st;
-    vst *y = &c->vs[vout];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst_set_layer(c, vout, id);
     return NC_OK;
 }
 
@@ -803,10 +807,7 @@ static nc_status op_avgpool(cv *c, const nc_node *n, int from_maxpool)
                            uniq(c, n->name, buf, sizeof buf), &id);
     if (st != NC_OK)
         return node_prefix(c, n, st);
-    vst *y = &c->vs[n->outputs[0]];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst_set_layer(c, n->outputs[0], id);
     return NC_OK;
 }
 
@@ -832,10 +833,7 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
     int id;
     if ((st = build_maxpool(c, n, src, &id)) != NC_OK)
         return st;
-    vst *y = &c->vs[n->outputs[0]];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst_set_layer(c, n->outputs[0], id);
     return nc_strlist_addf(&c->cg->warnings,
                            "MaxPool '%s' pools currents (--maxpool currents): max pooling does not commute "
                            "with rate coding, so it acts before the neurons that follow; the MaxPool2d layer "
@@ -859,10 +857,7 @@ static nc_status op_global_avgpool(cv *c, const nc_node *n)
                            uniq(c, n->name, buf, sizeof buf), &id);
     if (st != NC_OK)
         return node_prefix(c, n, st);
-    vst *y = &c->vs[n->outputs[0]];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst_set_layer(c, n->outputs[0], id);
     return NC_OK;
 }
 
@@ -960,10 +955,7 @@ static nc_status op_reshape(cv *c, const nc_node *n)
         nc_free(pb);
         return node_prefix(c, n, st);
     }
-    vst *y = &c->vs[vout];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst *y = vst_set_layer(c, vout, id);
     y->pa = pa;
     y->pb = pb;
     y->pn = pa ? size : 0;
@@ -993,10 +985,7 @@ static nc_status op_concat(cv *c, const nc_node *n)
     nc_free(from);
     if (st != NC_OK)
         return st;
-    vst *y = &c->vs[n->outputs[0]];
-    vst_clear(y);
-    y->kind = VS_LAYER;
-    y->layer = id;
+    vst_set_layer(c, n->outputs[0], id);
     return NC_OK;
 }
 

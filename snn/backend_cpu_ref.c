@@ -231,32 +231,23 @@ static int64_t run_conv2d(const nc_snn_layer *L, const ref_layer *R, const nc_sn
     return ops;
 }
 
+/* The per-window math is kernels/window_index.h's, which the CUDA kernels
+ * run too. */
 static int64_t run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
 {
-    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
-    int64_t ops = 0;
-    int par = N > 1 && (int64_t)N * C * OH * OW * L->kernel[0] * L->kernel[1] >= NC_OMP_MIN_WORK;
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), ops = 0;
+    int par = N > 1 && (int64_t)N * out * g.kh * g.kw >= NC_OMP_MIN_WORK;
     (void)par;
     NC_OMP_SAMPLES
     for (int n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    float acc = 0.0f;
-                    for (int64_t i = 0; i < L->kernel[0]; i++) {
-                        int64_t ih = oh * L->stride[0] - L->padding[0] + i;
-                        for (int64_t j = 0; j < L->kernel[1]; j++) {
-                            int64_t iw = ow * L->stride[1] - L->padding[1] + j;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
-                                continue;
-                            float xv = x[((n * C + c) * H + ih) * Wd + iw];
-                            if (xv != 0.0f) {
-                                acc += xv;
-                                ops++;
-                            }
-                        }
-                    }
-                    y[((n * C + c) * OH + oh) * OW + ow] = acc * L->scale;
+        for (int c = 0; c < g.C; c++)
+            for (int oh = 0; oh < g.OH; oh++)
+                for (int ow = 0; ow < g.OW; ow++) {
+                    int k;
+                    y[n * out + ((int64_t)c * g.OH + oh) * g.OW + ow] =
+                        nc_pool_output(x + n * in, g, L->scale, c, oh, ow, &k);
+                    ops += k;
                 }
     return ops;
 }
@@ -266,22 +257,13 @@ static int64_t run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const fl
  * has at least one tap inside the input). */
 static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
 {
-    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L);
     for (int n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t oh = 0; oh < OH; oh++)
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    float m = -INFINITY;
-                    for (int64_t i = 0; i < L->kernel[0]; i++) {
-                        int64_t ih = oh * L->stride[0] - L->padding[0] + i;
-                        for (int64_t j = 0; j < L->kernel[1]; j++) {
-                            int64_t iw = ow * L->stride[1] - L->padding[1] + j;
-                            if (ih >= 0 && ih < H && iw >= 0 && iw < Wd && x[((n * C + c) * H + ih) * Wd + iw] > m)
-                                m = x[((n * C + c) * H + ih) * Wd + iw];
-                        }
-                    }
-                    y[((n * C + c) * OH + oh) * OW + ow] = m;
-                }
+        for (int c = 0; c < g.C; c++)
+            for (int oh = 0; oh < g.OH; oh++)
+                for (int ow = 0; ow < g.OW; ow++)
+                    y[n * out + ((int64_t)c * g.OH + oh) * g.OW + ow] = nc_maxpool_output(x + n * in, g, c, oh, ow);
 }
 
 static void run_concat(const nc_snn *s, const nc_snn_layer *L, ref_layer *P, float *y, int N)
