@@ -4,7 +4,7 @@ spikingjelly and snntorch run an SNN on a CPU: one dense tensor operation per
 layer and step, over the whole batch.
 
 The network is read from the file's /neuroc group (the lossless description
-neuroc writes next to the NIR graph, see export/nir_write.c): layer kinds,
+neuroc writes next to the NIR graph, see export/nir/nir_write.c): layer kinds,
 inputs, original weights, IF thresholds, v(0), spike values, reset modes and
 pool scales; biases and conv/pool geometry come from the NIR nodes it names.
 Semantics are neuroc's (DESIGN §3): m = v + I; s = m >= θ; v = m − θ·s (or 0);

@@ -3,11 +3,11 @@
 #include <string.h>
 
 #include "calibrate.h"
-#include "snn/alloc.h"
-#include "snn/ann_exec.h"
-#include "snn/dist.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "convert/ann/ann_exec.h"
+#include "snn/base/dist.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 /* ---- histograms ---- */
 

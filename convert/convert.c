@@ -7,11 +7,11 @@
 #include "calibrate.h"
 #include "convert_graph.h"
 #include "convert_report.h"
-#include "train.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/model.h"
-#include "snn/tensor.h"
+#include "convert/train/train.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "convert/ann/model.h"
+#include "snn/base/tensor.h"
 
 #define NC_CALIB_BATCH 64
 

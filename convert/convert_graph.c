@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "convert_graph.h"
-#include "snn/alloc.h"
-#include "snn/ann_ops.h"
-#include "snn/ann_ops_util.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "convert/ann/ann_ops.h"
+#include "convert/ann/ann_ops_util.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 /* ---- string lists ---- */
 

@@ -14,9 +14,9 @@
 #define NC_CONVERT_CONVERT_GRAPH_H
 
 #include "neuroc/neuroc.h"
-#include "snn/error.h"
-#include "snn/graph.h"
-#include "snn/snn_ir.h"
+#include "snn/base/error.h"
+#include "convert/ann/graph.h"
+#include "snn/ir/snn_ir.h"
 
 typedef enum nc_theta_rule {
     NC_THETA_CALIB = 0, /* from calibration statistics of an ANN value */

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "convert_graph.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 nc_status nc_consumers_build(const nc_graph *g, nc_consumers *c)
 {

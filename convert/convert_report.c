@@ -5,10 +5,10 @@
 
 #include "convert_report.h"
 #include "calibrate.h"
-#include "export/json.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/json.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 struct nc_convert_report {
     char *json;

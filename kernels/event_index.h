@@ -1,5 +1,5 @@
 /* Index math of the event-driven kernels, shared by the CUDA kernels
- * (kernels/cuda/cuda_kernels.cu) and their CPU emulation in the tests, so it
+ * (snn/backends/cuda/cuda_kernels.cu) and their CPU emulation in the tests, so it
  * is tested without a GPU (tests/test_hd_math.c).
  *
  * Spikes of one frame (one sample at one step) are compacted into a list of
@@ -8,7 +8,7 @@
  * which bit l is neuron (32·word + l) being non-zero, and each active lane
  * writes its event at the block's running offset plus the number of active
  * lanes below it. The order of the list, and so of every sum over it, is the
- * neuron order the reference backend visits (snn/backend_cpu_ref.c). */
+ * neuron order the reference backend visits (snn/backends/cpu_ref/backend_cpu_ref.c). */
 #ifndef NC_KERNELS_EVENT_INDEX_H
 #define NC_KERNELS_EVENT_INDEX_H
 

@@ -3,7 +3,7 @@
  *
  * Output-stationary: one thread computes one output and visits its window in
  * ascending (c, i, j). The reference scatters each non-zero input (c, ih, iw)
- * in ascending order into the outputs it reaches (snn/backend_cpu_ref.c);
+ * in ascending order into the outputs it reaches (snn/backends/cpu_ref/backend_cpu_ref.c);
  * since ih = oh·s − p + i·d grows with i (and iw with j), every output gets
  * its terms in the same order either way, so the float sums are equal. */
 #ifndef NC_KERNELS_WINDOW_INDEX_H

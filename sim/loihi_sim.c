@@ -12,10 +12,10 @@
 
 #include "loihi_fixed.h"
 #include "sim_internal.h"
-#include "snn/alloc.h"
-#include "snn/dist.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "snn/base/dist.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 #define CHUNK 256 /* samples between progress reports */
 

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "sim_internal.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
 
 typedef struct mstate {
     int64_t comps, axons, words, syns, outax;

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "sim_internal.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
 
 #define DAVIES2018                                                                              \
     "M. Davies et al., \"Loihi: A Neuromorphic Manycore Processor with On-Chip Learning\", "   \

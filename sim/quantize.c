@@ -35,9 +35,9 @@
 
 #include "loihi_fixed.h"
 #include "sim_internal.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 typedef struct term {
     int syn;       /* IR id of Affine/Conv2d, or -1 */

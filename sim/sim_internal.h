@@ -8,7 +8,7 @@
 #define NC_SIM_SIM_INTERNAL_H
 
 #include "neuroc/neuroc.h"
-#include "snn/snn_ir.h"
+#include "snn/ir/snn_ir.h"
 
 typedef enum ls_kind { LS_INPUT = 0, LS_IF, LS_READOUT } ls_kind;
 typedef enum lc_kind { LC_DENSE = 0, LC_CONV, LC_ONE2ONE } lc_kind;

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/json.h"
+#include "snn/base/json.h"
 #include "loihi_fixed.h"
 #include "sim_internal.h"
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 #define EMULATION_NOTE                                                                              \
     "Loihi 1 has no reset by subtraction. Each IF neuron is two compartments: A integrates (du = "  \

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "neuroc/neuroc.h"
-#include "snn/snn_ir.h" /* nc_snn_add_maxpool2d */
+#include "snn/ir/snn_ir.h" /* nc_snn_add_maxpool2d */
 
 #ifndef NET_OK
 #define NET_OK(expr)                                                                                 \

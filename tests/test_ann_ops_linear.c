@@ -6,10 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "snn/ann_ops.h"
-#include "snn/error.h"
-#include "snn/graph.h"
-#include "snn/tensor.h"
+#include "convert/ann/ann_ops.h"
+#include "snn/base/error.h"
+#include "convert/ann/graph.h"
+#include "snn/base/tensor.h"
 
 /* ---- node and tensor builders ---- */
 

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "snn/ann_ops.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "convert/ann/ann_ops.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 /* ---------------------------------------------------------------- helpers */
 

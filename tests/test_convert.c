@@ -12,9 +12,9 @@
 
 #include "convert/calibrate.h"
 #include "convert/convert_graph.h"
-#include "snn/ann_exec.h"
-#include "snn/model.h"
-#include "snn/snn_ir.h"
+#include "convert/ann/ann_exec.h"
+#include "convert/ann/model.h"
+#include "snn/ir/snn_ir.h"
 
 static nc_model *load(const char *rel)
 {

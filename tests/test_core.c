@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "snn/alloc.h"
-#include "snn/error.h"
-#include "snn/tensor.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+#include "snn/base/tensor.h"
 
 static void test_status_strings(void **state)
 {

@@ -19,8 +19,8 @@
 #include <omp.h>
 #endif
 
-#include "kernels/fast_kernels.h"
-#include "snn/snn_ir.h"
+#include "snn/backends/cpu_fast/fast_kernels.h"
+#include "snn/ir/snn_ir.h"
 
 #define NET_OK(expr) NC_ASSERT_OK(expr)
 #include "random_nets.h"

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "neuroc/convert.h"
-#include "snn/snn_ir.h"
-#include "snn/tensor.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/base/tensor.h"
 
 static uint64_t g_rng = 7;
 

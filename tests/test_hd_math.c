@@ -2,8 +2,8 @@
  * on the CPU (no GPU is needed):
  *  - the index helpers against brute force (bitmask words and bits, ballot
  *    slots, window taps, conv weight index vs the IR's layout, the hash);
- *  - a C emulation of the cuda backend (snn/backend_cuda.c with
- *    kernels/cuda/cuda_kernels.cu): time-batched in chunks of steps, spike
+ *  - a C emulation of the cuda backend (snn/backends/cuda/backend_cuda.c with
+ *    snn/backends/cuda/cuda_kernels.cu): time-batched in chunks of steps, spike
  *    compaction done as the warp-ballot kernel does it (blocks of 256 lanes,
  *    warps of 32, per-warp prefix), the FC gather over 256-event chunks, the
  *    output-stationary conv, pooling, IF over time and readout sums, all
@@ -20,10 +20,10 @@
 #include "kernels/hash.h"
 #include "kernels/time_loop.h"
 #include "kernels/window_index.h"
-#include "snn/alloc.h"
-#include "snn/backend.h"
-#include "snn/snn_ir.h"
-#include "snn/weight_layout.h"
+#include "snn/base/alloc.h"
+#include "snn/run/backend.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/backends/weight_layout.h"
 #include "random_nets.h"
 
 /* ---------------------------------------------------------------- index helpers */

@@ -1,4 +1,4 @@
-/* Reading in a child process first (snn/isolate.h, nc_limits.isolate_hdf5):
+/* Reading in a child process first (snn/base/isolate.h, nc_limits.isolate_hdf5):
  * a read that crashes, stalls or fails in the child comes back as an error
  * naming the file; a read that succeeds lets the caller go on; with
  * isolation off nothing runs in a child. Independent of HDF5's bugs: the
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "snn/error.h"
-#include "snn/isolate.h"
+#include "snn/base/error.h"
+#include "snn/base/isolate.h"
 
 static int g_ran_here;
 

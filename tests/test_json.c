@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "export/json.h"
-#include "snn/alloc.h"
+#include "snn/base/json.h"
+#include "snn/base/alloc.h"
 
 static void test_nested(void **state)
 {

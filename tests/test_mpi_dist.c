@@ -1,4 +1,4 @@
-/* The data-parallel paths (snn/dist.h) without MPI: a process group of two
+/* The data-parallel paths (snn/base/dist.h) without MPI: a process group of two
  * threads in this process, whose collectives meet at a barrier, runs the
  * same calls the ranks of `mpirun -np 2` make. Runs in every build (and
  * under the sanitizers). Checks that
@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "convert/calibrate.h"
-#include "snn/dist.h"
-#include "snn/snn_ir.h"
-#include "snn/tensor.h"
+#include "snn/base/dist.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/base/tensor.h"
 #include "testutil.h"
 
 /* ---- a group of two threads */

@@ -14,10 +14,10 @@
 
 #include <hdf5.h>
 
-#include "export/h5io.h"
-#include "snn/alloc.h"
-#include "snn/snn_ir.h"
-#include "snn/tensor.h"
+#include "export/data/h5io.h"
+#include "snn/base/alloc.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/base/tensor.h"
 
 static const char *out_path(const char *name)
 {

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "convert/onnx_import.h"
-#include "convert/onnx_tensor.h"
+#include "convert/ann/onnx_import.h"
+#include "convert/ann/onnx_tensor.h"
 #include "neuroc/neuroc.h"
 
 #define DATA_ROOT "/usr/share/libonnx-testdata/data"

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/graph_prepare.h"
-#include "convert/onnx_tensor.h"
-#include "snn/alloc.h"
-#include "snn/ann_ops.h"
-#include "snn/graph.h"
-#include "snn/model.h"
+#include "convert/ann/graph_prepare.h"
+#include "convert/ann/onnx_tensor.h"
+#include "snn/base/alloc.h"
+#include "convert/ann/ann_ops.h"
+#include "convert/ann/graph.h"
+#include "convert/ann/model.h"
 
 static const char *fixture(const char *rel)
 {

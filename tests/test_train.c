@@ -1,4 +1,4 @@
-/* The training engine (convert/train.h): gradients of every layer kind
+/* The training engine (convert/train/train.h): gradients of every layer kind
  * against central finite differences, the QCFS λ gradient, BPTT through
  * time, the optimiser, and short training runs.
  *
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/train_internal.h"
-#include "snn/snn_ir.h"
-#include "snn/tensor.h"
+#include "convert/train/train_internal.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/base/tensor.h"
 
 static uint64_t g_rng = 42;
 

@@ -1,0 +1,105 @@
+/* Shared by the NIR writer (nir_write.c) and reader (nir_read.c for the
+ * graph and plain NIR, nir_read_neuroc.c for the lossless /neuroc group). */
+#ifndef NC_EXPORT_NIR_INTERNAL_H
+#define NC_EXPORT_NIR_INTERNAL_H
+
+#include "export/data/h5io.h"
+#include "snn/ir/snn_ir.h"
+
+/* What `/version` says: the nir package release whose reader (nir.read,
+ * 1.0.x) our files are checked against in tests/test_nir_interop.sh; nir
+ * 1.0.x's own writer stores its package version there. */
+#define NC_NIR_FILE_VERSION "1.0.8"
+
+/* Version of the layout of the root-level `/neuroc` group (see nir_write.c).
+ * A reader that finds another version ignores the group and reads plain NIR. */
+#define NC_NIR_NEUROC_FORMAT 1
+
+/* Deepest chain of Add-of-Add layers the writer follows. (Subgraph nesting
+ * on read is bounded by nc_limits.max_graph_depth.) */
+#define NC_NIR_MAX_DEPTH 64
+
+/* ---- reader internals ---- */
+
+#define NC_NIR_MAX_NODES 1000000
+#define NC_NIR_MAX_EDGES 4000000
+
+typedef enum nkind {
+    K_INPUT, K_OUTPUT, K_AFFINE, K_LINEAR, K_CONV2D, K_SUMPOOL, K_AVGPOOL, K_FLATTEN,
+    K_IF, K_LIF, K_CUBALIF, K_SCALE, K_PASS
+} nkind;
+
+enum { MAXF = 7, MAXI = 5 };
+
+/* A node type's datasets: float fields and integer fields, those with their
+ * bit set in opt_f / opt_i may be absent. Other datasets are ignored. */
+typedef struct nspec {
+    const char *type;
+    nkind kind;
+    const char *f[MAXF];
+    const char *i[MAXI];
+    unsigned opt_f, opt_i;
+} nspec;
+
+#define BIT(k) (1u << (k))
+static const nspec SPECS[] = {
+    {"Input", K_INPUT, {NULL}, {"shape"}, 0, 0},
+    {"Output", K_OUTPUT, {NULL}, {"shape"}, 0, 0},
+    {"Affine", K_AFFINE, {"weight", "bias"}, {NULL}, 0, 0},
+    {"Linear", K_LINEAR, {"weight"}, {NULL}, 0, 0},
+    {"Conv2d", K_CONV2D, {"weight", "bias"}, {"stride", "padding", "dilation", "groups", "input_shape"}, 0, BIT(4)},
+    {"SumPool2d", K_SUMPOOL, {NULL}, {"kernel_size", "stride", "padding"}, 0, 0},
+    {"AvgPool2d", K_AVGPOOL, {NULL}, {"kernel_size", "stride", "padding"}, 0, 0},
+    {"Flatten", K_FLATTEN, {NULL}, {"start_dim", "end_dim", "input_type"}, 0, BIT(2)},
+    {"IF", K_IF, {"r", "v_threshold", "v_reset"}, {NULL}, BIT(2), 0},
+    {"LIF", K_LIF, {"tau", "r", "v_leak", "v_threshold", "v_reset"}, {NULL}, BIT(4), 0},
+    {"CubaLIF", K_CUBALIF, {"tau_mem", "tau_syn", "r", "v_leak", "v_threshold", "w_in", "v_reset"}, {NULL}, BIT(6), 0},
+    {"Scale", K_SCALE, {"scale"}, {NULL}, 0, 0},
+};
+
+typedef struct nnode {
+    char *name;            /* flattened name, "<graph>.<node>" inside subgraphs */
+    const nspec *spec;     /* NULL for pass-throughs */
+    nkind kind;
+    nc_tensor *f[MAXF], *i[MAXI];
+    int pad_same;          /* Conv2d padding given as the string "same" */
+    int layer;             /* IR layer holding the node's output */
+} nnode;
+
+typedef struct nedge {
+    int a, b;
+    int back;
+} nedge;
+
+typedef struct rd {
+    const char *path;
+    nc_nir_options opt;
+    nnode *nodes;
+    int n_nodes, cap_nodes;
+    nedge *edges;
+    int64_t n_edges, cap_edges;
+    int64_t total_bytes;   /* of all node tensors read so far (model size limit) */
+} rd;
+
+void nir_node_clear(nnode *nd);
+/* Opens node group `local` under gnodes and reads its type and fields. A
+ * NIRGraph is reported through *is_graph and left to the caller. Errors
+ * name the node (`full`). */
+nc_status nir_load_node(hid_t gnodes, const char *local, const char *full, nnode *nd, int *is_graph);
+/* The layer kind a node becomes, or -1. */
+nc_snn_layer_kind nir_layer_kind(nkind k);
+/* Moves node nd's fields into layer L (inputs already set), with plain NIR
+ * semantics for neurons. */
+nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *L);
+/* Shape of layer id from its (forward) inputs, checking every field: the
+ * invariants the public builders keep. `total` layers will exist. */
+nc_status nir_finish_layer(nc_snn *s, int id, int total);
+/* Recurrent inputs (into sums) must exist and match the sum's shape. */
+nc_status nir_check_recurrent(const nc_snn *s);
+
+/* nir_read_neuroc.c: 1 if f has a /neuroc group of a format this reader
+ * knows; the network it describes. */
+int nir_neuroc_usable(hid_t f);
+nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out);
+
+#endif

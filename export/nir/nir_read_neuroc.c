@@ -1,0 +1,205 @@
+/* The lossless half of the NIR reader: rebuilds the network from the
+ * /neuroc group neuroc writes (layout in nir_write.c), taking biases and
+ * conv/pool geometry from the NIR nodes it names and everything NIR cannot
+ * say (original weights, v(0), reset, spike values, pool scale, names,
+ * order, output) from the group itself. */
+#include <stdio.h>
+#include <string.h>
+
+#include "nir_internal.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+
+static nc_snn_layer_kind kind_from_name(const char *name, int *ok)
+{
+    *ok = 1;
+    for (int k = NC_SNN_INPUT; k <= NC_SNN_READOUT; k++)
+        if (strcmp(nc_snn_kind_name((nc_snn_layer_kind)k), name) == 0)
+            return (nc_snn_layer_kind)k;
+    *ok = 0;
+    return NC_SNN_INPUT;
+}
+
+/* Optional float tensor dataset of /neuroc/layers/<i>. */
+static nc_status opt_tensor(hid_t g, const char *name, nc_tensor **dst)
+{
+    if (!nc_h5_exists(g, name))
+        return NC_OK;
+    nc_tensor *t;
+    nc_status st = nc_h5_read_f32(g, name, &t);
+    if (st == NC_OK) {
+        nc_tensor_free(*dst);
+        *dst = t;
+    }
+    return st;
+}
+
+/* Layer i from its /neuroc group gi and its NIR node (if any). */
+static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn **sp)
+{
+    char *name = NULL, *kname = NULL, *node = NULL;
+    nc_tensor *inputs = NULL, *shape = NULL;
+    nnode nd;
+    memset(&nd, 0, sizeof nd);
+    nc_status st;
+    int ok;
+    if ((st = nc_h5_read_string(gi, "name", &name)) != NC_OK || (st = nc_h5_read_string(gi, "kind", &kname)) != NC_OK ||
+        (st = nc_h5_read_string(gi, "node", &node)) != NC_OK || (st = nc_h5_read_i64(gi, "inputs", &inputs)) != NC_OK ||
+        (st = nc_h5_read_i64(gi, "shape", &shape)) != NC_OK)
+        goto done;
+    nc_snn_layer_kind kind = kind_from_name(kname, &ok);
+    if (!ok || (i == 0) != (kind == NC_SNN_INPUT)) {
+        st = nc_errorf(NC_ERR_MODEL, "layer kind '%s' at position %d", kname, i);
+        goto done;
+    }
+    if (shape->ndim != 1 || shape->numel < 1 || shape->numel > NC_MAX_DIMS || inputs->ndim != 1 ||
+        inputs->numel > 1000000 || (kind != NC_SNN_INPUT && inputs->numel < 1) ||
+        (kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && inputs->numel > 1)) {
+        st = nc_errorf(NC_ERR_MODEL, "bad 'shape' or 'inputs'");
+        goto done;
+    }
+    if (node[0]) {
+        int is_graph = 0;
+        hid_t gnodes = H5Gopen2(f, "node/nodes", H5P_DEFAULT);
+        st = gnodes < 0 ? nc_errorf(NC_ERR_PARSE, "no '/node/nodes' group") : nir_load_node(gnodes, node, node, &nd, &is_graph);
+        if (gnodes >= 0)
+            H5Gclose(gnodes);
+        if (st == NC_OK && (is_graph || (kind != NC_SNN_INPUT && nir_layer_kind(nd.kind) != kind)))
+            st = nc_errorf(NC_ERR_MODEL, "NIR node '%s' does not hold a %s layer", node, kname);
+        if (st != NC_OK)
+            goto done;
+    } else if (kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && kind != NC_SNN_READOUT) {
+        st = nc_errorf(NC_ERR_MODEL, "a %s layer needs a NIR node", kname);
+        goto done;
+    }
+    if (kind == NC_SNN_INPUT) {
+        if ((st = nc_snn_create((int)shape->numel, nc_i64(shape), sp)) != NC_OK)
+            goto done;
+        nc_free((*sp)->layers[0].name);
+        (*sp)->layers[0].name = name;
+        name = NULL;
+        goto done;
+    }
+    nc_snn *s = *sp;
+    /* fails for a name used twice (the file's fault) or out of memory */
+    int taken = nc_snn_find_layer(s, name) >= 0;
+    nc_snn_layer *L = nc_snn_append(s, kind, name, (int)inputs->numel);
+    if (!L) {
+        st = taken ? NC_ERR_MODEL : NC_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t k = 0; k < inputs->numel; k++) {
+        int64_t in = nc_i64(inputs)[k];
+        L->inputs[k] = in >= 0 && in < INT32_MAX ? (int)in : -1;
+    }
+    if (node[0] && (st = nir_apply_node(R, &nd, s, L)) == NC_OK) {
+        /* the lossless values replace what plain NIR says */
+        if ((st = opt_tensor(gi, "weight", &L->weight)) != NC_OK)
+            goto done;
+        if (kind == NC_SNN_CONV2D) {
+            double groups;
+            if ((st = nc_h5_read_f64_scalar(gi, "groups", &groups)) != NC_OK)
+                goto done;
+            L->groups = groups >= 1 && groups <= 1e9 ? (int64_t)groups : 0;
+        }
+        if (kind == NC_SNN_POOL2D) {
+            double scale;
+            if ((st = nc_h5_read_f64_scalar(gi, "scale", &scale)) != NC_OK)
+                goto done;
+            L->scale = (float)scale;
+        }
+        if (kind == NC_SNN_IF || kind == NC_SNN_LIF || kind == NC_SNN_CUBALIF) {
+            nc_tensor **ts[] = {&L->threshold, &L->v_init, &L->spike_value, &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in};
+            for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
+                nc_tensor_free(*ts[k]);
+                *ts[k] = NULL;
+            }
+            double reset;
+            if ((st = opt_tensor(gi, "threshold", &L->threshold)) != NC_OK ||
+                (st = opt_tensor(gi, "v_init", &L->v_init)) != NC_OK ||
+                (st = opt_tensor(gi, "spike_value", &L->spike_value)) != NC_OK ||
+                (st = opt_tensor(gi, "tau", &L->tau)) != NC_OK || (st = opt_tensor(gi, "r", &L->r)) != NC_OK ||
+                (st = opt_tensor(gi, "v_leak", &L->v_leak)) != NC_OK ||
+                (st = opt_tensor(gi, "tau_syn", &L->tau_syn)) != NC_OK ||
+                (st = opt_tensor(gi, "w_in", &L->w_in)) != NC_OK ||
+                (st = nc_h5_read_f64_scalar(gi, "reset", &reset)) != NC_OK ||
+                (st = nc_h5_read_f64_scalar(gi, "dt", &L->dt)) != NC_OK)
+                goto done;
+            L->reset = reset == 1.0 ? NC_RESET_ZERO : reset == 0.0 ? NC_RESET_SUBTRACT : (nc_reset_mode)-1;
+        }
+    }
+    if (st != NC_OK || (st = nir_finish_layer(s, i, total)) != NC_OK)
+        goto done;
+    int same = L->ndim == shape->numel;
+    for (int d = 0; same && d < L->ndim; d++)
+        same = L->shape[d] == nc_i64(shape)[d];
+    if (!same)
+        st = nc_errorf(NC_ERR_SHAPE, "shape differs from the one recorded");
+done:
+    if (st != NC_OK)
+        nc_error_prefix("layer '%s'", name ? name : (*sp && i < (*sp)->n_layers ? (*sp)->layers[i].name : "?"));
+    nir_node_clear(&nd);
+    nc_free(name);
+    nc_free(kname);
+    nc_free(node);
+    nc_tensor_free(inputs);
+    nc_tensor_free(shape);
+    return st;
+}
+
+nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out)
+{
+    hid_t g = H5Gopen2(f, "neuroc", H5P_DEFAULT);
+    double n_layers = 0, output = -1;
+    nc_status st;
+    if ((st = nc_h5_read_f64_scalar(g, "n_layers", &n_layers)) != NC_OK ||
+        (st = nc_h5_read_f64_scalar(g, "output", &output)) != NC_OK) {
+        H5Gclose(g);
+        nc_error_prefix("%s: /neuroc", R->path);
+        return st;
+    }
+    if (!(n_layers >= 1 && n_layers <= NC_NIR_MAX_NODES) || !(output >= -1 && output < n_layers)) {
+        H5Gclose(g);
+        return nc_errorf(NC_ERR_MODEL, "%s: /neuroc: bad n_layers or output", R->path);
+    }
+    nc_snn *s = NULL;
+    for (int i = 0; st == NC_OK && i < (int)n_layers; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "layers/%d", i);
+        if (!nc_h5_is_group(g, name)) {
+            st = nc_errorf(NC_ERR_PARSE, "group '%s' is missing", name);
+        } else {
+            hid_t gi = H5Gopen2(g, name, H5P_DEFAULT);
+            st = neuroc_layer(R, f, gi, i, (int)n_layers, &s);
+            H5Gclose(gi);
+        }
+    }
+    H5Gclose(g);
+    if (st == NC_OK)
+        st = nir_check_recurrent(s);
+    if (st != NC_OK) {
+        nc_error_prefix("%s: /neuroc", R->path);
+        nc_snn_free(s);
+        return st;
+    }
+    s->output = (int)output;
+    *out = s;
+    return NC_OK;
+}
+
+/* 1 if the file has a /neuroc group this reader understands. */
+int nir_neuroc_usable(hid_t f)
+{
+    if (!nc_h5_is_group(f, "neuroc"))
+        return 0;
+    hid_t g = H5Gopen2(f, "neuroc", H5P_DEFAULT);
+    double v = 0;
+    int ok = nc_h5_read_f64_scalar(g, "format_version", &v) == NC_OK && v == NC_NIR_NEUROC_FORMAT;
+    H5Gclose(g);
+    if (!ok) {
+        nc_error_clear();
+        nc_log(NC_LOG_WARN, "NIR file: /neuroc group of another format version ignored; reading plain NIR");
+    }
+    return ok;
+}
+

@@ -1,0 +1,689 @@
+/* Writes a spiking network as NIR (DESIGN §4), readable by nir.read 1.0.x.
+ *
+ * Binary spikes. Internally a neuron's spike carries its spike value (θ by
+ * default); NIR spikes are 1. Each layer therefore has a factor m (per
+ * neuron): IR value = m ⊙ NIR value. m is the spike value after a neuron,
+ * is carried through Flatten, and through a Pool2d when uniform per channel
+ * (times the pool's scale, so an average pool becomes a SumPool2d), and is
+ * folded into the weight columns (Affine) or input-channel slices (Conv2d)
+ * of the synaptic layer that reads it. Where some reader cannot absorb it
+ * (an Add, a neuron, the Output, a per-neuron factor before a Conv2d) a NIR
+ * `Scale` node is inserted after the layer and every reader reads the Scale
+ * node: a Scale that is its neuron's only reader is what the reader turns
+ * back into a spike value, so plain-NIR reading keeps the semantics.
+ *
+ * Add layers have no node: NIR sums several edges into one node, so each
+ * input of an Add gets an edge to each reader of the Add. Readouts have no
+ * node either: the layer they read feeds the Output node.
+ *
+ * The root-level group /neuroc (never read by nir.read) makes the round trip
+ * lossless, format NC_NIR_NEUROC_FORMAT:
+ *   format_version  int64        generator  string      output  int64 (-1 = default)
+ *   n_layers        int64        readout    string (only when there is one)
+ *   layers/<i>/     one group per IR layer i = 0..n_layers-1, in IR order:
+ *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout)
+ *     inputs int64 [n_inputs]    shape int64 [ndim]
+ *     weight   Affine/Conv2d, only when the NIR node's weight differs (a fold,
+ *              or a grouped Conv2d written densely): the original float32
+ *              tensor. Bit-identical round trips come from keeping the
+ *              original rather than dividing the fold out.
+ *     groups   Conv2d: int64
+ *     scale    Pool2d: float32 scalar
+ *     threshold, v_init, spike_value, tau, r, v_leak, tau_syn, w_in:
+ *              neuron tensors exactly as in the IR (1, C or full size),
+ *              each only when set; reset int64; dt float64
+ * Everything else (biases, conv and pool geometry) is read from the NIR node.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export/data/h5io.h"
+#include "nir_internal.h"
+#include "snn/base/alloc.h"
+#include "snn/base/atomic_file.h"
+#include "snn/base/error.h"
+#include "snn/ir/snn_ir.h"
+
+typedef struct wr {
+    const nc_snn *s;
+    int n;
+    char **node;        /* NIR node of each layer; NULL for Add and Readout */
+    char **scale_node;  /* Scale node inserted after the layer, or NULL */
+    float **m;          /* per-neuron factor (IR = m ⊙ NIR), NULL when all ones */
+    unsigned char *scaled; /* factor m of the layer goes through a Scale node */
+    nc_tensor **folded; /* Affine/Conv2d weight with the input factor folded in */
+    char *out_node;
+    const char **edges; /* pairs of names owned by the arrays above */
+    int64_t n_edges, cap_edges;
+} wr;
+
+static void wr_free(wr *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (w->node)
+            nc_free(w->node[i]);
+        if (w->scale_node)
+            nc_free(w->scale_node[i]);
+        if (w->m)
+            nc_free(w->m[i]);
+        if (w->folded)
+            nc_tensor_free(w->folded[i]);
+    }
+    nc_free(w->node);
+    nc_free(w->scale_node);
+    nc_free(w->m);
+    nc_free(w->folded);
+    nc_free(w->scaled);
+    nc_free(w->out_node);
+    nc_free(w->edges);
+}
+
+/* ---- names ---- */
+
+static int name_taken(const wr *w, const char *name)
+{
+    for (int i = 0; i < w->n; i++)
+        if ((w->node[i] && strcmp(w->node[i], name) == 0) ||
+            (w->scale_node[i] && strcmp(w->scale_node[i], name) == 0))
+            return 1;
+    return w->out_node && strcmp(w->out_node, name) == 0;
+}
+
+/* NIR node names must be [A-Za-z0-9_]+ and unique: other characters become
+ * '_', and a clash gets a numeric suffix. */
+static char *make_name(const wr *w, const char *base, const char *suffix)
+{
+    char buf[256];
+    size_t n = 0;
+    for (const char *c = base; *c && n < 200; c++) {
+        int ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+        buf[n++] = ok ? *c : '_';
+    }
+    if (n == 0) {
+        memcpy(buf, "layer", 5);
+        n = 5;
+    }
+    snprintf(buf + n, sizeof buf - n, "%s", suffix);
+    char cand[300];
+    snprintf(cand, sizeof cand, "%s", buf);
+    for (int k = 2; name_taken(w, cand); k++)
+        snprintf(cand, sizeof cand, "%s_%d", buf, k);
+    char *r = nc_strdup(cand);
+    if (!r)
+        nc_errorf(NC_ERR_NOMEM, "out of memory");
+    return r;
+}
+
+/* ---- factors and folding ---- */
+
+static float *expand(const nc_tensor *t, const nc_snn_layer *L, float dflt)
+{
+    int64_t n = nc_snn_layer_size(L);
+    float *a = nc_malloc((size_t)n * sizeof *a);
+    if (a)
+        for (int64_t i = 0; i < n; i++)
+            a[i] = nc_snn_param(t, L, i, dflt);
+    return a;
+}
+
+static int all_ones(const float *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] != 1.0f)
+            return 0;
+    return 1;
+}
+
+/* 1 if layer j's factor is the same over each channel's H×W plane. */
+static int channel_uniform(const wr *w, int j)
+{
+    const nc_snn_layer *L = &w->s->layers[j];
+    if (!w->m[j])
+        return 1;
+    if (L->ndim != 3)
+        return 0;
+    int64_t hw = L->shape[1] * L->shape[2];
+    const float *m = w->m[j];
+    for (int64_t c = 0; c < L->shape[0]; c++)
+        for (int64_t k = 1; k < hw; k++)
+            if (m[c * hw + k] != m[c * hw])
+                return 0;
+    return 1;
+}
+
+/* 1 if layer i can take its input j's factor into its own NIR node. Pool2d
+ * and Flatten pass the factor on, so they need it before their own. */
+static int can_absorb(const wr *w, int i, int j)
+{
+    switch (w->s->layers[i].kind) {
+    case NC_SNN_AFFINE: return 1;
+    case NC_SNN_CONV2D: return channel_uniform(w, j);
+    case NC_SNN_POOL2D: return j < i && channel_uniform(w, j);
+    case NC_SNN_FLATTEN: return j < i;
+    default: return 0;
+    }
+}
+
+/* 1 if every reader of layer j can absorb its factor: then no Scale node. */
+static int all_readers_absorb(const wr *w, int j)
+{
+    const nc_snn *s = w->s;
+    int out = nc_snn_output_id(s);
+    if (out == j || (s->layers[out].kind == NC_SNN_READOUT && s->layers[out].inputs[0] == j))
+        return 0;
+    for (int i = 0; i < w->n; i++)
+        for (int k = 0; k < s->layers[i].n_inputs; k++)
+            if (s->layers[i].inputs[k] == j && !can_absorb(w, i, j))
+                return 0;
+    return 1;
+}
+
+static int absorbs(const wr *w, int i, int j)
+{
+    return !w->scaled[j] && can_absorb(w, i, j);
+}
+
+static nc_status compute_factors(wr *w)
+{
+    const nc_snn *s = w->s;
+    for (int i = 0; i < w->n; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        int64_t size = nc_snn_layer_size(L);
+        float *m = NULL;
+        switch (L->kind) {
+        case NC_SNN_IF:
+        case NC_SNN_LIF:
+        case NC_SNN_CUBALIF:
+            /* the reference backend's defaults: an IF spike carries θ, a LIF spike 1 */
+            if (L->spike_value)
+                m = expand(L->spike_value, L, 1.0f);
+            else if (L->kind == NC_SNN_IF)
+                m = expand(L->threshold, L, 1.0f);
+            else
+                continue;
+            if (!m)
+                return nc_errorf(NC_ERR_NOMEM, "out of memory");
+            break;
+        case NC_SNN_POOL2D: {
+            int j = L->inputs[0];
+            int take = absorbs(w, i, j) && w->m[j];
+            if (!take && L->scale == 1.0f)
+                continue;
+            if (!(m = nc_malloc((size_t)size * sizeof *m)))
+                return nc_errorf(NC_ERR_NOMEM, "out of memory");
+            const nc_snn_layer *X = &s->layers[j];
+            int64_t hw = L->shape[1] * L->shape[2], hw_in = X->shape[1] * X->shape[2];
+            for (int64_t c = 0; c < L->shape[0]; c++)
+                for (int64_t k = 0; k < hw; k++)
+                    m[c * hw + k] = L->scale * (take ? w->m[j][c * hw_in] : 1.0f);
+            break;
+        }
+        case NC_SNN_FLATTEN: {
+            int j = L->inputs[0];
+            if (!absorbs(w, i, j) || !w->m[j])
+                continue;
+            if (!(m = nc_malloc((size_t)size * sizeof *m)))
+                return nc_errorf(NC_ERR_NOMEM, "out of memory");
+            memcpy(m, w->m[j], (size_t)size * sizeof *m);
+            break;
+        }
+        default:
+            continue;
+        }
+        if (all_ones(m, size)) {
+            nc_free(m);
+            m = NULL;
+        }
+        w->m[i] = m;
+        w->scaled[i] = m && !all_readers_absorb(w, i);
+    }
+    return NC_OK;
+}
+
+/* Affine columns times the input factor. */
+static nc_status fold_affine(wr *w, int i, const float *m)
+{
+    const nc_snn_layer *L = &w->s->layers[i];
+    nc_tensor *W = nc_tensor_clone(L->weight);
+    if (!W)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    float *d = nc_f32(W);
+    int64_t in = W->shape[1];
+    for (int64_t o = 0; o < W->shape[0]; o++)
+        for (int64_t k = 0; k < in; k++)
+            d[o * in + k] *= m[k];
+    w->folded[i] = W;
+    return NC_OK;
+}
+
+/* Conv2d weight as NIR gets it: grouped weights spelled out densely (zeros
+ * between the groups, groups = 1), because nir.read 1.0.x infers a Conv2d's
+ * input channels as weight.shape[1] and rejects grouped convolutions; then
+ * the input-channel slices times the input factor m (or none). */
+static nc_status fold_conv(wr *w, int i, const float *m)
+{
+    const nc_snn_layer *L = &w->s->layers[i], *X = &w->s->layers[L->inputs[0]];
+    const nc_tensor *W = L->weight;
+    int64_t cout = W->shape[0], cin_g = W->shape[1], kk = W->shape[2] * W->shape[3];
+    int64_t G = L->groups, cin = cin_g * G, cout_g = cout / G, hw_in = X->shape[1] * X->shape[2];
+    int64_t shape[4] = {cout, cin, W->shape[2], W->shape[3]};
+    nc_tensor *D = nc_tensor_new(NC_DTYPE_F32, 4, shape);
+    if (!D)
+        return nc_errorf(NC_ERR_NOMEM, "layer '%s': out of memory spelling out grouped weights", L->name);
+    float *d = nc_f32(D);
+    for (int64_t co = 0; co < cout; co++)
+        for (int64_t ci = 0; ci < cin_g; ci++)
+            memcpy(d + (co * cin + (co / cout_g) * cin_g + ci) * kk, nc_f32(W) + (co * cin_g + ci) * kk,
+                   (size_t)kk * sizeof *d);
+    if (m)
+        for (int64_t co = 0; co < cout; co++)
+            for (int64_t c = 0; c < cin; c++)
+                for (int64_t k = 0; k < kk; k++)
+                    d[(co * cin + c) * kk + k] *= m[c * hw_in];
+    w->folded[i] = D;
+    return NC_OK;
+}
+
+static nc_status fold_weights(wr *w)
+{
+    const nc_snn *s = w->s;
+    for (int i = 0; i < w->n; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind != NC_SNN_AFFINE && L->kind != NC_SNN_CONV2D)
+            continue;
+        int j = L->inputs[0];
+        const float *m = w->m[j] && absorbs(w, i, j) ? w->m[j] : NULL;
+        nc_status st = NC_OK;
+        if (L->kind == NC_SNN_AFFINE && m)
+            st = fold_affine(w, i, m);
+        else if (L->kind == NC_SNN_CONV2D && (m || L->groups > 1))
+            st = fold_conv(w, i, m);
+        if (st != NC_OK)
+            return st;
+    }
+    return NC_OK;
+}
+
+/* ---- edges ---- */
+
+static nc_status add_edge(wr *w, const char *a, const char *b)
+{
+    for (int64_t e = 0; e < w->n_edges; e++)
+        if (strcmp(w->edges[2 * e], a) == 0 && strcmp(w->edges[2 * e + 1], b) == 0)
+            return nc_errorf(NC_ERR_UNSUPPORTED,
+                             "'%s' would reach '%s' twice (an Add summing the same input twice): NIR "
+                             "cannot express that", a, b);
+    if (w->n_edges == w->cap_edges) {
+        int64_t cap = w->cap_edges ? 2 * w->cap_edges : 32;
+        const char **e = nc_realloc(w->edges, (size_t)cap * 2 * sizeof *e);
+        if (!e)
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        w->edges = e;
+        w->cap_edges = cap;
+    }
+    w->edges[2 * w->n_edges] = a;
+    w->edges[2 * w->n_edges + 1] = b;
+    w->n_edges++;
+    return NC_OK;
+}
+
+/* Edges carrying layer j's output into node `dst`, whose layer takes j's
+ * factor if `absorb`. An Add contributes one edge per input. */
+static nc_status connect(wr *w, int j, int absorb, const char *dst, int depth)
+{
+    const nc_snn_layer *J = &w->s->layers[j];
+    if (depth > NC_NIR_MAX_DEPTH)
+        return nc_errorf(NC_ERR_LIMIT, "Add layers nested deeper than %d at '%s'", NC_NIR_MAX_DEPTH,
+                         J->name);
+    if (J->kind == NC_SNN_ADD) {
+        for (int k = 0; k < J->n_inputs; k++) {
+            nc_status st = connect(w, J->inputs[k], 0, dst, depth + 1);
+            if (st != NC_OK)
+                return st;
+        }
+        return NC_OK;
+    }
+    if (!w->node[j])
+        return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s) cannot feed other layers in NIR", J->name,
+                         nc_snn_kind_name(J->kind));
+    if (absorb || !w->scaled[j])
+        return add_edge(w, w->node[j], dst);
+    if (!w->scale_node[j]) {
+        if (!(w->scale_node[j] = make_name(w, w->node[j], "_scale")))
+            return NC_ERR_NOMEM;
+        nc_status st = add_edge(w, w->node[j], w->scale_node[j]);
+        if (st != NC_OK)
+            return st;
+    }
+    return add_edge(w, w->scale_node[j], dst);
+}
+
+/* Decides every node, name, factor, folded weight and edge before any file
+ * is touched, so unsupported networks fail without side effects. */
+static nc_status plan(wr *w)
+{
+    const nc_snn *s = w->s;
+    int n = w->n = s->n_layers;
+    w->node = nc_calloc((size_t)n, sizeof *w->node);
+    w->scale_node = nc_calloc((size_t)n, sizeof *w->scale_node);
+    w->m = nc_calloc((size_t)n, sizeof *w->m);
+    w->folded = nc_calloc((size_t)n, sizeof *w->folded);
+    w->scaled = nc_calloc((size_t)n, 1);
+    if (!w->node || !w->scale_node || !w->m || !w->folded || !w->scaled)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    int out = nc_snn_output_id(s);
+    for (int i = 0; i < n; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_CONCAT)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no Concat node", L->name);
+        if (L->kind == NC_SNN_MAXPOOL2D)
+            return nc_errorf(NC_ERR_UNSUPPORTED,
+                             "layer '%s': NIR has no max pooling; convert with --maxpool average", L->name);
+        for (int k = 0; k < L->n_inputs; k++)
+            if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
+                return nc_errorf(NC_ERR_UNSUPPORTED,
+                                 "readout '%s' feeds layer '%s': NIR can only express a readout as the output",
+                                 s->layers[L->inputs[k]].name, L->name);
+        if (L->kind == NC_SNN_READOUT && i != out)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "readout '%s' is not the network's output", L->name);
+        if (L->kind == NC_SNN_ADD || L->kind == NC_SNN_READOUT)
+            continue;
+        if (!(w->node[i] = make_name(w, L->name, "")))
+            return NC_ERR_NOMEM;
+    }
+    if (!(w->out_node = make_name(w, "output", "")))
+        return NC_ERR_NOMEM;
+    nc_status st;
+    if ((st = compute_factors(w)) != NC_OK || (st = fold_weights(w)) != NC_OK)
+        return st;
+    for (int i = 1; i < n; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (!w->node[i])
+            continue;
+        for (int k = 0; k < L->n_inputs; k++)
+            if ((st = connect(w, L->inputs[k], absorbs(w, i, L->inputs[k]), w->node[i], 0)) != NC_OK)
+                return st;
+    }
+    if (s->layers[out].kind == NC_SNN_READOUT)
+        out = s->layers[out].inputs[0];
+    return connect(w, out, 0, w->out_node, 0);
+}
+
+/* ---- writing ---- */
+
+static nc_status put_tensor(hid_t g, const char *name, const nc_tensor *t)
+{
+    return nc_h5_write_f32(g, name, t->ndim, t->shape, nc_f32(t));
+}
+
+static nc_status put_full(hid_t g, const char *name, const nc_tensor *t, const nc_snn_layer *L,
+                          float dflt)
+{
+    float *a = expand(t, L, dflt);
+    if (!a)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_status st = nc_h5_write_f32(g, name, L->ndim, L->shape, a);
+    nc_free(a);
+    return st;
+}
+
+static nc_status put_pair(hid_t g, const char *name, const int64_t v[2])
+{
+    int64_t two = 2;
+    return nc_h5_write_i64(g, name, 1, &two, v);
+}
+
+static nc_status write_node_fields(const wr *w, int i, hid_t g)
+{
+    const nc_snn_layer *L = &w->s->layers[i];
+    const nc_snn_layer *X = L->n_inputs > 0 ? &w->s->layers[L->inputs[0]] : NULL;
+    const nc_tensor *W = w->folded[i] ? w->folded[i] : L->weight;
+    nc_status st = NC_OK;
+    int64_t nd = L->ndim;
+    switch (L->kind) {
+    case NC_SNN_INPUT:
+        if ((st = nc_h5_write_string(g, "type", "Input")) == NC_OK)
+            st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
+        break;
+    case NC_SNN_AFFINE:
+        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_tensor(g, "weight", W)) == NC_OK)
+            st = put_tensor(g, "bias", L->bias);
+        break;
+    case NC_SNN_CONV2D:
+        if ((st = nc_h5_write_string(g, "type", "Conv2d")) == NC_OK &&
+            (st = put_pair(g, "input_shape", X->shape + 1)) == NC_OK &&
+            (st = put_tensor(g, "weight", W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
+            (st = put_pair(g, "padding", L->padding)) == NC_OK &&
+            (st = put_pair(g, "dilation", L->dilation)) == NC_OK &&
+            (st = nc_h5_write_i64_scalar(g, "groups", X->shape[0] / W->shape[1])) == NC_OK)
+            st = put_tensor(g, "bias", L->bias);
+        break;
+    case NC_SNN_POOL2D:
+        if ((st = nc_h5_write_string(g, "type", "SumPool2d")) == NC_OK &&
+            (st = put_pair(g, "kernel_size", L->kernel)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK)
+            st = put_pair(g, "padding", L->padding);
+        break;
+    case NC_SNN_FLATTEN: {
+        int64_t xd = X->ndim;
+        if ((st = nc_h5_write_string(g, "type", "Flatten")) == NC_OK &&
+            (st = nc_h5_write_i64_scalar(g, "start_dim", 0)) == NC_OK &&
+            (st = nc_h5_write_i64_scalar(g, "end_dim", -1)) == NC_OK)
+            st = nc_h5_write_i64(g, "input_type", 1, &xd, X->shape);
+        break;
+    }
+    case NC_SNN_IF:
+        if ((st = nc_h5_write_string(g, "type", "IF")) == NC_OK && (st = put_full(g, "r", NULL, L, 1.0f)) == NC_OK)
+            st = put_full(g, "v_threshold", L->threshold, L, 1.0f);
+        break;
+    case NC_SNN_LIF:
+        if ((st = nc_h5_write_string(g, "type", "LIF")) == NC_OK && (st = put_full(g, "tau", L->tau, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK && (st = put_full(g, "v_leak", L->v_leak, L, 0.0f)) == NC_OK)
+            st = put_full(g, "v_threshold", L->threshold, L, 1.0f);
+        break;
+    case NC_SNN_CUBALIF:
+        if ((st = nc_h5_write_string(g, "type", "CubaLIF")) == NC_OK &&
+            (st = put_full(g, "tau_mem", L->tau, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "tau_syn", L->tau_syn, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK && (st = put_full(g, "v_leak", L->v_leak, L, 0.0f)) == NC_OK &&
+            (st = put_full(g, "v_threshold", L->threshold, L, 1.0f)) == NC_OK)
+            st = put_full(g, "w_in", L->w_in, L, 1.0f);
+        break;
+    default:
+        st = nc_errorf(NC_ERR_INTERNAL, "layer '%s' of kind %s has no NIR node", L->name, nc_snn_kind_name(L->kind));
+    }
+    return st;
+}
+
+static nc_status write_scale_node(const wr *w, int j, hid_t g)
+{
+    const nc_snn_layer *L = &w->s->layers[j];
+    nc_status st = nc_h5_write_string(g, "type", "Scale");
+    return st == NC_OK ? nc_h5_write_f32(g, "scale", L->ndim, L->shape, w->m[j]) : st;
+}
+
+/* Creates group `name` under parent, runs fn-like code through a switch. */
+static hid_t new_group(hid_t parent, const char *name)
+{
+    hid_t g = H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0)
+        nc_errorf(NC_ERR_IO, "could not create group '%s'", name);
+    return g;
+}
+
+static nc_status write_graph(const wr *w, hid_t f)
+{
+    hid_t gnode = new_group(f, "node");
+    if (gnode < 0)
+        return NC_ERR_IO;
+    hid_t gnodes = new_group(gnode, "nodes");
+    nc_status st = gnodes < 0 ? NC_ERR_IO : nc_h5_write_string(gnode, "type", "NIRGraph");
+    for (int i = 0; st == NC_OK && i < w->n; i++) {
+        for (int pass = 0; st == NC_OK && pass < 2; pass++) {
+            const char *name = pass == 0 ? w->node[i] : w->scale_node[i];
+            if (!name)
+                continue;
+            hid_t g = new_group(gnodes, name);
+            if (g < 0) {
+                st = NC_ERR_IO;
+                break;
+            }
+            st = pass == 0 ? write_node_fields(w, i, g) : write_scale_node(w, i, g);
+            H5Gclose(g);
+            if (st != NC_OK)
+                nc_error_prefix("node '%s'", name);
+        }
+    }
+    if (st == NC_OK) {
+        hid_t g = new_group(gnodes, w->out_node);
+        const nc_snn_layer *O = &w->s->layers[nc_snn_output_id(w->s)];
+        int64_t nd = O->ndim;
+        st = g < 0 ? NC_ERR_IO : nc_h5_write_string(g, "type", "Output");
+        if (st == NC_OK)
+            st = nc_h5_write_i64(g, "shape", 1, &nd, O->shape);
+        if (g >= 0)
+            H5Gclose(g);
+    }
+    if (st == NC_OK)
+        st = nc_h5_write_strings(gnode, "edges", w->n_edges, 2, w->edges);
+    if (gnodes >= 0)
+        H5Gclose(gnodes);
+    H5Gclose(gnode);
+    return st;
+}
+
+static nc_status put_opt(hid_t g, const char *name, const nc_tensor *t)
+{
+    return t ? put_tensor(g, name, t) : NC_OK;
+}
+
+static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
+{
+    const nc_snn_layer *L = &w->s->layers[i];
+    int64_t ni = L->n_inputs, nd = L->ndim, in[1] = {0};
+    int64_t *inputs = ni > 0 ? nc_malloc((size_t)ni * sizeof *inputs) : in;
+    if (!inputs)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < ni; k++)
+        inputs[k] = L->inputs[k];
+    nc_status st;
+    if ((st = nc_h5_write_string(g, "name", L->name)) == NC_OK &&
+        (st = nc_h5_write_string(g, "kind", nc_snn_kind_name(L->kind))) == NC_OK &&
+        (st = nc_h5_write_string(g, "node", w->node[i] ? w->node[i] : "")) == NC_OK &&
+        (st = nc_h5_write_i64(g, "inputs", 1, &ni, inputs)) == NC_OK)
+        st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
+    if (ni > 0)
+        nc_free(inputs);
+    if (st == NC_OK && w->folded[i])
+        st = put_tensor(g, "weight", L->weight);
+    if (st == NC_OK && L->kind == NC_SNN_CONV2D)
+        st = nc_h5_write_i64_scalar(g, "groups", L->groups);
+    if (st == NC_OK && L->kind == NC_SNN_POOL2D)
+        st = nc_h5_write_f32(g, "scale", 0, NULL, &L->scale);
+    if (st == NC_OK && (L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF)) {
+        if ((st = put_opt(g, "threshold", L->threshold)) == NC_OK && (st = put_opt(g, "v_init", L->v_init)) == NC_OK &&
+            (st = put_opt(g, "spike_value", L->spike_value)) == NC_OK && (st = put_opt(g, "tau", L->tau)) == NC_OK &&
+            (st = put_opt(g, "r", L->r)) == NC_OK && (st = put_opt(g, "v_leak", L->v_leak)) == NC_OK &&
+            (st = put_opt(g, "tau_syn", L->tau_syn)) == NC_OK && (st = put_opt(g, "w_in", L->w_in)) == NC_OK &&
+            (st = nc_h5_write_i64_scalar(g, "reset", L->reset)) == NC_OK)
+            st = nc_h5_write_f64_scalar(g, "dt", L->dt);
+    }
+    return st;
+}
+
+static nc_status write_neuroc(const wr *w, hid_t f)
+{
+    hid_t g = new_group(f, "neuroc");
+    if (g < 0)
+        return NC_ERR_IO;
+    hid_t gl = new_group(g, "layers");
+    nc_status st = gl < 0 ? NC_ERR_IO : nc_h5_write_i64_scalar(g, "format_version", NC_NIR_NEUROC_FORMAT);
+    if (st == NC_OK)
+        st = nc_h5_write_string(g, "generator", "neuroc " NEUROC_VERSION);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "output", w->s->output);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "n_layers", w->n);
+    int out = nc_snn_output_id(w->s);
+    if (st == NC_OK && w->s->layers[out].kind == NC_SNN_READOUT)
+        st = nc_h5_write_string(g, "readout", w->s->layers[out].name);
+    for (int i = 0; st == NC_OK && i < w->n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%d", i);
+        hid_t gi = new_group(gl, name);
+        if (gi < 0) {
+            st = NC_ERR_IO;
+            break;
+        }
+        st = write_neuroc_layer(w, i, gi);
+        H5Gclose(gi);
+        if (st != NC_OK)
+            nc_error_prefix("/neuroc layer '%s'", w->s->layers[i].name);
+    }
+    if (gl >= 0)
+        H5Gclose(gl);
+    H5Gclose(g);
+    return st;
+}
+
+static nc_status write_file(const wr *w, const char *tmp)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        if (fapl >= 0)
+            H5Pclose(fapl);
+        return nc_errorf(NC_ERR_IO, "HDF5 could not be set up");
+    }
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (f < 0)
+        return nc_errorf(NC_ERR_IO, "could not create the HDF5 file '%s'", tmp);
+    nc_status st = nc_h5_write_string(f, "version", NC_NIR_FILE_VERSION);
+    if (st == NC_OK)
+        st = write_graph(w, f);
+    if (st == NC_OK)
+        st = write_neuroc(w, f);
+    if (H5Fclose(f) < 0 && st == NC_OK)
+        st = nc_errorf(NC_ERR_IO, "could not finish writing '%s'", tmp);
+    return st;
+}
+
+nc_status nc_snn_save_nir(const nc_snn *s, const char *path)
+{
+    if (!s || !path || !path[0] || s->n_layers < 1)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_save_nir: network or path missing");
+    wr w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    nc_status st = plan(&w);
+    if (st != NC_OK) {
+        nc_error_prefix("%s", path);
+        wr_free(&w);
+        return st;
+    }
+    /* HDF5 writes the temporary file by name: close our descriptor first. */
+    nc_atomic_file af;
+    if ((st = nc_atomic_open(path, &af)) != NC_OK) {
+        wr_free(&w);
+        return st;
+    }
+    close(af.fd);
+    af.fd = -1;
+    nc_h5_quiet q;
+    nc_h5_quiet_begin(&q);
+    st = write_file(&w, af.tmp);
+    nc_h5_quiet_end(&q);
+    if (st == NC_OK) {
+        st = nc_atomic_commit(&af, path);
+    } else {
+        nc_atomic_abort(&af);
+        nc_error_prefix("%s", path);
+    }
+    wr_free(&w);
+    return st;
+}

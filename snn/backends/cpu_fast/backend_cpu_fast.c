@@ -1,0 +1,547 @@
+/* The cpu-fast backend: event-driven, vectorised, one thread per sample.
+ *
+ * What makes it fast, against the reference (backend_cpu_ref.c):
+ *  - A sample runs all T steps through all layers on one thread, in that
+ *    thread's own workspace (small enough to stay in cache); OpenMP spreads
+ *    the samples of a batch over threads, with no atomics: counters are kept
+ *    per sample and summed in sample order afterwards.
+ *  - Spikes are bitmasks in the reference's neuron order (channel-major);
+ *    a synaptic layer walks the set bits and adds one fan-out row of weights
+ *    per spike (Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups] into
+ *    channel-last accumulators), a few contiguous vector adds each.
+ *  - Average (sum) pooling of spikes that carry one value per channel is
+ *    folded into the events of the next layer: the pool only counts the
+ *    spikes of each window, and the next layer receives one event per
+ *    non-empty window carrying the pooled value for that count, taken from a
+ *    table made at plan time. (Folding the 1/k² into the next layer's
+ *    weights instead would change the float sums; this does not, and does
+ *    less work: one event per window, not one per spike.)
+ *  - Layers whose output is constant (the analog input's first layers under
+ *    direct encoding) are computed once per sample, not once per step.
+ *  - Nothing is allocated in run: plan_create sizes every buffer.
+ *
+ * Results equal the reference's bit for bit: each output accumulates its
+ * terms in the reference's order (bias, then ascending input index), the
+ * kernels multiply and add separately as the reference does, and the IF
+ * arithmetic is the same. So spike trains, spike counts, synaptic-op counts
+ * and readout sums are identical, for every instruction set and thread count.
+ *
+ * The kernels (kernels/fast_*.c) are chosen per plan: AVX-512, else AVX2,
+ * else portable C; the environment variable NEUROC_CPU_FAST_ISA (generic,
+ * avx2, avx512) forces one. Not supported: Concat layers and recurrent
+ * edges (supports_layer says so; the cpu backend runs them). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "snn/base/alloc.h"
+#include "snn/run/backend.h"
+#include "snn/base/error.h"
+#include "fast_plan.h"
+#include "snn/backends/weight_layout.h"
+
+/* ------------------------------------------------------------ capability */
+
+static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    if (L->kind == NC_SNN_CONCAT) {
+        snprintf(why, len, "Concat is not implemented in cpu-fast (the cpu backend runs it)");
+        return 0;
+    }
+    for (int k = 0; k < L->n_inputs; k++)
+        if (L->inputs[k] >= id) {
+            snprintf(why, len, "it reads layer %d's previous step (a recurrent edge); cpu-fast runs "
+                               "feed-forward networks only (the cpu backend runs it)", L->inputs[k]);
+            return 0;
+        }
+    if (nc_snn_layer_size(L) > INT32_MAX) {
+        snprintf(why, len, "more than 2^31 neurons per sample");
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ plan */
+
+static void fast_plan_free(void *p)
+{
+    fast_plan *P = p;
+    if (!P)
+        return;
+    for (int i = 0; P->L && i < P->s->n_layers; i++) {
+        fast_layer *F = &P->L[i];
+        void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
+                        F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
+                        F->dt_tau_syn, F->w_in, F->sval};
+        for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
+            nc_free(bufs[b]);
+    }
+    for (int t = 0; P->ws && t < P->n_ws; t++) {
+        fast_ws *W = &P->ws[t];
+        nc_free(W->arena);
+        nc_free(W->dense);
+        nc_free(W->bits);
+        nc_free(W->cnt);
+        nc_free(W->nz);
+        nc_free(W->v);
+        nc_free(W->isyn);
+        nc_free(W->tmp);
+    }
+    nc_free(P->ws);
+    nc_free(P->L);
+    nc_free(P->spk);
+    nc_free(P->ops);
+    nc_free(P);
+}
+
+static int is_neuron(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF; }
+
+/* A neuron parameter for every neuron, in the layer's state layout. */
+static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, const fast_layer *F, int cl, float dflt,
+                           int *fail)
+{
+    float *a = nc_malloc((size_t)F->size * sizeof *a);
+    if (!a) {
+        *fail = 1;
+        return NULL;
+    }
+    for (int64_t c = 0; c < F->C; c++)
+        for (int64_t p = 0; p < F->HW; p++)
+            a[at(cl, F->C, F->HW, c, p)] = nc_snn_param(t, L, c * F->HW + p, dflt);
+    return a;
+}
+
+/* For each input coordinate x in [0, n): the taps i in [0, k) (ascending)
+ * with x = o·stride − pad + i·dil for an output o in [0, n_out); tap i gets
+ * w_off = i·w_mul and a_off = o·a_mul. Returns 0 when out of memory. */
+static int build_taps(int64_t n, int64_t k, int64_t stride, int64_t pad, int64_t dil, int64_t n_out, int64_t w_mul,
+                      int64_t a_mul, int32_t **count, nc_fast_tap **taps)
+{
+    *count = nc_calloc((size_t)n, sizeof **count);
+    *taps = nc_calloc((size_t)(n * k), sizeof **taps);
+    if (!*count || !*taps)
+        return 0;
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t i = 0; i < k; i++) {
+            int64_t t = x + pad - i * dil;
+            if (t < 0 || t % stride || t / stride >= n_out)
+                continue;
+            nc_fast_tap *tp = &(*taps)[x * k + (*count)[x]++];
+            tp->w_off = i * w_mul;
+            tp->a_off = (t / stride) * a_mul;
+        }
+    return 1;
+}
+
+/* ih and iw of every input position of a (H, W) plane. */
+static int build_positions(int64_t H, int64_t W, int32_t **prow, int32_t **pcol)
+{
+    *prow = nc_malloc((size_t)(H * W) * sizeof **prow);
+    *pcol = nc_malloc((size_t)(H * W) * sizeof **pcol);
+    if (!*prow || !*pcol)
+        return 0;
+    for (int64_t p = 0; p < H * W; p++) {
+        (*prow)[p] = (int32_t)(p / W);
+        (*pcol)[p] = (int32_t)(p % W);
+    }
+    return 1;
+}
+
+static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F)
+{
+    int64_t H = X->shape[1], Wd = X->shape[2], K = L->shape[0], OH = L->shape[1], OW = L->shape[2];
+    int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], kg = K / L->groups;
+    if (!(F->wt = nc_snn_fanout_weights(L)) || !build_positions(H, Wd, &F->prow, &F->pcol) ||
+        !build_taps(H, kh, L->stride[0], L->padding[0], L->dilation[0], OH, kw * kg, OW * K, &F->n_row, &F->rows) ||
+        !build_taps(Wd, kw, L->stride[1], L->padding[1], L->dilation[1], OW, kg, K, &F->n_col, &F->cols))
+        return 0;
+    if (L->stride[0] == 1 && L->stride[1] == 1) {
+        if (!(F->rel = nc_malloc((size_t)(kh * kw) * sizeof *F->rel)))
+            return 0;
+        for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++)
+                F->rel[i * kw + j] = (i * L->dilation[0] * OW + j * L->dilation[1]) * K;
+        if (kh * kw <= 16) {
+            F->tap_mask = nc_malloc((size_t)(H * Wd) * sizeof *F->tap_mask);
+            F->a0 = nc_malloc((size_t)(H * Wd) * sizeof *F->a0);
+            if (!F->tap_mask || !F->a0)
+                return 0;
+            for (int64_t p = 0; p < H * Wd; p++) {
+                int64_t ih = p / Wd, iw = p % Wd;
+                uint16_t m = 0;
+                for (int r = 0; r < F->n_row[ih]; r++)
+                    for (int q = 0; q < F->n_col[iw]; q++)
+                        m |= (uint16_t)(1u << (F->rows[ih * kh + r].w_off / (kw * kg) * kw + F->cols[iw * kw + q].w_off / kg));
+                F->tap_mask[p] = m;
+                F->a0[p] = ((ih + L->padding[0]) * OW + (iw + L->padding[1])) * K;
+            }
+        }
+    }
+    F->conv = (nc_fast_conv){.HW = H * Wd, .cg = X->shape[0] / L->groups, .kg = kg, .wc = kh * kw * kg,
+                             .kh = (int)kh, .kw = (int)kw, .prow = F->prow, .pcol = F->pcol,
+                             .n_row = F->n_row, .n_col = F->n_col, .rows = F->rows, .cols = F->cols,
+                             .rel = F->rel, .tap_mask = F->tap_mask, .a0 = F->a0};
+    return 1;
+}
+
+/* A Pool2d reading spikes whose value is uniform per channel keeps counts
+ * (see the file comment); returns 1 when set up that way, 0 when the dense
+ * path applies, -1 when out of memory. */
+static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P, fast_layer *F)
+{
+    const nc_snn_layer *X = &s->layers[L->inputs[0]];
+    const fast_layer *S = &P->L[P->L[L->inputs[0]].view];
+    int64_t kk = L->kernel[0] * L->kernel[1], C = X->shape[0], HWx = X->shape[1] * X->shape[2];
+    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f))
+        return 0;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t p = 1; p < HWx; p++)
+            if (memcmp(&S->sval[c * HWx + p], &S->sval[c * HWx], sizeof(float)) != 0)
+                return 0;
+    F->kk1 = kk + 1;
+    F->vtab = nc_malloc((size_t)(C * F->kk1) * sizeof *F->vtab);
+    F->chmask = nc_malloc((size_t)C * sizeof *F->chmask);
+    if (!F->vtab || !F->chmask)
+        return -1;
+    for (int64_t c = 0; c < C; c++) {
+        float sv = S->sval[c * HWx], acc = 0.0f; /* the reference sums a window's spikes, then scales */
+        F->vtab[c * F->kk1] = acc * L->scale;
+        for (int64_t n = 1; n <= kk; n++) {
+            acc += sv;
+            F->vtab[c * F->kk1 + n] = acc * L->scale;
+        }
+        F->chmask[c] = sv != 0.0f ? UINT32_MAX : 0;
+    }
+    int64_t OW = L->shape[2];
+    if (!build_positions(X->shape[1], X->shape[2], &F->prow, &F->pcol) ||
+        !build_taps(X->shape[1], L->kernel[0], L->stride[0], L->padding[0], 1, L->shape[1], 0, OW, &F->n_row,
+                    &F->rows) ||
+        !build_taps(X->shape[2], L->kernel[1], L->stride[1], L->padding[1], 1, OW, 0, 1, &F->n_col, &F->cols))
+        return -1;
+    if (L->stride[0] >= L->kernel[0] && L->stride[1] >= L->kernel[1]) { /* disjoint windows */
+        if (!(F->pwin = nc_malloc((size_t)HWx * sizeof *F->pwin)))
+            return -1;
+        for (int64_t p = 0; p < HWx; p++) {
+            int32_t h = F->prow[p], x = F->pcol[p];
+            F->pwin[p] = F->n_row[h] && F->n_col[x]
+                             ? (int32_t)(F->rows[h * L->kernel[0]].a_off + F->cols[x * L->kernel[1]].a_off)
+                             : -1;
+        }
+    }
+    return 1;
+}
+
+static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
+{
+    int fail = 0, cl = F->state_cl;
+    F->theta = param_expand(L->threshold, L, F, cl, 1.0f, &fail);
+    F->v0 = param_expand(L->v_init, L, F, cl, NAN, &fail);
+    F->sval = param_expand(L->spike_value, L, F, 0, NAN, &fail);
+    float *th_nchw = fail ? NULL : param_expand(L->threshold, L, F, 0, 1.0f, &fail);
+    for (int64_t j = 0; !fail && j < F->size; j++) {
+        if (isnan(F->sval[j])) /* IF default: a spike carries θ; LIF: binary */
+            F->sval[j] = L->kind == NC_SNN_IF ? th_nchw[j] : 1.0f;
+        if (isnan(F->v0[j]))
+            F->v0[j] = L->kind == NC_SNN_IF ? F->theta[j] * 0.5f : 0.0f;
+    }
+    nc_free(th_nchw);
+    F->theta_full = 1;
+    if (!fail && L->kind == NC_SNN_IF && cl && L->threshold &&
+        (L->threshold->numel == 1 || L->threshold->numel == F->C)) {
+        F->theta_full = 0; /* channel-last: the first C values are the channels' */
+        float *t = nc_realloc(F->theta, (size_t)F->C * sizeof *t);
+        if (t)
+            F->theta = t;
+    }
+    if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
+        F->dt_tau = param_expand(L->tau, L, F, cl, 1.0f, &fail);
+        F->vleak = param_expand(L->v_leak, L, F, cl, 0.0f, &fail);
+        F->r = param_expand(L->r, L, F, cl, 1.0f, &fail);
+        for (int64_t j = 0; !fail && j < F->size; j++)
+            F->dt_tau[j] = (float)(L->dt / F->dt_tau[j]);
+    }
+    if (L->kind == NC_SNN_CUBALIF) {
+        F->dt_tau_syn = param_expand(L->tau_syn, L, F, cl, 1.0f, &fail);
+        F->w_in = param_expand(L->w_in, L, F, cl, 1.0f, &fail);
+        for (int64_t j = 0; !fail && j < F->size; j++)
+            F->dt_tau_syn[j] = (float)(L->dt / F->dt_tau_syn[j]);
+    }
+    return !fail;
+}
+
+/* Decides how each layer holds its value and builds its tables. */
+static nc_status plan_layers(fast_plan *P)
+{
+    const nc_snn *s = P->s;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        fast_layer *F = &P->L[i];
+        F->size = nc_snn_layer_size(L);
+        F->C = nc_snn_layer_channels(L);
+        F->HW = F->C > 0 ? F->size / F->C : 0;
+        F->BC = L->ndim == 3 ? F->C : 1;
+        F->BHW = L->ndim == 3 ? F->HW : F->size;
+        F->wpc = (F->BHW + 63) / 64;
+        F->view = i;
+        F->neuron = is_neuron(L->kind);
+        F->fused_pool = -1;
+        F->refill_of = -1;
+        const fast_layer *X = L->n_inputs > 0 ? &P->L[P->L[L->inputs[0]].view] : NULL;
+        int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
+        /* Read in place: a dense input other than the Input layer (which may
+         * hold Poisson spikes, decided per run), stored in an order this
+         * layer can index: flat, or channel-last with this layer's geometry
+         * (not through a Flatten of a channel-last value). */
+        F->in_dense = X && X->rep == REP_DENSE && x_view != 0 && (!X->cl || (X->C == F->C && X->HW == F->HW));
+        int ok = 1;
+        switch (L->kind) {
+        case NC_SNN_INPUT: F->rep = REP_DENSE; break;
+        case NC_SNN_FLATTEN: case NC_SNN_READOUT: F->view = x_view; break;
+        case NC_SNN_AFFINE:
+            F->rep = REP_DENSE;
+            ok = (F->wt = nc_snn_fanout_weights(L)) != NULL;
+            break;
+        case NC_SNN_CONV2D:
+            F->rep = REP_DENSE;
+            F->cl = F->C > 1 && F->HW > 1;
+            ok = plan_conv(L, &s->layers[L->inputs[0]], F) &&
+                 (F->bias_img = nc_malloc((size_t)F->size * sizeof *F->bias_img)) != NULL;
+            for (int64_t c = 0; ok && c < F->C; c++)
+                for (int64_t p = 0; p < F->HW; p++)
+                    F->bias_img[at(F->cl, F->C, F->HW, c, p)] = nc_f32(L->bias)[c];
+            break;
+        case NC_SNN_POOL2D: {
+            int r = plan_pool_counts(s, L, P, F);
+            ok = r >= 0;
+            F->rep = r == 1 ? REP_COUNTS : REP_DENSE;
+            F->cl = F->rep == REP_DENSE && F->in_dense && X->cl;
+            fast_layer *S = &P->L[x_view];
+            /* disjoint windows over a channel-last IF: its kernel counts them */
+            if (F->rep == REP_COUNTS && F->pwin && S->state_cl && s->layers[x_view].kind == NC_SNN_IF &&
+                S->fused_pool < 0)
+                S->fused_pool = i;
+            break;
+        }
+        case NC_SNN_MAXPOOL2D:
+            F->rep = REP_DENSE;
+            F->cl = F->in_dense && X->cl;
+            break;
+        case NC_SNN_ADD:
+            F->rep = REP_DENSE;
+            for (int k = 0; k < L->n_inputs; k++) {
+                const fast_layer *Y = &P->L[P->L[L->inputs[k]].view];
+                if (Y->rep == REP_DENSE && Y->cl && P->L[L->inputs[k]].view != 0)
+                    F->cl = F->C > 1 && F->HW > 1;
+            }
+            break;
+        case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+            F->rep = REP_SPIKES;
+            F->state_cl = F->in_dense && X->cl;
+            ok = plan_neuron(L, F);
+            break;
+        default:
+            return nc_errorf(NC_ERR_UNSUPPORTED, "cpu-fast: layer '%s' of kind %s", L->name,
+                             nc_snn_kind_name(L->kind));
+        }
+        if (!ok)
+            return nc_errorf(NC_ERR_NOMEM, "out of memory planning layer '%s' for cpu-fast", L->name);
+    }
+    for (int i = 0; i < s->n_layers; i++) { /* IFs that refill their conv (fast_layer.refill_of) */
+        const nc_snn_layer *L = &s->layers[i];
+        int j = L->n_inputs > 0 ? L->inputs[0] : -1, readers = 0;
+        if (L->kind != NC_SNN_IF || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
+            j == nc_snn_output_id(s))
+            continue;
+        for (int k = 0; k < s->n_layers; k++)
+            for (int e = 0; e < s->layers[k].n_inputs; e++)
+                readers += s->layers[k].inputs[e] == j;
+        if (readers == 1) {
+            P->L[i].refill_of = j;
+            P->L[j].refilled = 1;
+        }
+    }
+    return NC_OK;
+}
+
+/* Carves one thread's buffers out of a single arena, each 64-byte aligned:
+ * a first pass adds up the sizes, a second sets the pointers. */
+static nc_status plan_workspace(fast_plan *P, fast_ws *W)
+{
+    const nc_snn *s = P->s;
+    int n = s->n_layers;
+    W->dense = nc_calloc((size_t)n, sizeof *W->dense);
+    W->bits = nc_calloc((size_t)n, sizeof *W->bits);
+    W->cnt = nc_calloc((size_t)n, sizeof *W->cnt);
+    W->nz = nc_calloc((size_t)n, sizeof *W->nz);
+    W->v = nc_calloc((size_t)n, sizeof *W->v);
+    W->isyn = nc_calloc((size_t)n, sizeof *W->isyn);
+    W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
+    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->v || !W->isyn || !W->tmp)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
+    char *base = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t off = 0;
+#define CARVE(ptr, count, type)                                                 \
+    do {                                                                        \
+        if (pass)                                                               \
+            (ptr) = (type *)(void *)(base + off);                               \
+        off += ((uint64_t)(count) * sizeof(type) + 63) & ~(uint64_t)63;         \
+    } while (0)
+        int64_t ev = 0, obuf = 0;
+        for (int i = 0; i < n; i++) {
+            const nc_snn_layer *L = &s->layers[i];
+            const fast_layer *F = &P->L[i];
+            int64_t in_size = L->n_inputs > 0 ? P->L[L->inputs[0]].size : 0;
+            if (F->size > obuf)
+                obuf = F->size;
+            if (F->view != i)
+                continue;
+            if (F->rep == REP_DENSE && i > 0)
+                CARVE(W->dense[i], F->size, float);
+            if (F->rep == REP_SPIKES || i == 0)
+                CARVE(W->bits[i], F->BC * F->wpc, uint64_t);
+            if (F->rep == REP_COUNTS) {
+                CARVE(W->cnt[i], F->size, uint32_t);
+                CARVE(W->nz[i], F->BC * F->wpc, uint64_t);
+            }
+            if (F->neuron)
+                CARVE(W->v[i], F->size, float);
+            if (L->kind == NC_SNN_CUBALIF)
+                CARVE(W->isyn[i], F->size, float);
+            if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
+                !F->in_dense)
+                CARVE(W->tmp[i], in_size, float);
+            if ((L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) && in_size > ev)
+                ev = in_size;
+        }
+        CARVE(W->ev_idx, ev, int32_t);
+        CARVE(W->ev_val, ev, float);
+        CARVE(W->obuf, obuf, float);
+#undef CARVE
+        if (pass == 0) {
+            if (off > SIZE_MAX - 64 || !(W->arena = nc_malloc((size_t)off + 64)))
+                return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan (%llu bytes a thread)",
+                                 (unsigned long long)off);
+            base = (char *)W->arena + ((64 - (uintptr_t)W->arena % 64) % 64);
+        }
+    }
+    return NC_OK;
+}
+
+static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
+{
+    *out = NULL;
+    const char *want = getenv("NEUROC_CPU_FAST_ISA");
+    const nc_fast_kernels *K = nc_fast_kernels_select(want && *want ? want : NULL);
+    if (!K)
+        return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE,
+                         "cpu-fast: NEUROC_CPU_FAST_ISA=%s is not available on this CPU or build "
+                         "(generic, avx2 or avx512)", want);
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    int n_ws = N < threads ? N : threads;
+    if (n_ws < 1)
+        n_ws = 1;
+    int64_t counters;
+    if (!nc_mul_i64(N, s->n_layers, &counters))
+        return nc_errorf(NC_ERR_LIMIT, "cpu-fast: batch %d is too large", N);
+    fast_plan *P = nc_calloc(1, sizeof *P);
+    if (!P)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
+    P->s = s;
+    P->N = N;
+    P->K = K;
+    P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
+    P->ws = nc_calloc((size_t)n_ws, sizeof *P->ws);
+    P->spk = nc_calloc((size_t)counters, sizeof *P->spk);
+    P->ops = nc_calloc((size_t)counters, sizeof *P->ops);
+    nc_status st = NC_OK;
+    if (!P->L || !P->ws || !P->spk || !P->ops)
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
+    if (st == NC_OK)
+        st = plan_layers(P);
+    for (int t = 0; st == NC_OK && t < n_ws; t++) {
+        P->n_ws = t + 1;
+        st = plan_workspace(P, &P->ws[t]);
+    }
+    if (st != NC_OK) {
+        fast_plan_free(P);
+        return st;
+    }
+    nc_log(NC_LOG_DEBUG, "cpu-fast: %s kernels, %d thread workspaces for batch %d", K->name, n_ws, N);
+    *out = P;
+    return NC_OK;
+}
+
+/* As the reference: layers whose output cannot change over time. */
+static void mark_static(const nc_snn *s, fast_layer *F, const nc_run_request *q)
+{
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        switch (L->kind) {
+        case NC_SNN_INPUT: F[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT; break;
+        case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_FLATTEN:
+        case NC_SNN_ADD: case NC_SNN_MAXPOOL2D: case NC_SNN_READOUT:
+            F[i].is_static = 1;
+            for (int k = 0; k < L->n_inputs; k++)
+                if (!F[L->inputs[k]].is_static)
+                    F[i].is_static = 0;
+            break;
+        default: F[i].is_static = 0;
+        }
+    }
+}
+
+static nc_status fast_run(void *plan, const nc_run_request *q)
+{
+    fast_plan *P = plan;
+    const nc_snn *s = P->s;
+    int N = q->N, nl = s->n_layers;
+    if (N != P->N)
+        return nc_errorf(NC_ERR_INTERNAL, "cpu-fast plan made for batch %d run with %d", P->N, N);
+    mark_static(s, P->L, q);
+    P->L[0].rep = q->encoding == NC_ENCODING_POISSON ? REP_SPIKES : REP_DENSE;
+    int64_t out_size = P->L[nc_snn_output_id(s)].size;
+    if (!q->per_step)
+        memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    int nt = P->n_ws;
+#ifdef _OPENMP
+    if (omp_get_max_threads() < nt)
+        nt = omp_get_max_threads();
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+#endif
+    for (int n = 0; n < N; n++) {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        nc_fast_run_sample(P, &P->ws[tid], q, n);
+    }
+    (void)nt;
+    for (int i = 0; i < nl; i++) {
+        q->spike_counts[i] = 0;
+        if (q->synops)
+            q->synops[i] = 0;
+        for (int n = 0; n < N; n++) {
+            q->spike_counts[i] += P->spk[(int64_t)n * nl + i];
+            if (q->synops)
+                q->synops[i] += P->ops[(int64_t)n * nl + i];
+        }
+    }
+    return NC_OK;
+}
+
+const nc_backend nc_backend_cpu_fast = {
+    .name = "cpu-fast",
+    .supports_layer = fast_supports,
+    .plan_create = fast_plan_create,
+    .run = fast_run,
+    .plan_free = fast_plan_free,
+};

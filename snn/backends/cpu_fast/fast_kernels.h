@@ -1,0 +1,87 @@
+/* The vector kernels of the cpu-fast backend (snn/backends/cpu_fast/backend_cpu_fast.c), in a
+ * portable version (fast_generic.c) and versions for x86 vector extensions
+ * (fast_avx2.c, fast_avx512.c), chosen once per plan from what the CPU has.
+ *
+ * Every version computes exactly what the reference backend computes: an
+ * input event adds w·x to its outputs as a multiply and then an add (never a
+ * fused multiply-add: -ffp-contract=off, and the intrinsics are separate),
+ * the events of a list are applied in their order, and an IF step is
+ * m = v + I, s = m >= θ, v = s ? (reset to zero ? 0 : m − θ) : m. So the
+ * result is bit for bit the reference's whatever the vector width. */
+#ifndef NC_KERNELS_FAST_KERNELS_H
+#define NC_KERNELS_FAST_KERNELS_H
+
+#include <stdint.h>
+
+/* One tap of a convolution or pooling window seen from an input row (or
+ * column): the offset it adds to the weights and to the output accumulators. */
+typedef struct nc_fast_tap {
+    int64_t w_off, a_off;
+} nc_fast_tap;
+
+/* A Conv2d as a scatter of input events into channel-last accumulators
+ * acc[OH][OW][K]. Weights wt[C_in][kH][kW][K/groups] (fan-out rows).
+ * Input position p = ih·W + iw of a channel; rows[ih·kh ..] holds the
+ * n_row[ih] taps (i, oh) that input row ih reaches, in ascending i, with
+ * w_off = i·kW·kg and a_off = oh·OW·K; cols likewise with j·kg and ow·K. */
+typedef struct nc_fast_conv {
+    int64_t HW;            /* input positions per channel */
+    int64_t cg, kg;        /* input channels and output channels per group */
+    int64_t wc;            /* weights per input channel: kH·kW·kg */
+    int kh, kw;
+    const int32_t *prow, *pcol;   /* per input position: ih, iw */
+    const int32_t *n_row, *n_col; /* per input row / column: taps */
+    const nc_fast_tap *rows, *cols;
+    /* Stride 1 (both axes): an input whose kh·kw taps are all inside the
+     * output reaches accumulators at fixed distances below the one of tap
+     * (0, 0): rel[i·kw + j] = (i·dil_h·OW + j·dil_w)·K; else NULL. */
+    const int64_t *rel;
+    /* With rel and kh·kw <= 16: per input position p, the taps inside the
+     * output (bit i·kw + j) and the accumulator offset a0[p] that tap t is
+     * rel[t] below (the offset of tap (0, 0), inside or not). */
+    const uint16_t *tap_mask;
+    const int64_t *a0;
+} nc_fast_conv;
+
+typedef struct nc_fast_kernels {
+    const char *name; /* "generic", "avx2", "avx512" */
+    /* Adds each event (flat input index idx[e], ascending, value val[e]) to
+     * the accumulators; returns the synaptic operations (multiply-adds). */
+    int64_t (*conv)(const nc_fast_conv *g, const float *wt, const int32_t *idx, const float *val,
+                    int64_t n, float *acc);
+    /* y[0..out) += wt[idx[e]·out ..] · val[e] for each event, in order. */
+    int64_t (*affine)(const float *wt, int64_t out, const int32_t *idx, const float *val, int64_t n,
+                      float *y);
+    /* IF step over n neurons stored in flat order; bit k of bits is neuron
+     * k's spike (every word of the ceil(n/64) is written). Returns the spikes. */
+    int64_t (*if_flat)(float *v, const float *cur, const float *theta, int64_t n, int reset_zero,
+                       uint64_t *bits);
+    /* IF step over neurons stored channel-last, [HW][C]. Spikes go to bits
+     * in channel-major order with each channel padded to whole words: the
+     * spike of channel c at position p is bit p % 64 of word c·wpc + p / 64
+     * (wpc = ceil(HW / 64) words a channel); every word is written.
+     * theta is per neuron ([HW][C]) with theta_full, else per channel (C).
+     * With pwin (the window of a following pooling that each position falls
+     * in, windows disjoint; -1 for none) it also counts every window's
+     * spikes: cnt[pwin[p]·C + c] += 1 (cnt is cleared by the caller).
+     * With refill (C values), each current is set to refill[c] once read:
+     * the bias a convolution's accumulators start the next step from. */
+    int64_t (*if_cl)(float *v, float *cur, const float *theta, int theta_full, int64_t HW, int64_t C,
+                     int reset_zero, uint64_t *bits, const int32_t *pwin, uint32_t *cnt, const float *refill);
+    /* For counts cnt[o·C + c] (o < n): sets bit o % 64 of word c·wpc + o / 64
+     * of nz where the count is not zero (every word is written; wpc =
+     * ceil(n / 64)), and returns the sum of the counts of the channels whose
+     * chmask[c] is all ones (chmask[c] is 0 or ~0). */
+    int64_t (*nz_cl)(const uint32_t *cnt, int64_t n, int64_t C, const uint32_t *chmask, uint64_t *nz);
+} nc_fast_kernels;
+
+extern const nc_fast_kernels nc_fast_generic;
+/* NULL when not compiled in (not x86-64 or not GCC/Clang). */
+const nc_fast_kernels *nc_fast_avx2(void);
+const nc_fast_kernels *nc_fast_avx512(void);
+
+/* The kernels to use: `want` ("generic", "avx2", "avx512") if the CPU runs
+ * them, else NULL; with want NULL, the widest the CPU runs. */
+const nc_fast_kernels *nc_fast_kernels_select(const char *want);
+
+#endif

@@ -1,0 +1,90 @@
+/* The plan of the cpu-fast backend (snn/backends/cpu_fast/backend_cpu_fast.c), shared with
+ * its per-step code (fast_steps.c): how each layer holds its value, the
+ * tables made at plan time, and one thread's buffers. Private. */
+#ifndef NC_KERNELS_FAST_PLAN_H
+#define NC_KERNELS_FAST_PLAN_H
+
+#include "fast_kernels.h"
+#include "snn/run/backend.h"
+
+/* How a layer's value is held. */
+enum { REP_DENSE, REP_SPIKES, REP_COUNTS };
+
+typedef struct fast_layer {
+    int view;            /* the layer whose value this is: itself, or for a Flatten or
+                            Readout, the layer it passes on (same values, same order) */
+    int rep;             /* REP_*, for a layer that is its own view */
+    int cl;              /* dense value stored channel-last, [HW][C] (else [C][HW]) */
+    int neuron;          /* IF, LIF or CubaLIF */
+    int state_cl;        /* neuron state (and its current) channel-last */
+    int in_dense;        /* the input's value can be read in place (else materialised into tmp) */
+    int64_t size, C, HW; /* per sample; C = channels (shape[0]), HW = size / C */
+    /* Spike bitmasks: BC rows of BHW neurons, each row padded to wpc whole
+     * words (rank-3 layers: a row per channel; others: one row). Neuron
+     * (c, p) is bit p % 64 of word c·wpc + p / 64, so the bits are in the
+     * reference's order and IF kernels can fill whole words per channel. */
+    int64_t BC, BHW, wpc;
+    /* Affine and Conv2d */
+    float *wt;
+    float *bias_img;     /* Conv2d: the bias at every output, in the output's layout */
+    nc_fast_conv conv;
+    int32_t *prow, *pcol, *n_row, *n_col; /* also Pool2d of spikes (a_off = output index) */
+    nc_fast_tap *rows, *cols;
+    int64_t *rel, *a0;   /* Conv2d of stride 1: see nc_fast_conv */
+    uint16_t *tap_mask;
+    int32_t *pwin;       /* Pool2d of spikes with disjoint windows: each input's window, or -1 */
+    /* Pool2d of spikes: counts kept channel-last, cnt[o·C + c]; vtab[c·kk1 + n] =
+     * the pooled value of a window of channel c holding n spikes; chmask[c] =
+     * ~0 where channel c's spikes are non-zero (they count as synaptic ops) */
+    float *vtab;
+    uint32_t *chmask;
+    int64_t kk1;
+    int fused_pool;      /* IF: the Pool2d whose counts its kernel makes (or -1) */
+    int theta_full;      /* theta per neuron; else (a channel-last IF) theta[c] per channel */
+    /* A channel-last IF that is the only reader of a Conv2d refills the
+     * conv's accumulators with the bias as it reads them (refill_of = the
+     * conv), so a conv that runs every step (refilled) skips its own bias
+     * copy after the first step. */
+    int refill_of, refilled;
+    /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order */
+    float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
+    int is_static;       /* set per run: output constant over time */
+} fast_layer;
+
+/* One thread's buffers (pointers into one arena). */
+typedef struct fast_ws {
+    void *arena;
+    float **dense;       /* Affine, Conv2d, dense Pool2d, MaxPool2d, Add: the value */
+    uint64_t **bits;     /* neurons, Input (Poisson): spikes (see fast_layer.wpc) */
+    uint32_t **cnt;      /* Pool2d of spikes: spikes per window, [OHW][C] */
+    uint64_t **nz;       /* ... and which windows are not empty (bits as fast_layer.wpc) */
+    float **v, **isyn;   /* neuron state */
+    float **tmp;         /* materialised input of a neuron, Pool2d or MaxPool2d */
+    const float *in;     /* the Input layer's analog value for this sample and step */
+    int32_t *ev_idx;     /* events for Affine / Conv2d */
+    float *ev_val;
+    float *obuf;         /* a layer's value in NCHW order (output, traces) */
+} fast_ws;
+
+typedef struct fast_plan {
+    const nc_snn *s;
+    int N, n_ws;
+    const nc_fast_kernels *K;
+    fast_layer *L;
+    fast_ws *ws;
+    int64_t *spk, *ops;  /* [N][n_layers]: per sample, summed into the request after the run */
+} fast_plan;
+
+/* Index of (c, p) in a dense value of C channels and HW positions. */
+static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
+{
+    return cl ? p * C + c : c * HW + p;
+}
+
+/* Runs all T steps of sample n on one thread's buffers W: resets the
+ * neurons, computes every layer per step (static ones at the first step
+ * only), writes traces and the output, and leaves the sample's spike and
+ * synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
+void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n);
+
+#endif

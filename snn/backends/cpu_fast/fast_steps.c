@@ -1,0 +1,404 @@
+/* The per-step work of the cpu-fast backend: how each layer's value is read
+ * (as dense values, or as events in the reference's order), the layers
+ * that are not plain kernel calls (pooling, max pooling, Add, LIF), traces,
+ * Poisson input, and one sample's run over all steps. See the design notes
+ * at the top of snn/backends/cpu_fast/backend_cpu_fast.c. */
+#include <math.h>
+#include <string.h>
+
+#include "fast_plan.h"
+#include "kernels/neuron.h"
+
+/* ------------------------------------------------------------ run: values */
+
+/* The dense value of view layer j (NULL if it holds spikes or counts). */
+static const float *dense_of(const fast_ws *W, int j, const fast_layer *F)
+{
+    if (F->rep != REP_DENSE)
+        return NULL;
+    return j == 0 ? W->in : W->dense[j];
+}
+
+/* Layer j's value (j a view) in NCHW order into dst. */
+static void materialize(const fast_plan *P, const fast_ws *W, int j, float *dst)
+{
+    const fast_layer *F = &P->L[j];
+    int64_t size = F->size;
+    const float *x = dense_of(W, j, F);
+    if (x && !F->cl) {
+        memcpy(dst, x, (size_t)size * sizeof *dst);
+    } else if (x) {
+        for (int64_t c = 0; c < F->C; c++)
+            for (int64_t p = 0; p < F->HW; p++)
+                dst[c * F->HW + p] = x[p * F->C + c];
+    } else if (F->rep == REP_SPIKES) {
+        memset(dst, 0, (size_t)size * sizeof *dst);
+        const uint64_t *b = W->bits[j];
+        for (int64_t c = 0; c < F->BC; c++)
+            for (int64_t wi = 0; wi < F->wpc; wi++)
+                for (uint64_t m = b[c * F->wpc + wi]; m; m &= m - 1) {
+                    int64_t k = c * F->BHW + wi * 64 + __builtin_ctzll(m);
+                    dst[k] = F->sval ? F->sval[k] : 1.0f;
+                }
+    } else {
+        const uint32_t *cnt = W->cnt[j];
+        for (int64_t c = 0; c < F->C; c++)
+            for (int64_t p = 0; p < F->HW; p++)
+                dst[c * F->HW + p] = F->vtab[c * F->kk1 + cnt[p * F->C + c]];
+    }
+}
+
+/* The non-zero values of view layer j as events in ascending NCHW index
+ * (the order the reference visits them in). Returns their number. Dense
+ * values and counts are compacted without branches: every element is
+ * written and the count advances only for non-zeros (which spikes would
+ * otherwise make unpredictable). */
+static int64_t events(const fast_plan *P, const fast_ws *W, int j, int32_t *idx, float *val)
+{
+    const fast_layer *F = &P->L[j];
+    int64_t n = 0;
+    const float *x = dense_of(W, j, F);
+    if (x && !F->cl) {
+        for (int64_t k = 0; k < F->size; k++) {
+            idx[n] = (int32_t)k;
+            val[n] = x[k];
+            n += x[k] != 0.0f;
+        }
+    } else if (x) {
+        for (int64_t c = 0; c < F->C; c++)
+            for (int64_t p = 0; p < F->HW; p++) {
+                float v = x[p * F->C + c];
+                idx[n] = (int32_t)(c * F->HW + p);
+                val[n] = v;
+                n += v != 0.0f;
+            }
+    } else if (F->rep == REP_SPIKES) {
+        const uint64_t *b = W->bits[j];
+        for (int64_t c = 0; c < F->BC; c++)
+            for (int64_t wi = 0; wi < F->wpc; wi++)
+                for (uint64_t m = b[c * F->wpc + wi]; m; m &= m - 1) {
+                    int64_t k = c * F->BHW + wi * 64 + __builtin_ctzll(m);
+                    float v = F->sval ? F->sval[k] : 1.0f;
+                    idx[n] = (int32_t)k;
+                    val[n] = v;
+                    n += v != 0.0f;
+                }
+    } else { /* counts: the non-empty windows */
+        const uint32_t *cnt = W->cnt[j];
+        const uint64_t *nz = W->nz[j];
+        for (int64_t c = 0; c < F->BC; c++) {
+            const float *tab = F->vtab + c * F->kk1;
+            for (int64_t wi = 0; wi < F->wpc; wi++)
+                for (uint64_t m = nz[c * F->wpc + wi]; m; m &= m - 1) {
+                    int64_t o = wi * 64 + __builtin_ctzll(m), k = c * F->HW + o;
+                    float v = tab[cnt[o * F->C + c]];
+                    idx[n] = (int32_t)k;
+                    val[n] = v;
+                    n += v != 0.0f;
+                }
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ run: layers */
+
+/* Spikes per window (unless the IF kernel counted them already), then which
+ * windows got any; the synaptic ops are the counts (a spike is added once
+ * per window it falls in). */
+static __attribute__((noinline)) int64_t run_pool_counts(const fast_plan *P, const fast_ws *W,
+                                                         const nc_snn_layer *L, int i)
+{
+    const fast_layer *F = &P->L[i];
+    int j = P->L[L->inputs[0]].view;
+    const fast_layer *S = &P->L[j];
+    uint32_t *cnt = W->cnt[i];
+    int64_t C = F->C, kh = L->kernel[0], kw = L->kernel[1], wpc = S->wpc;
+    if (S->fused_pool != i) {
+        memset(cnt, 0, (size_t)F->size * sizeof *cnt);
+        const uint64_t *b = W->bits[j];
+        for (int64_t c = 0; c < S->BC; c++)
+            for (int64_t wi = 0; wi < wpc; wi++)
+                for (uint64_t m = b[c * wpc + wi]; m; m &= m - 1) {
+                    int64_t p = wi * 64 + __builtin_ctzll(m), h = F->prow[p], x = F->pcol[p];
+                    int nr = F->n_row[h], nq = F->n_col[x];
+                    for (int r = 0; r < nr; r++)
+                        for (int q = 0; q < nq; q++)
+                            cnt[(F->rows[h * kh + r].a_off + F->cols[x * kw + q].a_off) * C + c]++;
+                }
+    }
+    return P->K->nz_cl(cnt, F->HW, C, F->chmask, W->nz[i]);
+}
+
+/* Sum pooling of a dense value (layout of x: xcl), output in layout F->cl. */
+static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x,
+                              int xcl, float *y)
+{
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float acc = 0.0f;
+                for (int64_t i = 0; i < L->kernel[0]; i++) {
+                    int64_t ih = oh * L->stride[0] - L->padding[0] + i;
+                    for (int64_t j = 0; j < L->kernel[1]; j++) {
+                        int64_t iw = ow * L->stride[1] - L->padding[1] + j;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
+                            continue;
+                        float xv = x[at(xcl, C, H * Wd, c, ih * Wd + iw)];
+                        if (xv != 0.0f) {
+                            acc += xv;
+                            ops++;
+                        }
+                    }
+                }
+                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * L->scale;
+            }
+    return ops;
+}
+
+static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x, int xcl,
+                        float *y)
+{
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                float m = -INFINITY;
+                for (int64_t i = 0; i < L->kernel[0]; i++) {
+                    int64_t ih = oh * L->stride[0] - L->padding[0] + i;
+                    for (int64_t j = 0; j < L->kernel[1]; j++) {
+                        int64_t iw = ow * L->stride[1] - L->padding[1] + j;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
+                            continue;
+                        float xv = x[at(xcl, C, H * Wd, c, ih * Wd + iw)];
+                        if (xv > m)
+                            m = xv;
+                    }
+                }
+                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = m;
+            }
+}
+
+/* y = x0 + x1 + ... in input order, element by element (as the reference);
+ * a spike or count input adds only its non-zero elements (adding zero
+ * changes nothing). */
+static void run_add(const fast_plan *P, const fast_ws *W, const nc_snn_layer *L, const fast_layer *F, float *y)
+{
+    for (int k = 0; k < L->n_inputs; k++) {
+        int j = P->L[L->inputs[k]].view;
+        const fast_layer *X = &P->L[j];
+        const float *x = dense_of(W, j, X);
+        if (x && X->cl == F->cl) {
+            if (k == 0)
+                memcpy(y, x, (size_t)F->size * sizeof *y);
+            else
+                for (int64_t e = 0; e < F->size; e++)
+                    y[e] += x[e];
+            continue;
+        }
+        if (x) { /* another layout; when y is channel-last, x has y's geometry */
+            for (int64_t c = 0; c < X->C; c++)
+                for (int64_t p = 0; p < X->HW; p++) {
+                    float xv = x[at(X->cl, X->C, X->HW, c, p)];
+                    float *d = &y[F->cl ? p * F->C + c : c * X->HW + p];
+                    *d = k == 0 ? xv : *d + xv;
+                }
+            continue;
+        }
+        if (k == 0)
+            memset(y, 0, (size_t)F->size * sizeof *y);
+        if (X->rep == REP_SPIKES) {
+            const uint64_t *b = W->bits[j];
+            for (int64_t r = 0; r < X->BC; r++)
+                for (int64_t wi = 0; wi < X->wpc; wi++)
+                    for (uint64_t m = b[r * X->wpc + wi]; m; m &= m - 1) {
+                        int64_t e = r * X->BHW + wi * 64 + __builtin_ctzll(m);
+                        float xv = X->sval ? X->sval[e] : 1.0f;
+                        int64_t c = X->BC > 1 ? r : e / F->HW;
+                        y[at(F->cl, F->C, F->HW, c, e - c * F->HW)] += xv;
+                    }
+        } else {
+            const uint32_t *cnt = W->cnt[j];
+            for (int64_t c = 0; c < X->C; c++)
+                for (int64_t p = 0; p < X->HW; p++)
+                    if (cnt[p * X->C + c])
+                        y[F->cl ? p * F->C + c : c * X->HW + p] += X->vtab[c * X->kk1 + cnt[p * X->C + c]];
+        }
+    }
+}
+
+/* LIF / CubaLIF: the reference's per-neuron helpers, in the state layout. */
+static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws *W, int i, const float *cur)
+{
+    float *v = W->v[i], *isyn = W->isyn[i];
+    uint64_t *bits = W->bits[i];
+    int rz = L->reset == NC_RESET_ZERO;
+    int64_t count = 0;
+    memset(bits, 0, (size_t)(F->BC * F->wpc) * sizeof *bits);
+    for (int64_t c = 0; c < F->C; c++)
+        for (int64_t p = 0; p < F->HW; p++) {
+            int64_t k = at(F->state_cl, F->C, F->HW, c, p);
+            float x = cur[k];
+            if (L->kind == NC_SNN_CUBALIF)
+                x = nc_cuba_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
+            if (nc_lif_step(&v[k], x, F->dt_tau[k], F->vleak[k], F->r[k], F->theta[k], rz)) {
+                int64_t o = c * F->HW + p, r = F->BC > 1 ? c : 0, q = F->BC > 1 ? p : o;
+                bits[r * F->wpc + (q >> 6)] |= UINT64_C(1) << (q & 63);
+                count++;
+            }
+        }
+    return count;
+}
+
+/* Writes step t's traces of layer i for sample n. */
+static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q, int i, int t, int n)
+{
+    const fast_layer *F = &P->L[i];
+    int64_t off = ((int64_t)t * P->N + n) * F->size;
+    if (!F->neuron) {
+        if (q->rec_membrane && q->rec_membrane[i])
+            materialize(P, W, F->view, q->rec_membrane[i] + off);
+        return;
+    }
+    if (q->rec_spikes && q->rec_spikes[i]) {
+        float *d = q->rec_spikes[i] + off;
+        memset(d, 0, (size_t)F->size * sizeof *d);
+        for (int64_t r = 0; r < F->BC; r++)
+            for (int64_t wi = 0; wi < F->wpc; wi++)
+                for (uint64_t m = W->bits[i][r * F->wpc + wi]; m; m &= m - 1)
+                    d[r * F->BHW + wi * 64 + __builtin_ctzll(m)] = 1.0f;
+    }
+    if (q->rec_membrane && q->rec_membrane[i]) {
+        float *d = q->rec_membrane[i] + off;
+        for (int64_t c = 0; c < F->C; c++)
+            for (int64_t p = 0; p < F->HW; p++)
+                d[c * F->HW + p] = W->v[i][at(F->state_cl, F->C, F->HW, c, p)];
+    }
+}
+
+/* Poisson spikes of the input for sample n at step t (the reference's hash,
+ * indexed by position in the batch). */
+static void poisson(const fast_plan *P, const nc_run_request *q, const float *src, uint64_t *bits, int t, int n)
+{
+    const fast_layer *F = &P->L[0];
+    int64_t k0 = (int64_t)n * F->size;
+    for (int64_t r = 0; r < F->BC; r++)
+        for (int64_t wi = 0; wi < F->wpc; wi++) {
+            uint64_t word = 0;
+            for (int64_t b = 0; b < 64 && wi * 64 + b < F->BHW; b++) {
+                int64_t k = r * F->BHW + wi * 64 + b;
+                float p = src[k] < 0 ? 0 : (src[k] > 1 ? 1 : src[k]);
+                word |= (uint64_t)(nc_uniform_hash(q->seed, (uint64_t)t, (uint64_t)(k0 + k)) < p) << b;
+            }
+            bits[r * F->wpc + wi] = word;
+        }
+}
+
+void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n)
+{
+    const nc_snn *s = P->s;
+    const nc_fast_kernels *K = P->K;
+    int nl = s->n_layers, out_id = nc_snn_output_id(s), N = P->N;
+    int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
+    int64_t out_size = P->L[out_id].size;
+    memset(spk, 0, (size_t)nl * sizeof *spk);
+    memset(ops, 0, (size_t)nl * sizeof *ops);
+    for (int i = 0; i < nl; i++) {
+        const fast_layer *F = &P->L[i];
+        if (F->neuron && F->view == i)
+            memcpy(W->v[i], F->v0, (size_t)F->size * sizeof(float));
+        if (W->isyn[i])
+            memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
+    }
+    float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * out_size;
+    for (int t = 0; t < q->T; t++) {
+        for (int i = 0; i < nl; i++) {
+            const nc_snn_layer *L = &s->layers[i];
+            const fast_layer *F = &P->L[i];
+            if (F->is_static && t > 0)
+                goto rec;
+            int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
+            const fast_layer *X = x_view >= 0 ? &P->L[x_view] : NULL;
+            switch (L->kind) {
+            case NC_SNN_INPUT: {
+                const float *src = q->input + ((q->series ? (int64_t)t * N : 0) + n) * F->size;
+                if (F->rep == REP_SPIKES)
+                    poisson(P, q, src, W->bits[0], t, n);
+                else
+                    W->in = src;
+                break;
+            }
+            case NC_SNN_AFFINE: {
+                float *y = W->dense[i];
+                memcpy(y, nc_f32(L->bias), (size_t)F->size * sizeof *y);
+                int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
+                ops[i] += K->affine(F->wt, F->size, W->ev_idx, W->ev_val, ne, y);
+                break;
+            }
+            case NC_SNN_CONV2D: {
+                float *acc = W->dense[i];
+                if (!F->refilled || t == 0) /* else the IF reading it put the bias back */
+                    memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
+                int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
+                ops[i] += K->conv(&F->conv, F->wt, W->ev_idx, W->ev_val, ne, acc);
+                break;
+            }
+            case NC_SNN_POOL2D:
+                if (F->rep == REP_COUNTS) {
+                    ops[i] += run_pool_counts(P, W, L, i);
+                } else {
+                    const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+                    if (!F->in_dense)
+                        materialize(P, W, x_view, W->tmp[i]);
+                    ops[i] += run_pool_dense(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl,
+                                             W->dense[i]);
+                }
+                break;
+            case NC_SNN_MAXPOOL2D: {
+                const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+                if (!F->in_dense)
+                    materialize(P, W, x_view, W->tmp[i]);
+                run_maxpool(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
+                break;
+            }
+            case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
+            case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
+                const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+                if (!F->in_dense)
+                    materialize(P, W, x_view, W->tmp[i]);
+                int rz = L->reset == NC_RESET_ZERO;
+                if (L->kind != NC_SNN_IF) {
+                    spk[i] += run_lif(L, F, W, i, cur);
+                } else if (F->state_cl) {
+                    int fp = F->fused_pool;
+                    if (fp >= 0)
+                        memset(W->cnt[fp], 0, (size_t)P->L[fp].size * sizeof(uint32_t));
+                    int rf = F->refill_of >= 0 && !P->L[F->refill_of].is_static ? F->refill_of : -1;
+                    spk[i] += K->if_cl(W->v[i], rf >= 0 ? W->dense[rf] : (float *)cur, F->theta, F->theta_full,
+                                       F->HW, F->C, rz, W->bits[i], fp >= 0 ? P->L[fp].pwin : NULL,
+                                       fp >= 0 ? W->cnt[fp] : NULL, rf >= 0 ? nc_f32(s->layers[rf].bias) : NULL);
+                } else {
+                    for (int64_t r = 0; r < F->BC; r++) /* a row of bits per channel */
+                        spk[i] += K->if_flat(W->v[i] + r * F->BHW, cur + r * F->BHW, F->theta + r * F->BHW,
+                                             F->BHW, rz, W->bits[i] + r * F->wpc);
+                }
+                break;
+            }
+            default: /* Flatten, Readout: views of their input */
+                break;
+            }
+        rec:
+            if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
+                record(P, W, q, i, t, n);
+        }
+        int ov = P->L[out_id].view;
+        if (q->per_step) {
+            materialize(P, W, ov, q->output + ((int64_t)t * N + n) * out_size);
+        } else {
+            materialize(P, W, ov, W->obuf);
+            for (int64_t k = 0; k < out_size; k++)
+                acc_out[k] += W->obuf[k];
+        }
+    }
+}

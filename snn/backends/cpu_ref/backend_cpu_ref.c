@@ -1,0 +1,432 @@
+/* The CPU reference backend: plain loops over batch × time, deterministic,
+ * the oracle every other backend is tested against. Every layer sees its
+ * inputs' outputs of the same step; a recurrent input (id >= own id) still
+ * holds the previous step's value when it is read, because layers run in id
+ * order and buffers persist across steps (zero before the first). */
+#include <math.h>
+#include <string.h>
+
+#include "snn/base/alloc.h"
+#include "snn/run/backend.h"
+#include "snn/base/error.h"
+#include "kernels/neuron.h"
+#include "snn/backends/weight_layout.h"
+
+typedef struct ref_layer {
+    int64_t size;      /* neurons per sample */
+    float *out;        /* N × size: the layer's output at the current step */
+    float *v;          /* membrane (IF/LIF/CubaLIF), N × size */
+    float *isyn;       /* CubaLIF synaptic current, N × size */
+    float *theta, *v0, *sval;    /* per-neuron parameters, size each */
+    float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
+    float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
+                          transposed so that one input event scatters over contiguous outputs */
+    int is_static;     /* output constant over time: computed once */
+} ref_layer;
+
+typedef struct ref_plan {
+    const nc_snn *s;
+    int N;
+    ref_layer *L;
+    float *scratch;    /* N × the largest Conv2d output: channel-last accumulators */
+} ref_plan;
+
+static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
+{
+    (void)s, (void)id, (void)why, (void)len;
+    return 1; /* the reference runs every layer kind of the IR */
+}
+
+static void ref_plan_free(void *p)
+{
+    ref_plan *P = p;
+    if (!P)
+        return;
+    for (int i = 0; P->L && i < P->s->n_layers; i++) {
+        ref_layer *R = &P->L[i];
+        float *bufs[] = {R->out,   R->v,     R->isyn, R->theta,      R->v0,  R->sval,
+                         R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in, R->wt};
+        for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
+            nc_free(bufs[b]);
+    }
+    nc_free(P->L);
+    nc_free(P->scratch);
+    nc_free(P);
+}
+
+static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, float dflt, int *fail)
+{
+    int64_t n = nc_snn_layer_size(L);
+    float *a = nc_malloc((size_t)n * sizeof *a);
+    if (!a) {
+        *fail = 1;
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        a[i] = nc_snn_param(t, L, i, dflt);
+    return a;
+}
+
+static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
+{
+    *out = NULL;
+    ref_plan *P = nc_calloc(1, sizeof *P);
+    if (!P)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu plan");
+    P->s = s;
+    P->N = N;
+    P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
+    int fail = !P->L;
+    int64_t scratch_n = 0;
+    for (int i = 0; !fail && i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        ref_layer *R = &P->L[i];
+        R->size = nc_snn_layer_size(L);
+        int64_t n;
+        if (!nc_mul_i64(R->size, N, &n) || (uint64_t)n > SIZE_MAX / sizeof(float)) {
+            ref_plan_free(P);
+            return nc_errorf(NC_ERR_LIMIT, "layer '%s': batch %d × %lld neurons is too large", L->name, N,
+                             (long long)R->size);
+        }
+        R->out = nc_calloc((size_t)n, sizeof(float));
+        fail |= !R->out;
+        if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) {
+            R->wt = nc_snn_fanout_weights(L);
+            fail |= !R->wt;
+        }
+        if (L->kind == NC_SNN_CONV2D && !fail && n > scratch_n) {
+            nc_free(P->scratch);
+            scratch_n = n;
+            P->scratch = nc_malloc((size_t)n * sizeof(float));
+            fail |= !P->scratch;
+        }
+        int neuron = L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF;
+        if (neuron) {
+            R->v = nc_calloc((size_t)n, sizeof(float));
+            fail |= !R->v;
+            R->theta = param_expand(L->threshold, L, 1.0f, &fail);
+            R->sval = param_expand(L->spike_value, L, NAN, &fail);
+            R->v0 = param_expand(L->v_init, L, NAN, &fail);
+            for (int64_t j = 0; !fail && j < R->size; j++) {
+                if (isnan(R->sval[j])) /* IF default: a spike carries θ; LIF: binary */
+                    R->sval[j] = L->kind == NC_SNN_IF ? R->theta[j] : 1.0f;
+                if (isnan(R->v0[j]))
+                    R->v0[j] = L->kind == NC_SNN_IF ? R->theta[j] * 0.5f : 0.0f;
+            }
+        }
+        if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
+            R->dt_tau = param_expand(L->tau, L, 1.0f, &fail);
+            R->vleak = param_expand(L->v_leak, L, 0.0f, &fail);
+            R->r = param_expand(L->r, L, 1.0f, &fail);
+            for (int64_t j = 0; !fail && j < R->size; j++)
+                R->dt_tau[j] = (float)(L->dt / R->dt_tau[j]);
+        }
+        if (L->kind == NC_SNN_CUBALIF) {
+            R->isyn = nc_calloc((size_t)n, sizeof(float));
+            R->dt_tau_syn = param_expand(L->tau_syn, L, 1.0f, &fail);
+            R->w_in = param_expand(L->w_in, L, 1.0f, &fail);
+            fail |= !R->isyn;
+            for (int64_t j = 0; !fail && j < R->size; j++)
+                R->dt_tau_syn[j] = (float)(L->dt / R->dt_tau_syn[j]);
+        }
+    }
+    if (fail) {
+        ref_plan_free(P);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu plan");
+    }
+    *out = P;
+    return NC_OK;
+}
+
+/* ---- synaptic layers: out = f(inputs), sums in a fixed order ----
+ *
+ * Only non-zero inputs are visited (an event-driven chip does the same, and
+ * spikes are sparse), and each visit is counted as synaptic operations. Every
+ * output still accumulates its terms in the order of the dense loop — its
+ * bias, then ascending input index (Affine) or ascending (c, i, j) (Conv2d,
+ * Pool2d) — so skipping the zero terms leaves every float result unchanged.
+ * Samples are independent, so OpenMP over them changes nothing either. */
+
+/* Threads only pay off for a layer with enough work (dense MACs) per call. */
+#define NC_OMP_MIN_WORK (1 << 18)
+#ifdef _OPENMP
+#define NC_OMP_SAMPLES _Pragma("omp parallel for schedule(static) reduction(+ : ops) if (par)")
+#else
+#define NC_OMP_SAMPLES
+#endif
+
+static int64_t run_affine(const nc_snn_layer *L, const ref_layer *R, const float *x, float *y, int N,
+                          int64_t in)
+{
+    const float *b = nc_f32(L->bias);
+    int64_t out = L->shape[0], ops = 0;
+    int par = N > 1 && (int64_t)N * in * out >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
+    for (int n = 0; n < N; n++) {
+        float *yn = y + n * out;
+        const float *xn = x + n * in;
+        memcpy(yn, b, (size_t)out * sizeof *yn);
+        for (int64_t i = 0; i < in; i++) {
+            float xv = xn[i];
+            if (xv == 0.0f)
+                continue;
+            const float *w = R->wt + i * out; /* w[o] = W[o][i] */
+            for (int64_t o = 0; o < out; o++)
+                yn[o] += w[o] * xv;
+            ops += out;
+        }
+    }
+    return ops;
+}
+
+/* Scatters each non-zero input (c, ih, iw) into the outputs it reaches.
+ * Visiting inputs in ascending (c, ih, iw) gives every output its terms in
+ * ascending (c, i, j), because ih and iw grow with i and j. */
+static int64_t run_conv2d(const nc_snn_layer *L, const ref_layer *R, const nc_snn_layer *X,
+                          const float *x, float *y, float *scratch, int N)
+{
+    const float *b = nc_f32(L->bias);
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2];
+    int64_t K = L->shape[0], OH = L->shape[1], OW = L->shape[2];
+    int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], cg = C / L->groups, kg = K / L->groups;
+    int64_t size = K * OH * OW, ops = 0;
+    int par = N > 1 && (int64_t)N * size * cg * kh * kw >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
+    for (int n = 0; n < N; n++) {
+        float *acc = scratch + n * size; /* [OH][OW][K] */
+        for (int64_t p = 0; p < OH * OW; p++)
+            memcpy(acc + p * K, b, (size_t)K * sizeof *acc);
+        for (int64_t c = 0; c < C; c++) {
+            int64_t g = c / cg;
+            for (int64_t ih = 0; ih < H; ih++)
+                for (int64_t iw = 0; iw < Wd; iw++) {
+                    float xv = x[((n * C + c) * H + ih) * Wd + iw];
+                    if (xv == 0.0f)
+                        continue;
+                    for (int64_t i = 0; i < kh; i++) {
+                        int64_t th = ih + L->padding[0] - i * L->dilation[0];
+                        if (th < 0 || th % L->stride[0] || th / L->stride[0] >= OH)
+                            continue;
+                        int64_t oh = th / L->stride[0];
+                        for (int64_t j = 0; j < kw; j++) {
+                            int64_t tw = iw + L->padding[1] - j * L->dilation[1];
+                            if (tw < 0 || tw % L->stride[1] || tw / L->stride[1] >= OW)
+                                continue;
+                            float *dst = acc + (oh * OW + tw / L->stride[1]) * K + g * kg;
+                            const float *w = R->wt + ((c * kh + i) * kw + j) * kg;
+                            for (int64_t k = 0; k < kg; k++)
+                                dst[k] += w[k] * xv;
+                            ops += kg;
+                        }
+                    }
+                }
+        }
+        float *yn = y + n * size;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t p = 0; p < OH * OW; p++)
+                yn[k * OH * OW + p] = acc[p * K + k];
+    }
+    return ops;
+}
+
+/* The per-window math is kernels/window_index.h's, which the CUDA kernels
+ * run too. */
+static int64_t run_pool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
+{
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), ops = 0;
+    int par = N > 1 && (int64_t)N * out * g.kh * g.kw >= NC_OMP_MIN_WORK;
+    (void)par;
+    NC_OMP_SAMPLES
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < g.C; c++)
+            for (int oh = 0; oh < g.OH; oh++)
+                for (int ow = 0; ow < g.OW; ow++) {
+                    int k;
+                    y[n * out + ((int64_t)c * g.OH + oh) * g.OW + ow] =
+                        nc_pool_output(x + n * in, g, L->scale, c, oh, ow, &k);
+                    ops += k;
+                }
+    return ops;
+}
+
+/* Max over each window of the input currents; taps in the padding do not
+ * count (the builder keeps padding smaller than the kernel, so every window
+ * has at least one tap inside the input). */
+static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const float *x, float *y, int N)
+{
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L);
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < g.C; c++)
+            for (int oh = 0; oh < g.OH; oh++)
+                for (int ow = 0; ow < g.OW; ow++)
+                    y[n * out + ((int64_t)c * g.OH + oh) * g.OW + ow] = nc_maxpool_output(x + n * in, g, c, oh, ow);
+}
+
+static void run_concat(const nc_snn *s, const nc_snn_layer *L, ref_layer *P, float *y, int N)
+{
+    int64_t size = nc_snn_layer_size(L), off = 0;
+    for (int k = 0; k < L->n_inputs; k++) {
+        int64_t part = P[L->inputs[k]].size;
+        for (int n = 0; n < N; n++)
+            memcpy(y + n * size + off, P[L->inputs[k]].out + n * part, (size_t)part * sizeof *y);
+        off += part;
+    }
+    (void)s;
+}
+
+/* ---- neurons ---- */
+
+static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int N, int t,
+                       int64_t *spikes, float *rec_s, float *rec_v)
+{
+    int64_t size = R->size;
+    int reset_zero = L->reset == NC_RESET_ZERO;
+    int64_t count = 0;
+    for (int n = 0; n < N; n++)
+        for (int64_t j = 0; j < size; j++) {
+            int64_t k = n * size + j;
+            float *v = &R->v[k];
+            int s;
+            if (L->kind == NC_SNN_IF)
+                s = nc_if_step(v, I[k], R->theta[j], reset_zero);
+            else {
+                float cur = I[k];
+                if (L->kind == NC_SNN_CUBALIF)
+                    cur = nc_cuba_syn_step(&R->isyn[k], cur, R->dt_tau_syn[j], R->w_in[j]);
+                s = nc_lif_step(v, cur, R->dt_tau[j], R->vleak[j], R->r[j], R->theta[j], reset_zero);
+            }
+            R->out[k] = s ? R->sval[j] : 0.0f;
+            count += s;
+            if (rec_s)
+                rec_s[(int64_t)t * N * size + k] = (float)s;
+            if (rec_v)
+                rec_v[(int64_t)t * N * size + k] = *v;
+        }
+    *spikes += count;
+}
+
+/* Layers whose output cannot change over time: static direct input and
+ * stateless layers fed only by such layers (no recurrent edge). */
+static void mark_static(const nc_snn *s, ref_layer *R, const nc_run_request *q)
+{
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        switch (L->kind) {
+        case NC_SNN_INPUT:
+            R[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT;
+            break;
+        case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_FLATTEN:
+        case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_MAXPOOL2D:
+            R[i].is_static = 1;
+            for (int k = 0; k < L->n_inputs; k++)
+                if (L->inputs[k] >= i || !R[L->inputs[k]].is_static)
+                    R[i].is_static = 0;
+            break;
+        default:
+            R[i].is_static = 0;
+        }
+    }
+}
+
+static nc_status ref_run(void *plan, const nc_run_request *q)
+{
+    ref_plan *P = plan;
+    const nc_snn *s = P->s;
+    int N = q->N;
+    if (N != P->N)
+        return nc_errorf(NC_ERR_INTERNAL, "cpu plan made for batch %d run with %d", P->N, N);
+    ref_layer *R = P->L;
+    int out_id = nc_snn_output_id(s);
+    int64_t out_size = R[out_id].size;
+
+    mark_static(s, R, q);
+    for (int i = 0; i < s->n_layers; i++) {
+        int64_t n = R[i].size * N;
+        memset(R[i].out, 0, (size_t)n * sizeof(float));
+        if (R[i].v)
+            for (int64_t k = 0; k < n; k++)
+                R[i].v[k] = R[i].v0[k % R[i].size];
+        if (R[i].isyn)
+            memset(R[i].isyn, 0, (size_t)n * sizeof(float));
+        q->spike_counts[i] = 0;
+        if (q->synops)
+            q->synops[i] = 0;
+    }
+    if (!q->per_step)
+        memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+
+    int64_t in_size = R[0].size;
+    for (int t = 0; t < q->T; t++) {
+        for (int i = 0; i < s->n_layers; i++) {
+            const nc_snn_layer *L = &s->layers[i];
+            ref_layer *Ri = &R[i];
+            if (Ri->is_static && t > 0)
+                goto record;
+            const float *x = L->n_inputs > 0 ? R[L->inputs[0]].out : NULL;
+            int64_t ops = 0;
+            int64_t xsize = L->n_inputs > 0 ? R[L->inputs[0]].size : 0;
+            switch (L->kind) {
+            case NC_SNN_INPUT: {
+                const float *src = q->input + (q->series ? (int64_t)t * N * in_size : 0);
+                if (q->encoding == NC_ENCODING_POISSON)
+                    for (int64_t k = 0; k < N * in_size; k++) {
+                        float p = src[k] < 0 ? 0 : (src[k] > 1 ? 1 : src[k]);
+                        Ri->out[k] = nc_uniform_hash(q->seed, (uint64_t)t, (uint64_t)k) < p ? 1.0f : 0.0f;
+                    }
+                else
+                    memcpy(Ri->out, src, (size_t)(N * in_size) * sizeof(float));
+                break;
+            }
+            case NC_SNN_AFFINE: ops = run_affine(L, Ri, x, Ri->out, N, xsize); break;
+            case NC_SNN_CONV2D:
+                ops = run_conv2d(L, Ri, &s->layers[L->inputs[0]], x, Ri->out, P->scratch, N);
+                break;
+            case NC_SNN_POOL2D: ops = run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
+            case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
+            case NC_SNN_FLATTEN:
+            case NC_SNN_READOUT:
+                memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));
+                break;
+            case NC_SNN_ADD:
+                memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));
+                for (int k = 1; k < L->n_inputs; k++) {
+                    const float *xk = R[L->inputs[k]].out;
+                    for (int64_t e = 0; e < N * Ri->size; e++)
+                        Ri->out[e] += xk[e];
+                }
+                break;
+            case NC_SNN_CONCAT: run_concat(s, L, R, Ri->out, N); break;
+            case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+                run_neuron(L, Ri, x, N, t, &q->spike_counts[i],
+                           q->rec_spikes ? q->rec_spikes[i] : NULL,
+                           q->rec_membrane ? q->rec_membrane[i] : NULL);
+                continue;
+            }
+            if (q->synops)
+                q->synops[i] += ops;
+        record: /* non-neuron layers: their output is recorded as the "membrane" trace */
+            if (q->rec_membrane && q->rec_membrane[i])
+                memcpy(q->rec_membrane[i] + (int64_t)t * N * Ri->size, Ri->out,
+                       (size_t)(N * Ri->size) * sizeof(float));
+        }
+        const float *o = R[out_id].out;
+        if (q->per_step)
+            memcpy(q->output + (int64_t)t * N * out_size, o, (size_t)(N * out_size) * sizeof(float));
+        else
+            for (int64_t k = 0; k < N * out_size; k++)
+                q->output[k] += o[k];
+    }
+    return NC_OK;
+}
+
+const nc_backend nc_backend_cpu_ref = {
+    .name = "cpu",
+    .supports_layer = ref_supports,
+    .plan_create = ref_plan_create,
+    .run = ref_run,
+    .plan_free = ref_plan_free,
+};

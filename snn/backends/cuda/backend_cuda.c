@@ -1,0 +1,798 @@
+/* The cuda backend: time-batched SNN inference on an NVIDIA GPU.
+ *
+ * Time-batched: the steps are processed in chunks of up to `tc` steps (all
+ * T when device memory allows), and within a chunk each layer processes all
+ * tc·N frames of its input before the next layer runs; neuron kernels carry
+ * their membrane through the steps of the chunk (and from one chunk to the
+ * next), so there is no host round trip per step. A layer whose output is
+ * constant over time (the analog input's first layers under direct
+ * encoding) holds N frames, computed once in the first chunk, and readers
+ * index it by sample.
+ *
+ * How an Affine or Conv2d layer is computed (its strategy, per layer):
+ *  - event: the input's events (non-zero values) are compacted per frame by
+ *    a warp-ballot kernel into a bitmask and ascending index lists; Affine
+ *    gathers the weight rows of the active inputs in that order, Conv2d is
+ *    output-stationary over [C_in][kH][kW][C_out] weights, skipping zero
+ *    inputs. Every output sums bias then terms in the reference's order, so
+ *    results equal the cpu backend's bit for bit (kernels/event_index.h, window_index.h).
+ *  - dense: cuBLAS GEMM (im2col for Conv2d; groups 1). Sums in another
+ *    order: results differ from the reference in the last bits (a few ulps
+ *    of the largest partial sum), which can flip a spike near threshold.
+ *  - sparse: cuSPARSE SpMM of the events in CSR × the weights (Affine only).
+ *    Same caveat as dense; needs one host sync per layer and chunk (the
+ *    CSR's size).
+ *  - auto: dense where the input density measured in the plan's first run
+ *    is at least the threshold, else event.
+ * Synaptic operations and spike counts are counted by the same kernels for
+ * every strategy (the compaction and kernels/window_index.h), as the
+ * reference counts them.
+ *
+ * Not supported (supports_layer says why): Concat, LIF, CubaLIF, recurrent
+ * edges. Every CUDA, cuBLAS and cuSPARSE failure is NC_ERR_DEVICE with the
+ * library's own message; no device is NC_ERR_BACKEND_UNAVAILABLE. */
+#ifdef NEUROC_HAVE_CUDA
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include "snn/base/alloc.h"
+#include "snn/run/backend.h"
+#include "snn/base/error.h"
+#include "cuda_glue.h"
+#include "kernels/event_index.h"
+#include "snn/backends/weight_layout.h"
+
+typedef enum { ST_AUTO, ST_EVENT, ST_DENSE, ST_SPARSE } cu_strategy;
+static const char *const g_st_names[] = {"auto", "event", "dense", "sparse"};
+
+#define DEFAULT_THRESHOLD 0.25f
+#define CONV_COL_FLOATS (64ll << 20) /* im2col workspace: 256 MiB */
+
+typedef struct cu_layer {
+    int view;             /* whose buffer holds the value: itself, or for Flatten/Readout its input's */
+    int64_t size;         /* per sample */
+    float *val;           /* tc·N frames × size, when view is itself */
+    int is_static;        /* set per run */
+    /* Affine, Conv2d */
+    float *wt, *bias;
+    nc_win_geom g;
+    cu_strategy want, use;
+    double density;       /* measured in the first run */
+    uint32_t *mask;       /* events of the input, per frame */
+    int32_t *cnt, *idx;
+    float *ev;
+    int32_t *rowptr, *col; /* sparse */
+    float *cval;
+    void *sp_buf;
+    size_t sp_size;
+    /* Pool2d scale; IF */
+    float scale;
+    float *v, *theta, *sval, *v0;
+    float *rec_s, *rec_v; /* recorded neuron layers: one chunk's traces */
+} cu_layer;
+
+typedef struct cu_plan {
+    const nc_snn *s;
+    int N, tc;
+    cu_layer *L;
+    cudaStream_t st;
+    cublasHandle_t blas;
+    cusparseHandle_t sparse;
+    nc_cu_count *counters;   /* device: spikes, ops, events, n_layers each */
+    nc_cu_count *h_counters;
+    float *analog;           /* Poisson input: the analog values of a chunk */
+    float *out_acc;          /* N × output size: the readout sums */
+    float *col, *ycl;        /* dense Conv2d workspace */
+    int64_t col_floats, ycl_floats;
+    float threshold;
+    nc_cuda_precision prec;
+    int decided;             /* strategies fixed after the first run */
+} cu_plan;
+
+/* ------------------------------------------------------------ errors */
+
+static nc_status cu_err(cudaError_t e, const char *what)
+{
+    cudaGetLastError(); /* clear a non-sticky error so later calls can run */
+    return nc_errorf(NC_ERR_DEVICE, "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+static nc_status blas_err(cublasStatus_t e, const char *what)
+{
+    return nc_errorf(NC_ERR_DEVICE, "cuBLAS: %s: %s (%s)", what, cublasGetStatusString(e), cublasGetStatusName(e));
+}
+static nc_status sparse_err(cusparseStatus_t e, const char *what)
+{
+    return nc_errorf(NC_ERR_DEVICE, "cuSPARSE: %s: %s (%s)", what, cusparseGetErrorString(e),
+                     cusparseGetErrorName(e));
+}
+#define CU(call, what)                                  \
+    do {                                                \
+        cudaError_t e_ = (call);                        \
+        if (e_ != cudaSuccess)                          \
+            return cu_err(e_, what);                    \
+    } while (0)
+#define BLAS(call, what)                                \
+    do {                                                \
+        cublasStatus_t e_ = (call);                     \
+        if (e_ != CUBLAS_STATUS_SUCCESS)                \
+            return blas_err(e_, what);                  \
+    } while (0)
+#define SPARSE(call, what)                              \
+    do {                                                \
+        cusparseStatus_t e_ = (call);                   \
+        if (e_ != CUSPARSE_STATUS_SUCCESS)              \
+            return sparse_err(e_, what);                \
+    } while (0)
+
+/* ------------------------------------------------------------ capability and options */
+
+static int is_neuron(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF; }
+
+static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    switch (L->kind) {
+    case NC_SNN_CONCAT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+        snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
+                           "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
+        return 0;
+    default: break;
+    }
+    for (int k = 0; k < L->n_inputs; k++)
+        if (L->inputs[k] >= id) {
+            snprintf(why, len, "it reads layer %d's previous step (a recurrent edge); the cuda backend runs "
+                               "feed-forward networks only (the cpu backend runs it)", L->inputs[k]);
+            return 0;
+        }
+    if (nc_snn_layer_size(L) > INT32_MAX / 2 || (L->kind == NC_SNN_AFFINE && L->shape[0] > (1 << 24))) {
+        snprintf(why, len, "too large for the cuda kernels' 32-bit indices");
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_one(const char *w, size_t n, cu_strategy *out)
+{
+    for (int k = 0; k < 4; k++)
+        if (strlen(g_st_names[k]) == n && strncmp(w, g_st_names[k], n) == 0) {
+            *out = (cu_strategy)k;
+            return 1;
+        }
+    return 0;
+}
+
+/* "S[,LAYER=S]..." into per-layer strategies (want may be NULL: check only). */
+static nc_status parse_strategy(const nc_snn *s, const char *spec, cu_strategy *want)
+{
+    cu_strategy all = ST_AUTO;
+    const char *p = spec ? spec : "auto";
+    for (int first = 1; *p; first = 0) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        cu_strategy st;
+        if (!eq) {
+            if (!first || !parse_one(p, n, &all))
+                return nc_errorf(NC_ERR_INVALID_ARG, "cuda strategy '%s': '%.*s' is not auto, event, dense or sparse "
+                                 "(a global strategy comes first; then LAYER=STRATEGY)", spec, (int)n, p);
+        } else {
+            char name[256];
+            size_t ln = (size_t)(eq - p);
+            snprintf(name, sizeof name, "%.*s", (int)(ln < sizeof name ? ln : sizeof name - 1), p);
+            int id = nc_snn_find_layer(s, name);
+            if (!parse_one(eq + 1, n - ln - 1, &st))
+                return nc_errorf(NC_ERR_INVALID_ARG, "cuda strategy '%s': '%.*s' is not auto, event, dense or sparse",
+                                 spec, (int)(n - ln - 1), eq + 1);
+            if (id < 0)
+                return nc_errorf(NC_ERR_INVALID_ARG, "cuda strategy '%s': no layer named '%s'", spec, name);
+            if (s->layers[id].kind != NC_SNN_AFFINE && s->layers[id].kind != NC_SNN_CONV2D)
+                return nc_errorf(NC_ERR_INVALID_ARG, "cuda strategy '%s': layer '%s' is %s; strategies apply to "
+                                 "Affine and Conv2d layers", spec, name, nc_snn_kind_name(s->layers[id].kind));
+            if (want)
+                want[id] = st;
+        }
+        if (first && want)
+            for (int i = 0; i < s->n_layers; i++)
+                want[i] = all;
+        p += n + (end != NULL);
+    }
+    return NC_OK;
+}
+
+static nc_status cu_check(const nc_snn *s, const nc_session_options *o)
+{
+    if (!(o->cuda_dense_threshold >= 0.0f))
+        return nc_errorf(NC_ERR_INVALID_ARG, "cuda dense threshold %g: must be a fraction >= 0",
+                         (double)o->cuda_dense_threshold);
+    if (o->cuda_precision != NC_CUDA_FP32 && o->cuda_precision != NC_CUDA_TF32 && o->cuda_precision != NC_CUDA_BF16)
+        return nc_errorf(NC_ERR_INVALID_ARG, "unknown cuda precision %d", (int)o->cuda_precision);
+    nc_status st = parse_strategy(s, o->cuda_strategy, NULL);
+    int count = 0;
+    if (st == NC_OK && (st = nc_cuda_device_count(&count)) != NC_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", nc_last_error());
+        return nc_errorf(st, "%s (no usable GPU: use --backend cpu or cpu-fast)", msg);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------ plan */
+
+static void cu_plan_free(void *p)
+{
+    cu_plan *P = p;
+    if (!P)
+        return;
+    for (int i = 0; P->L && i < P->s->n_layers; i++) {
+        cu_layer *C = &P->L[i];
+        void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
+                        C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v};
+        for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
+            cudaFree(bufs[b]);
+    }
+    cudaFree(P->counters);
+    cudaFree(P->analog);
+    cudaFree(P->out_acc);
+    cudaFree(P->col);
+    cudaFree(P->ycl);
+    if (P->blas)
+        cublasDestroy(P->blas);
+    if (P->sparse)
+        cusparseDestroy(P->sparse);
+    if (P->st)
+        cudaStreamDestroy(P->st);
+    nc_free(P->h_counters);
+    nc_free(P->L);
+    nc_free(P);
+}
+
+static nc_status upload(void **dst, const void *src, size_t bytes, const char *what)
+{
+    CU(cudaMalloc(dst, bytes ? bytes : 1), what);
+    if (bytes)
+        CU(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice), what);
+    return NC_OK;
+}
+
+/* The weights in the fan-out layout (weight_layout.h) and the bias. */
+static nc_status upload_weights(const nc_snn_layer *L, cu_layer *C)
+{
+    int64_t n = L->weight->numel;
+    float *T = nc_snn_fanout_weights(L);
+    if (!T)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory for the weights of layer '%s'", L->name);
+    nc_status st = upload((void **)&C->wt, T, (size_t)n * sizeof *T, "weights");
+    nc_free(T);
+    if (st == NC_OK)
+        st = upload((void **)&C->bias, nc_f32(L->bias), (size_t)L->bias->numel * sizeof(float), "bias");
+    return st;
+}
+
+/* θ, spike value and v(0) per neuron, defaults as the reference's. */
+static nc_status upload_neuron(const nc_snn_layer *L, cu_layer *C)
+{
+    int64_t n = C->size;
+    float *h = nc_malloc((size_t)(3 * n) * sizeof *h);
+    if (!h)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory for the parameters of layer '%s'", L->name);
+    float *th = h, *sv = h + n, *v0 = h + 2 * n;
+    for (int64_t j = 0; j < n; j++) {
+        th[j] = nc_snn_param(L->threshold, L, j, 1.0f);
+        sv[j] = nc_snn_param(L->spike_value, L, j, NAN);
+        v0[j] = nc_snn_param(L->v_init, L, j, NAN);
+        if (isnan(sv[j]))
+            sv[j] = th[j];
+        if (isnan(v0[j]))
+            v0[j] = th[j] * 0.5f;
+    }
+    size_t b = (size_t)n * sizeof(float);
+    nc_status st = upload((void **)&C->theta, th, b, "theta");
+    if (st == NC_OK)
+        st = upload((void **)&C->sval, sv, b, "spike values");
+    if (st == NC_OK)
+        st = upload((void **)&C->v0, v0, b, "v0");
+    nc_free(h);
+    return st;
+}
+
+/* Device bytes a step of the batch needs (the buffers that scale with tc). */
+static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const cu_strategy *want,
+                              const char *rec_on)
+{
+    int64_t b = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        int64_t in = L->n_inputs > 0 ? CL[L->inputs[0]].size : 0;
+        if (CL[i].view == i)
+            b += CL[i].size * 4;
+        if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D)
+            b += nc_bit_words(in) * 4 + 4;
+        if (L->kind == NC_SNN_AFFINE)
+            b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
+        if (rec_on && rec_on[i] && is_neuron(L->kind))
+            b += CL[i].size * 8;
+    }
+    return b * N;
+}
+
+static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *rec_on)
+{
+    const nc_snn *s = P->s;
+    int N = P->N;
+    int64_t fr = (int64_t)P->tc * N;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        cu_layer *C = &P->L[i];
+        int64_t in = L->n_inputs > 0 ? P->L[L->inputs[0]].size : 0;
+        nc_status st = NC_OK;
+        C->want = want[i];
+        if (C->view == i)
+            CU(cudaMalloc((void **)&C->val, (size_t)(fr * C->size) * sizeof(float)), "layer values");
+        switch (L->kind) {
+        case NC_SNN_AFFINE: case NC_SNN_CONV2D:
+            if ((st = upload_weights(L, C)) != NC_OK)
+                return st;
+            CU(cudaMalloc((void **)&C->mask, (size_t)(fr * nc_bit_words(in)) * 4), "event masks");
+            CU(cudaMalloc((void **)&C->cnt, (size_t)fr * 4), "event counts");
+            if (L->kind == NC_SNN_AFFINE) {
+                CU(cudaMalloc((void **)&C->idx, (size_t)(fr * in) * 4), "event lists");
+                CU(cudaMalloc((void **)&C->ev, (size_t)(fr * in) * 4), "event lists");
+            } else {
+                C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
+            }
+            if (L->kind == NC_SNN_AFFINE && C->want == ST_SPARSE) {
+                int64_t out = L->shape[0];
+                CU(cudaMalloc((void **)&C->rowptr, (size_t)(fr + 1) * 4), "CSR rows");
+                CU(cudaMalloc((void **)&C->col, (size_t)(fr * in) * 4), "CSR columns");
+                CU(cudaMalloc((void **)&C->cval, (size_t)(fr * in) * 4), "CSR values");
+                /* the workspace for the largest CSR (every input active) */
+                cusparseSpMatDescr_t A;
+                cusparseDnMatDescr_t B, Y;
+                float one = 1.0f;
+                SPARSE(cusparseCreateCsr(&A, fr, in, fr * in, C->rowptr, C->col, C->cval, CUSPARSE_INDEX_32I,
+                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F), "CSR");
+                SPARSE(cusparseCreateDnMat(&B, in, out, out, C->wt, CUDA_R_32F, CUSPARSE_ORDER_ROW), "weights");
+                SPARSE(cusparseCreateDnMat(&Y, fr, out, out, C->val, CUDA_R_32F, CUSPARSE_ORDER_ROW), "output");
+                cusparseStatus_t e = cusparseSpMM_bufferSize(P->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, B, &one, Y,
+                                                             CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &C->sp_size);
+                cusparseDestroySpMat(A);
+                cusparseDestroyDnMat(B);
+                cusparseDestroyDnMat(Y);
+                if (e != CUSPARSE_STATUS_SUCCESS)
+                    return sparse_err(e, "SpMM workspace size");
+                CU(cudaMalloc(&C->sp_buf, C->sp_size ? C->sp_size : 1), "SpMM workspace");
+            }
+            if (L->kind == NC_SNN_CONV2D && C->want != ST_EVENT && C->want != ST_SPARSE && C->g.groups == 1) {
+                int64_t P_ = (int64_t)C->g.OH * C->g.OW, ckk = (int64_t)C->g.C * C->g.kh * C->g.kw;
+                int64_t nf = CONV_COL_FLOATS / (P_ * ckk);
+                nf = nf < 1 ? 1 : (nf > fr ? fr : nf);
+                if (nf * P_ * ckk > P->col_floats)
+                    P->col_floats = nf * P_ * ckk;
+                if (nf * P_ * C->g.K > P->ycl_floats)
+                    P->ycl_floats = nf * P_ * C->g.K;
+            }
+            break;
+        case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
+            C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
+            C->scale = L->scale;
+            break;
+        case NC_SNN_IF:
+            if ((st = upload_neuron(L, C)) != NC_OK)
+                return st;
+            CU(cudaMalloc((void **)&C->v, (size_t)(N * C->size) * sizeof(float)), "membranes");
+            if (rec_on && rec_on[i]) {
+                CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
+                CU(cudaMalloc((void **)&C->rec_v, (size_t)(fr * C->size) * sizeof(float)), "membrane traces");
+            }
+            break;
+        default: break;
+        }
+    }
+    if (P->col_floats) {
+        CU(cudaMalloc((void **)&P->col, (size_t)P->col_floats * sizeof(float)), "im2col workspace");
+        CU(cudaMalloc((void **)&P->ycl, (size_t)P->ycl_floats * sizeof(float)), "im2col output");
+    }
+    return NC_OK;
+}
+
+static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_options *o, const char *rec_on,
+                                    void **out)
+{
+    *out = NULL;
+    cu_strategy *want = nc_calloc((size_t)s->n_layers, sizeof *want);
+    cu_plan *P = nc_calloc(1, sizeof *P);
+    nc_status st = NC_OK;
+    if (!want || !P || !(P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L)) ||
+        !(P->h_counters = nc_calloc((size_t)(3 * s->n_layers), sizeof *P->h_counters))) {
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cuda plan");
+        goto done;
+    }
+    P->s = s;
+    P->N = N;
+    P->threshold = o->cuda_dense_threshold > 0.0f ? o->cuda_dense_threshold : DEFAULT_THRESHOLD;
+    P->prec = o->cuda_precision;
+    if ((st = parse_strategy(s, o->cuda_strategy, want)) != NC_OK)
+        goto done;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        P->L[i].size = nc_snn_layer_size(L);
+        P->L[i].view = (L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_READOUT) ? P->L[L->inputs[0]].view : i;
+    }
+    /* Steps per chunk: all T when at most half the free memory holds them. */
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) {
+        st = cu_err(e, "cudaMemGetInfo");
+        goto done;
+    }
+    int64_t per_step = bytes_per_step(s, P->L, N, want, rec_on), tc = o->timesteps > 0 ? o->timesteps : 1;
+    if (per_step > 0 && tc > (int64_t)(free_b / 2) / per_step)
+        tc = (int64_t)(free_b / 2) / per_step;
+    const char *cap = getenv("NEUROC_CUDA_CHUNK_STEPS"); /* tests: force several chunks */
+    if (cap && atoi(cap) > 0 && tc > atoi(cap))
+        tc = atoi(cap);
+    if (tc > INT32_MAX / N)
+        tc = INT32_MAX / N;
+    if (tc < 1) {
+        st = nc_errorf(NC_ERR_LIMIT, "cuda: batch %d needs %lld MiB of device memory a step; %zu MiB are free "
+                       "(use a smaller batch)", N, (long long)(per_step >> 20), free_b >> 20);
+        goto done;
+    }
+    P->tc = (int)tc;
+    if ((e = cudaStreamCreateWithFlags(&P->st, cudaStreamNonBlocking)) != cudaSuccess) {
+        st = cu_err(e, "cudaStreamCreate");
+        goto done;
+    }
+    cublasStatus_t be = cublasCreate(&P->blas);
+    if (be == CUBLAS_STATUS_SUCCESS)
+        be = cublasSetStream(P->blas, P->st);
+    if (be != CUBLAS_STATUS_SUCCESS) {
+        st = blas_err(be, "cublasCreate");
+        goto done;
+    }
+    cusparseStatus_t se = cusparseCreate(&P->sparse);
+    if (se == CUSPARSE_STATUS_SUCCESS)
+        se = cusparseSetStream(P->sparse, P->st);
+    if (se != CUSPARSE_STATUS_SUCCESS) {
+        st = sparse_err(se, "cusparseCreate");
+        goto done;
+    }
+    if ((e = cudaMalloc((void **)&P->counters, (size_t)(3 * s->n_layers) * sizeof(nc_cu_count))) != cudaSuccess ||
+        (e = cudaMalloc((void **)&P->analog, (size_t)(tc * N * P->L[0].size) * sizeof(float))) != cudaSuccess ||
+        (e = cudaMalloc((void **)&P->out_acc, (size_t)(N * P->L[nc_snn_output_id(s)].size) * sizeof(float))) !=
+            cudaSuccess) {
+        st = cu_err(e, "cudaMalloc");
+        goto done;
+    }
+    st = plan_layers(P, want, rec_on);
+    if (st == NC_OK)
+        nc_log(NC_LOG_INFO, "cuda: batch %d, %d step%s a chunk, %zu of %zu MiB free before the plan", N, P->tc,
+               P->tc == 1 ? "" : "s", free_b >> 20, total_b >> 20);
+done:
+    nc_free(want);
+    if (st != NC_OK)
+        cu_plan_free(P);
+    else
+        *out = P;
+    return st;
+}
+
+static nc_status cu_plan_create(const nc_snn *s, int N, void **out)
+{
+    nc_session_options o = {.timesteps = 1};
+    return cu_plan_create_opt(s, N, &o, NULL, out);
+}
+
+/* ------------------------------------------------------------ run */
+
+/* As the reference: layers whose output cannot change over time. */
+static void mark_static(const nc_snn *s, cu_layer *C, const nc_run_request *q)
+{
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        C[i].is_static = 0;
+        if (L->kind == NC_SNN_INPUT)
+            C[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT;
+        else if (!is_neuron(L->kind)) {
+            C[i].is_static = 1;
+            for (int k = 0; k < L->n_inputs; k++)
+                C[i].is_static &= C[L->inputs[k]].is_static;
+        }
+    }
+}
+
+/* C = A·B (+ C when beta is 1), column-major, in the plan's precision. */
+static nc_status gemm(cu_plan *P, int m, int n, int k, const float *A, int lda, const float *B, int ldb, float beta,
+                      float *Cm, int ldc)
+{
+    static const cublasComputeType_t ct[] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                             CUBLAS_COMPUTE_32F_FAST_16BF};
+    float one = 1.0f;
+    BLAS(cublasGemmEx(P->blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta,
+                      Cm, CUDA_R_32F, ldc, ct[P->prec], CUBLAS_GEMM_DEFAULT),
+         "cublasGemmEx");
+    return NC_OK;
+}
+
+static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "tf32" : p == NC_CUDA_BF16 ? "bf16" : "fp32"; }
+
+/* Fixes a layer's strategy in the plan's first run, from what was asked,
+ * what the layer allows, and the density of its input just compacted (one
+ * device-to-host read, in the first run only), and says so in the log. */
+static nc_status decide(cu_plan *P, int i, int frames, int64_t in)
+{
+    const nc_snn_layer *L = &P->s->layers[i];
+    cu_layer *C = &P->L[i];
+    nc_cu_count n = 0;
+    CU(cudaMemcpyAsync(&n, P->counters + 2 * P->s->n_layers + i, sizeof n, cudaMemcpyDeviceToHost, P->st),
+       "reading the event count");
+    CU(cudaStreamSynchronize(P->st), "reading the event count");
+    C->density = (double)n / ((double)frames * (double)in);
+    char why[160];
+    C->use = C->want;
+    if (C->want == ST_AUTO) {
+        C->use = C->density >= P->threshold ? ST_DENSE : ST_EVENT;
+        snprintf(why, sizeof why, "auto: input density %.4f %s threshold %.4g", C->density,
+                 C->use == ST_DENSE ? ">=" : "<", (double)P->threshold);
+    } else {
+        snprintf(why, sizeof why, "forced; input density %.4f", C->density);
+    }
+    if (L->kind == NC_SNN_CONV2D && C->use == ST_SPARSE) {
+        C->use = ST_EVENT;
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; sparse is for Affine layers");
+    }
+    if (L->kind == NC_SNN_CONV2D && C->use == ST_DENSE && C->g.groups != 1) {
+        C->use = ST_EVENT;
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; dense needs groups = 1");
+    }
+    const char *how = C->use == ST_EVENT ? (L->kind == NC_SNN_AFFINE ? "event gather, bit-exact"
+                                                                     : "event output-stationary, bit-exact")
+                      : C->use == ST_SPARSE ? "cuSPARSE SpMM"
+                                            : "cuBLAS GEMM";
+    nc_log(NC_LOG_INFO, "cuda: layer '%s' (%s): %s (%s%s%s; %s)", L->name, nc_snn_kind_name(L->kind),
+           g_st_names[C->use], how, C->use == ST_DENSE ? " " : "", C->use == ST_DENSE ? prec_name(P->prec) : "", why);
+    return NC_OK;
+}
+
+static nc_status run_affine(cu_plan *P, int i, const float *x, int frames, int first_run)
+{
+    const nc_snn_layer *L = &P->s->layers[i];
+    cu_layer *C = &P->L[i];
+    int in = (int)P->L[L->inputs[0]].size, out = (int)L->shape[0];
+    nc_cu_count *events = P->counters + 2 * P->s->n_layers + i;
+    int lists = C->want != ST_DENSE; /* auto may go either way: lists are cheap next to the layer */
+    CU(nc_cu_compact(P->st, x, frames, in, C->mask, C->cnt, lists ? C->idx : NULL, C->ev, events), "event compaction");
+    nc_status st;
+    if (first_run && (st = decide(P, i, frames, in)) != NC_OK)
+        return st;
+    if (C->use == ST_EVENT) {
+        CU(nc_cu_fc_event(P->st, C->idx, C->ev, C->cnt, in, C->wt, C->bias, frames, out, C->val), "fc event kernel");
+        return NC_OK;
+    }
+    CU(nc_cu_fill_rows(P->st, C->val, C->bias, frames, out), "bias");
+    if (C->use == ST_DENSE) /* Y(out × frames) = Wt(out × in) · X(in × frames), column-major */
+        return gemm(P, out, frames, in, C->wt, out, x, in, 1.0f, C->val, out);
+    /* sparse: Y(frames × out) += CSR(frames × in) · Wt(in × out), row-major */
+    CU(nc_cu_csr_pack(P->st, C->idx, C->ev, C->cnt, in, frames, C->rowptr, C->col, C->cval), "CSR packing");
+    int32_t nnz = 0;
+    CU(cudaMemcpyAsync(&nnz, C->rowptr + frames, sizeof nnz, cudaMemcpyDeviceToHost, P->st), "reading the CSR size");
+    CU(cudaStreamSynchronize(P->st), "reading the CSR size");
+    if (nnz == 0)
+        return NC_OK;
+    cusparseSpMatDescr_t A;
+    cusparseDnMatDescr_t B, Y;
+    float one = 1.0f;
+    size_t need = 0;
+    SPARSE(cusparseCreateCsr(&A, frames, in, nnz, C->rowptr, C->col, C->cval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                             CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F), "CSR");
+    cusparseStatus_t e = cusparseCreateDnMat(&B, in, out, out, C->wt, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+    if (e == CUSPARSE_STATUS_SUCCESS)
+        e = cusparseCreateDnMat(&Y, frames, out, out, C->val, CUDA_R_32F, CUSPARSE_ORDER_ROW);
+    else
+        Y = NULL;
+    if (e == CUSPARSE_STATUS_SUCCESS)
+        e = cusparseSpMM_bufferSize(P->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                    &one, A, B, &one, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &need);
+    if (e == CUSPARSE_STATUS_SUCCESS && need <= C->sp_size)
+        e = cusparseSpMM(P->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, B,
+                         &one, Y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, C->sp_buf);
+    cusparseDestroySpMat(A);
+    cusparseDestroyDnMat(B);
+    if (Y)
+        cusparseDestroyDnMat(Y);
+    if (e != CUSPARSE_STATUS_SUCCESS)
+        return sparse_err(e, "cusparseSpMM");
+    if (need > C->sp_size)
+        return nc_errorf(NC_ERR_INTERNAL, "cuSPARSE SpMM of layer '%s' wants a %zu-byte workspace; the plan made %zu",
+                         L->name, need, C->sp_size);
+    return NC_OK;
+}
+
+static nc_status run_conv(cu_plan *P, int i, const float *x, int frames, int first_run)
+{
+    cu_layer *C = &P->L[i];
+    nc_win_geom g = C->g;
+    int64_t in = (int64_t)g.C * g.H * g.W;
+    CU(nc_cu_compact(P->st, x, frames, (int)in, C->mask, C->cnt, NULL, NULL, P->counters + 2 * P->s->n_layers + i),
+       "event compaction");
+    CU(nc_cu_conv_ops(P->st, C->mask, frames, g, P->counters + P->s->n_layers + i), "conv operation count");
+    nc_status st;
+    if (first_run && (st = decide(P, i, frames, in)) != NC_OK)
+        return st;
+    if (C->use != ST_DENSE) {
+        CU(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");
+        return NC_OK;
+    }
+    /* im2col GEMM, nf frames at a time: Ycl(K × rows) = Wt(K × CKK) · col(CKK × rows) */
+    int64_t Pn = (int64_t)g.OH * g.OW, ckk = (int64_t)g.C * g.kh * g.kw;
+    int64_t nf_max = P->col_floats / (Pn * ckk);
+    if (nf_max < 1 || P->ycl_floats < Pn * g.K)
+        return nc_errorf(NC_ERR_INTERNAL, "cuda: no im2col workspace for layer '%s'", P->s->layers[i].name);
+    for (int f0 = 0; f0 < frames; f0 += (int)nf_max) {
+        int nf = frames - f0 < nf_max ? frames - f0 : (int)nf_max;
+        CU(nc_cu_im2col(P->st, x + (int64_t)f0 * in, g, nf, P->col), "im2col");
+        if ((st = gemm(P, g.K, (int)(nf * Pn), (int)ckk, C->wt, g.K, P->col, (int)ckk, 0.0f, P->ycl, g.K)) != NC_OK)
+            return st;
+        CU(nc_cu_cl_to_nchw_bias(P->st, P->ycl, C->bias, nf, g.K, (int)Pn, C->val + (int64_t)f0 * g.K * Pn),
+           "conv output layout");
+    }
+    return NC_OK;
+}
+
+/* Copies `steps` steps of layer i's value (N frames repeated when static)
+ * to host rows dst + t·N·size. */
+static nc_status download_steps(cu_plan *P, const float *src, int is_static, int64_t size, int steps, float *dst)
+{
+    int64_t step = (int64_t)P->N * size;
+    if (!is_static) {
+        CU(cudaMemcpyAsync(dst, src, (size_t)(steps * step) * sizeof(float), cudaMemcpyDeviceToHost, P->st),
+           "copying values to the host");
+        return NC_OK;
+    }
+    for (int t = 0; t < steps; t++)
+        CU(cudaMemcpyAsync(dst + t * step, src, (size_t)step * sizeof(float), cudaMemcpyDeviceToHost, P->st),
+           "copying values to the host");
+    return NC_OK;
+}
+
+static nc_status run_input(cu_plan *P, const nc_run_request *q, int t0, int steps)
+{
+    cu_layer *C = &P->L[0];
+    int64_t step = (int64_t)P->N * C->size;
+    const float *src = q->input + (q->series ? t0 * step : 0);
+    size_t n = (size_t)((q->series ? steps : 1) * step) * sizeof(float);
+    if (q->encoding == NC_ENCODING_DIRECT) {
+        CU(cudaMemcpyAsync(C->val, src, n, cudaMemcpyHostToDevice, P->st), "copying the input");
+        return NC_OK;
+    }
+    if (q->series || t0 == 0) /* a static image is copied once */
+        CU(cudaMemcpyAsync(P->analog, src, n, cudaMemcpyHostToDevice, P->st), "copying the input");
+    CU(nc_cu_poisson(P->st, P->analog, !q->series, P->N, (int)C->size, t0, steps, q->seed, C->val), "poisson input");
+    return NC_OK;
+}
+
+static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int steps, int first_run)
+{
+    const nc_snn *s = P->s;
+    int N = P->N, nl = s->n_layers;
+    nc_status st = NC_OK;
+    for (int i = 0; i < nl; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        cu_layer *C = &P->L[i];
+        if (C->is_static && t0 > 0)
+            continue;
+        int frames = C->is_static ? N : steps * N;
+        int xi = L->n_inputs > 0 ? L->inputs[0] : -1;
+        const float *x = xi >= 0 ? P->L[P->L[xi].view].val : NULL;
+        switch (L->kind) {
+        case NC_SNN_INPUT: st = run_input(P, q, t0, steps); break;
+        case NC_SNN_AFFINE: st = run_affine(P, i, x, frames, first_run); break;
+        case NC_SNN_CONV2D: st = run_conv(P, i, x, frames, first_run); break;
+        case NC_SNN_POOL2D:
+            CU(nc_cu_pool(P->st, x, frames, C->g, C->scale, C->val, P->counters + nl + i), "pool kernel");
+            break;
+        case NC_SNN_MAXPOOL2D: CU(nc_cu_maxpool(P->st, x, frames, C->g, C->val), "max pool kernel"); break;
+        case NC_SNN_ADD:
+            for (int k = 0; k < L->n_inputs; k++) {
+                const cu_layer *X = &P->L[L->inputs[k]];
+                CU(nc_cu_add(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, C->size, k == 0),
+                   "add kernel");
+            }
+            break;
+        case NC_SNN_IF:
+            CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->theta, C->sval,
+                        L->reset == NC_RESET_ZERO, C->val, C->rec_s, C->rec_v, P->counters + i),
+               "IF kernel");
+            if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
+                ((st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK ||
+                 (st = download_steps(P, C->rec_v, 0, C->size, steps, q->rec_membrane[i] + t0 * N * C->size)) != NC_OK))
+                return st;
+            continue;
+        default: break; /* Flatten, Readout: views of their input */
+        }
+        if (st != NC_OK)
+            return st;
+    }
+    /* value traces of the other layers (a static one repeats its value) */
+    for (int i = 0; q->rec_membrane && i < nl; i++) {
+        const cu_layer *C = &P->L[i];
+        if (q->rec_membrane[i] && !is_neuron(s->layers[i].kind) &&
+            (st = download_steps(P, P->L[C->view].val, C->is_static, C->size, steps,
+                                 q->rec_membrane[i] + t0 * N * C->size)) != NC_OK)
+            return st;
+    }
+    /* the output layer: every step, or summed over the steps on the device */
+    int o = nc_snn_output_id(s);
+    const cu_layer *O = &P->L[o];
+    const float *ov = P->L[O->view].val;
+    if (q->per_step)
+        return download_steps(P, ov, O->is_static, O->size, steps, q->output + t0 * N * O->size);
+    CU(nc_cu_sum_steps(P->st, P->out_acc, ov, O->is_static, N, (int)O->size, steps), "readout sum");
+    return NC_OK;
+}
+
+static nc_status cu_run(void *plan, const nc_run_request *q)
+{
+    cu_plan *P = plan;
+    const nc_snn *s = P->s;
+    int N = q->N, nl = s->n_layers;
+    if (N != P->N)
+        return nc_errorf(NC_ERR_INTERNAL, "cuda plan made for batch %d run with %d", P->N, N);
+    mark_static(s, P->L, q);
+    int o = nc_snn_output_id(s);
+    int64_t out_size = P->L[o].size;
+    CU(cudaMemsetAsync(P->counters, 0, (size_t)(3 * nl) * sizeof(nc_cu_count), P->st), "clearing counters");
+    CU(cudaMemsetAsync(P->out_acc, 0, (size_t)(N * out_size) * sizeof(float), P->st), "clearing the output");
+    for (int i = 0; i < nl; i++)
+        if (P->L[i].v)
+            CU(nc_cu_fill_rows(P->st, P->L[i].v, P->L[i].v0, N, (int)P->L[i].size), "membrane reset");
+    int first_run = !P->decided;
+    nc_status st = NC_OK;
+    for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += P->tc) {
+        st = run_chunk(P, q, t0, q->T - t0 < P->tc ? q->T - t0 : P->tc, first_run && t0 == 0);
+    }
+    if (st != NC_OK) {
+        cudaStreamSynchronize(P->st);
+        return st;
+    }
+    P->decided = 1;
+    if (!q->per_step)
+        CU(cudaMemcpyAsync(q->output, P->out_acc, (size_t)(N * out_size) * sizeof(float), cudaMemcpyDeviceToHost,
+                           P->st), "copying the output");
+    CU(cudaMemcpyAsync(P->h_counters, P->counters, (size_t)(3 * nl) * sizeof(nc_cu_count), cudaMemcpyDeviceToHost,
+                       P->st), "copying the counters");
+    CU(cudaStreamSynchronize(P->st), "running the network");
+    for (int i = 0; i < nl; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        q->spike_counts[i] = (int64_t)P->h_counters[i];
+        if (!q->synops)
+            continue;
+        if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
+            q->synops[i] = (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
+        else
+            q->synops[i] = (int64_t)P->h_counters[nl + i];
+    }
+    return NC_OK;
+}
+
+const nc_backend nc_backend_cuda = {
+    .name = "cuda",
+    .supports_layer = cu_supports,
+    .plan_create = cu_plan_create,
+    .run = cu_run,
+    .plan_free = cu_plan_free,
+    .check = cu_check,
+    .plan_create_opt = cu_plan_create_opt,
+};
+
+#else
+typedef int nc_backend_cuda_not_built; /* snn/backends/cuda/cuda_absent.c stands in */
+#endif

@@ -1,0 +1,74 @@
+/* The CUDA kernels of the cuda backend (cuda_kernels.cu), as C functions
+ * that snn/backends/cuda/backend_cuda.c calls. Each enqueues its kernel(s) on `st` and
+ * returns the launch status; none synchronises. Buffers are device memory.
+ * A frame is one sample at one step; frame f of a time chunk is step
+ * f / N, sample f % N. Integer counters (unsigned long long) are added to
+ * with atomics: integer sums do not depend on their order. Float sums never
+ * use atomics. */
+#ifndef NC_KERNELS_CUDA_GLUE_H
+#define NC_KERNELS_CUDA_GLUE_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/window_index.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef unsigned long long nc_cu_count;
+
+/* Events of each of `frames` frames of x (size values each): the ballot
+ * bitmask (nc_bit_words(size) words a frame), the count per frame, and when
+ * idx is not NULL the (index, value) list in ascending index (capacity size
+ * a frame). The total is added to *total. */
+cudaError_t nc_cu_compact(cudaStream_t st, const float *x, int frames, int size, uint32_t *mask, int32_t *cnt,
+                          int32_t *idx, float *val, nc_cu_count *total);
+/* y[f][o] = bias[o] + Σ wt[i][o]·x_i over the events of frame f in list order. */
+cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt, int in,
+                           const float *wt, const float *bias, int frames, int out, float *y);
+/* Output-stationary Conv2d of frames×(C,H,W) into frames×(K,OH,OW);
+ * wt [C_in][kH][kW][C_out/groups]. */
+cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win_geom g, const float *wt,
+                             const float *bias, float *y);
+/* Adds the Conv2d's synaptic operations for the events in `mask` to *ops. */
+cudaError_t nc_cu_conv_ops(cudaStream_t st, const uint32_t *mask, int frames, nc_win_geom g, nc_cu_count *ops);
+/* Sum pooling times scale (ops counted into *ops) and max pooling. */
+cudaError_t nc_cu_pool(cudaStream_t st, const float *x, int frames, nc_win_geom g, float scale, float *y,
+                       nc_cu_count *ops);
+cudaError_t nc_cu_maxpool(cudaStream_t st, const float *x, int frames, nc_win_geom g, float *y);
+/* y = x (first) or y += x, element by element over frames × size; x holds
+ * x_frames frames and frame f reads x's frame f % x_frames (a static input
+ * has N frames, one per sample). */
+cudaError_t nc_cu_add(cudaStream_t st, float *y, const float *x, int x_frames, int frames, int64_t size, int first);
+/* IF neurons (N × size, membrane v) over `steps` steps; x holds steps·N
+ * frames, or N when x_static (the same current every step). y: steps·N
+ * frames of sval or 0; rec_s / rec_v may be NULL. Spikes added to *spikes. */
+cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
+                     const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
+                     nc_cu_count *spikes);
+/* acc[n][j] += x over the steps (x as in nc_cu_if). */
+cudaError_t nc_cu_sum_steps(cudaStream_t st, float *acc, const float *x, int x_static, int N, int size, int steps);
+/* Poisson spikes of analog x (steps·N frames, or N when x_static) for steps
+ * t0.. t0+steps−1 into y (steps·N frames). */
+cudaError_t nc_cu_poisson(cudaStream_t st, const float *x, int x_static, int N, int size, int t0, int steps,
+                          uint64_t seed, float *y);
+/* v[n][j] = v0[j]. */
+cudaError_t nc_cu_fill_rows(cudaStream_t st, float *v, const float *v0, int rows, int size);
+/* im2col of frames f0.. f0+nf−1 (groups 1): row (f, oh, ow), column
+ * (c, i, j) = c·kh·kw + i·kw + j; 0 outside the input. */
+cudaError_t nc_cu_im2col(cudaStream_t st, const float *x, nc_win_geom g, int nf, float *col);
+/* y[f][k][p] = ycl[f][p][k] + bias[k] for nf frames of K×P. */
+cudaError_t nc_cu_cl_to_nchw_bias(cudaStream_t st, const float *ycl, const float *bias, int nf, int K, int P,
+                                  float *y);
+/* CSR of the event lists: rowptr (frames + 1, exclusive scan of cnt), then
+ * the lists packed; the number of events is rowptr[frames]. */
+cudaError_t nc_cu_csr_pack(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt, int in,
+                           int frames, int32_t *rowptr, int32_t *col, float *vals);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

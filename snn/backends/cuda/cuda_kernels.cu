@@ -1,0 +1,379 @@
+// The kernels of the cuda backend (see cuda_glue.h for what each computes).
+// Per-element and index math comes from the NC_HD headers in kernels/, which
+// the CPU tests exercise too; this file adds only the thread mapping.
+// Compiled with --fmad=false: a multiply followed by an add stays two
+// roundings, as on the CPU (-ffp-contract=off).
+#include <stdint.h>
+
+#include "cuda_glue.h"
+#include "kernels/event_index.h"
+#include "kernels/hash.h"
+#include "kernels/time_loop.h"
+#include "kernels/window_index.h"
+
+namespace {
+
+constexpr int kBlock = 256;
+
+// Grid of enough blocks of kBlock threads for n items (grid-stride loops
+// cover the rest).
+unsigned blocks_for(int64_t n)
+{
+    int64_t b = (n + kBlock - 1) / kBlock;
+    return (unsigned)(b < 1 ? 1 : (b > 65535 * 32 ? 65535 * 32 : b));
+}
+
+// Adds a per-thread integer to *total, one atomic per warp (integer sums
+// are exact in any order, so this stays deterministic).
+__device__ void count_add(nc_cu_count *total, nc_cu_count mine)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine)
+        atomicAdd(total, mine);
+}
+
+// One block per frame; the block walks the frame kBlock values at a time.
+__global__ void compact_kernel(const float *x, int size, uint32_t *mask, int32_t *cnt, int32_t *idx, float *val,
+                               nc_cu_count *total)
+{
+    __shared__ int warp_n[kBlock / 32], warp_off[kBlock / 32];
+    const int64_t f = blockIdx.x;
+    const float *xf = x + f * size;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t words = nc_bit_words(size);
+    int base = 0;
+    for (int64_t k0 = 0; k0 < size; k0 += kBlock) {
+        int64_t k = k0 + threadIdx.x;
+        float v = k < size ? xf[k] : 0.0f;
+        int on = k < size && nc_is_event(v);
+        uint32_t ballot = __ballot_sync(0xffffffffu, on);
+        if (lane == 0) {
+            if (nc_bit_word(k) < words)
+                mask[f * words + nc_bit_word(k)] = ballot;
+            warp_n[warp] = nc_popc32(ballot);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) { // prefix over the block's warps, in warp order
+            int s = 0;
+            for (int w = 0; w < kBlock / 32; w++) {
+                warp_off[w] = s;
+                s += warp_n[w];
+            }
+            warp_n[0] = s; // the chunk's total, read below
+        }
+        __syncthreads();
+        if (on && idx) {
+            int slot = base + warp_off[warp] + nc_compact_slot(ballot, lane);
+            idx[f * size + slot] = (int32_t)k;
+            val[f * size + slot] = v;
+        }
+        base += warp_n[0];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        cnt[f] = base;
+        atomicAdd(total, (nc_cu_count)base);
+    }
+}
+
+// Block (output chunk, frame): the frame's events are staged in shared
+// memory kBlock at a time and every thread adds them to its output in list
+// order (nc_fc_gather), so no two threads write one output: no atomics.
+__global__ void fc_event_kernel(const int32_t *idx, const float *val, const int32_t *cnt, int in, const float *wt,
+                                const float *bias, int out, float *y)
+{
+    __shared__ int32_t s_idx[kBlock];
+    __shared__ float s_val[kBlock];
+    const int64_t f = blockIdx.x;
+    const int o = blockIdx.y * kBlock + threadIdx.x;
+    const int n = cnt[f];
+    float acc = o < out ? bias[o] : 0.0f;
+    for (int a0 = 0; a0 < n; a0 += kBlock) {
+        int m = n - a0 < kBlock ? n - a0 : kBlock;
+        if (threadIdx.x < m) {
+            s_idx[threadIdx.x] = idx[f * in + a0 + threadIdx.x];
+            s_val[threadIdx.x] = val[f * in + a0 + threadIdx.x];
+        }
+        __syncthreads();
+        if (o < out)
+            acc = nc_fc_gather(acc, s_idx, s_val, m, wt, out, o);
+        __syncthreads();
+    }
+    if (o < out)
+        y[f * out + o] = acc;
+}
+
+// One thread per output, output channel fastest: the lanes of a warp share
+// the input position (their zero tests agree) and read consecutive weights.
+__global__ void conv_event_kernel(const float *x, int64_t total, nc_win_geom g, const float *wt, const float *bias,
+                                  float *y)
+{
+    const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int k = (int)(e % g.K);
+        int64_t r = e / g.K;
+        int p = (int)(r % P);
+        int64_t f = r / P;
+        y[(f * g.K + k) * P + p] = nc_conv_output(x + f * in_size, wt, bias[k], g, k, p / g.OW, p % g.OW);
+    }
+}
+
+// One thread per mask word: the operations of each event in it.
+__global__ void conv_ops_kernel(const uint32_t *mask, int64_t total_words, int64_t words, nc_win_geom g,
+                                nc_cu_count *ops)
+{
+    const int HW = g.H * g.W;
+    for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total_words; e0 += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = e0 + threadIdx.x;
+        nc_cu_count mine = 0;
+        if (e < total_words) {
+            int64_t w = e % words;
+            for (uint32_t m = mask[e]; m; m &= m - 1) {
+                int pos = (int)(w * 32 + __ffs(m) - 1), p = pos % HW;
+                mine += (nc_cu_count)nc_conv_input_ops(g, p / g.W, p % g.W);
+            }
+        }
+        count_add(ops, mine);
+    }
+}
+
+__global__ void pool_kernel(const float *x, int64_t total, nc_win_geom g, float scale, float *y, nc_cu_count *ops)
+{
+    const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
+    for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = e0 + threadIdx.x;
+        int n = 0;
+        if (e < total) {
+            int p = (int)(e % P), c = (int)(e / P % g.C);
+            int64_t f = e / P / g.C;
+            y[e] = nc_pool_output(x + f * in_size, g, scale, c, p / g.OW, p % g.OW, &n);
+        }
+        count_add(ops, (nc_cu_count)n);
+    }
+}
+
+__global__ void maxpool_kernel(const float *x, int64_t total, nc_win_geom g, float *y)
+{
+    const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int p = (int)(e % P), c = (int)(e / P % g.C);
+        y[e] = nc_maxpool_output(x + e / P / g.C * in_size, g, c, p / g.OW, p % g.OW);
+    }
+}
+
+__global__ void add_kernel(float *y, const float *x, int64_t x_elems, int64_t total, int first)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        float xv = x[e % x_elems];
+        y[e] = first ? xv : y[e] + xv;
+    }
+}
+
+__global__ void if_kernel(const float *x, int x_static, int N, int size, int steps, float *v, const float *theta,
+                          const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v, nc_cu_count *spikes)
+{
+    const int64_t total = (int64_t)N * size, stride = (int64_t)N * size;
+    for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = e0 + threadIdx.x;
+        int n = 0;
+        if (e < total) {
+            int j = (int)(e % size);
+            n = nc_if_over_time(&v[e], x + e, x_static ? 0 : stride, y + e, stride, steps, theta[j], sval[j],
+                                reset_zero, rec_s ? rec_s + e : nullptr, rec_v ? rec_v + e : nullptr);
+        }
+        count_add(spikes, (nc_cu_count)n);
+    }
+}
+
+__global__ void sum_steps_kernel(float *acc, const float *x, int x_static, int64_t total, int steps)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        acc[e] = nc_sum_over_time(acc[e], x + e, x_static ? 0 : total, steps);
+}
+
+__global__ void poisson_kernel(const float *x, int x_static, int64_t per_step, int t0, int64_t total, uint64_t seed,
+                               float *y)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t t = e / per_step, k = e % per_step; // k = sample·size + index, as the reference
+        y[e] = nc_poisson_spike(x[x_static ? k : e], seed, (uint64_t)(t0 + t), (uint64_t)k);
+    }
+}
+
+__global__ void fill_rows_kernel(float *v, const float *v0, int64_t total, int size)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        v[e] = v0[e % size];
+}
+
+__global__ void im2col_kernel(const float *x, nc_win_geom g, int64_t total, float *col)
+{
+    const int kk = g.kh * g.kw, cols = g.C * kk;
+    const int64_t P = (int64_t)g.OH * g.OW, in_size = (int64_t)g.C * g.H * g.W;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int q = (int)(e % cols);
+        int64_t row = e / cols;
+        int p = (int)(row % P), c = q / kk, i = q % kk / g.kw, j = q % g.kw;
+        int ih = nc_win_in(p / g.OW, i, g.sh, g.ph, g.dh), iw = nc_win_in(p % g.OW, j, g.sw, g.pw, g.dw);
+        col[e] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? x[row / P * in_size + ((int64_t)c * g.H + ih) * g.W + iw]
+                                                             : 0.0f;
+    }
+}
+
+__global__ void cl_to_nchw_kernel(const float *ycl, const float *bias, int K, int64_t P, int64_t total, float *y)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p = e % P, k = e / P % K, f = e / P / K;
+        y[e] = ycl[(f * P + p) * K + k] + bias[k];
+    }
+}
+
+// One block: exclusive scan of the counts, kBlock at a time, in order.
+__global__ void scan_kernel(const int32_t *cnt, int frames, int32_t *rowptr)
+{
+    __shared__ int32_t s[kBlock];
+    int32_t carry = 0;
+    for (int f0 = 0; f0 < frames; f0 += kBlock) {
+        int f = f0 + threadIdx.x;
+        s[threadIdx.x] = f < frames ? cnt[f] : 0;
+        __syncthreads();
+        for (int o = 1; o < kBlock; o <<= 1) { // Hillis-Steele inclusive scan
+            int32_t add = threadIdx.x >= o ? s[threadIdx.x - o] : 0;
+            __syncthreads();
+            s[threadIdx.x] += add;
+            __syncthreads();
+        }
+        if (f < frames)
+            rowptr[f] = carry + s[threadIdx.x] - (f < frames ? cnt[f] : 0);
+        carry += s[kBlock - 1];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        rowptr[frames] = carry;
+}
+
+__global__ void csr_pack_kernel(const int32_t *idx, const float *val, const int32_t *cnt, int in,
+                                const int32_t *rowptr, int32_t *col, float *vals)
+{
+    const int64_t f = blockIdx.x;
+    for (int a = threadIdx.x; a < cnt[f]; a += blockDim.x) {
+        col[rowptr[f] + a] = idx[f * in + a];
+        vals[rowptr[f] + a] = val[f * in + a];
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t nc_cu_compact(cudaStream_t st, const float *x, int frames, int size, uint32_t *mask, int32_t *cnt,
+                          int32_t *idx, float *val, nc_cu_count *total)
+{
+    compact_kernel<<<frames, kBlock, 0, st>>>(x, size, mask, cnt, idx, val, total);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt, int in,
+                           const float *wt, const float *bias, int frames, int out, float *y)
+{
+    dim3 grid((unsigned)frames, (unsigned)((out + kBlock - 1) / kBlock)); // frames may pass 65535: x
+    fc_event_kernel<<<grid, kBlock, 0, st>>>(idx, val, cnt, in, wt, bias, out, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win_geom g, const float *wt,
+                             const float *bias, float *y)
+{
+    int64_t total = (int64_t)frames * g.K * g.OH * g.OW;
+    conv_event_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, wt, bias, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_conv_ops(cudaStream_t st, const uint32_t *mask, int frames, nc_win_geom g, nc_cu_count *ops)
+{
+    int64_t words = nc_bit_words((int64_t)g.C * g.H * g.W), total = words * frames;
+    conv_ops_kernel<<<blocks_for(total), kBlock, 0, st>>>(mask, total, words, g, ops);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_pool(cudaStream_t st, const float *x, int frames, nc_win_geom g, float scale, float *y,
+                       nc_cu_count *ops)
+{
+    int64_t total = (int64_t)frames * g.C * g.OH * g.OW;
+    pool_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, scale, y, ops);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_maxpool(cudaStream_t st, const float *x, int frames, nc_win_geom g, float *y)
+{
+    int64_t total = (int64_t)frames * g.C * g.OH * g.OW;
+    maxpool_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_add(cudaStream_t st, float *y, const float *x, int x_frames, int frames, int64_t size, int first)
+{
+    int64_t total = (int64_t)frames * size;
+    add_kernel<<<blocks_for(total), kBlock, 0, st>>>(y, x, (int64_t)x_frames * size, total, first);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
+                     const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
+                     nc_cu_count *spikes)
+{
+    if_kernel<<<blocks_for((int64_t)N * size), kBlock, 0, st>>>(x, x_static, N, size, steps, v, theta, sval,
+                                                                reset_zero, y, rec_s, rec_v, spikes);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_sum_steps(cudaStream_t st, float *acc, const float *x, int x_static, int N, int size, int steps)
+{
+    int64_t total = (int64_t)N * size;
+    sum_steps_kernel<<<blocks_for(total), kBlock, 0, st>>>(acc, x, x_static, total, steps);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_poisson(cudaStream_t st, const float *x, int x_static, int N, int size, int t0, int steps,
+                          uint64_t seed, float *y)
+{
+    int64_t per_step = (int64_t)N * size, total = per_step * steps;
+    poisson_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, x_static, per_step, t0, total, seed, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_fill_rows(cudaStream_t st, float *v, const float *v0, int rows, int size)
+{
+    int64_t total = (int64_t)rows * size;
+    fill_rows_kernel<<<blocks_for(total), kBlock, 0, st>>>(v, v0, total, size);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_im2col(cudaStream_t st, const float *x, nc_win_geom g, int nf, float *col)
+{
+    int64_t total = (int64_t)nf * g.OH * g.OW * g.C * g.kh * g.kw;
+    im2col_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, g, total, col);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_cl_to_nchw_bias(cudaStream_t st, const float *ycl, const float *bias, int nf, int K, int P,
+                                  float *y)
+{
+    int64_t total = (int64_t)nf * K * P;
+    cl_to_nchw_kernel<<<blocks_for(total), kBlock, 0, st>>>(ycl, bias, K, P, total, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_csr_pack(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt, int in,
+                           int frames, int32_t *rowptr, int32_t *col, float *vals)
+{
+    scan_kernel<<<1, kBlock, 0, st>>>(cnt, frames, rowptr);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    csr_pack_kernel<<<frames, kBlock, 0, st>>>(idx, val, cnt, in, rowptr, col, vals);
+    return cudaGetLastError();
+}
+
+} // extern "C"

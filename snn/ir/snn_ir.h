@@ -1,0 +1,82 @@
+/* The spiking-network IR behind the public nc_snn handle (include/neuroc/snn.h).
+ * Shared by the converter, the NIR reader/writer and every backend. */
+#ifndef NC_SNN_SNN_IR_H
+#define NC_SNN_SNN_IR_H
+
+#include "neuroc/neuroc.h"
+#include "snn/base/tensor.h"
+
+typedef struct nc_snn_layer {
+    char *name;
+    nc_snn_layer_kind kind;
+    int n_inputs;
+    /* Ids of the layers read. An id >= this layer's own id is a recurrent
+     * edge: it reads that layer's output from the previous step (zero at the
+     * first step). Layers are stored so that every other edge goes forward. */
+    int *inputs;
+    int ndim;                     /* per-sample output shape */
+    int64_t shape[NC_MAX_DIMS];
+
+    /* Affine: weight [out, in]; Conv2d: weight [C_out, C_in/groups, kH, kW]. bias [out] or [C_out], always present. */
+    nc_tensor *weight, *bias;
+    int64_t stride[2], padding[2], dilation[2], groups;
+    int64_t kernel[2];            /* Pool2d */
+    float scale;                  /* Pool2d: multiplies the window sum */
+
+    /* IF / LIF / CubaLIF: tensors of 1, C or full-shape elements (see nc_snn_param). */
+    nc_tensor *threshold, *v_init, *spike_value;
+    nc_reset_mode reset;
+    /* LIF / CubaLIF (NIR semantics), time step dt in seconds */
+    nc_tensor *tau, *r, *v_leak, *tau_syn, *w_in;
+    double dt;
+} nc_snn_layer;
+
+struct nc_snn {
+    int n_layers, cap_layers;
+    nc_snn_layer *layers;
+    int output;                   /* -1 = default (readout, else the last layer) */
+};
+
+/* Appends a zeroed layer with a unique name (copied; made up if NULL) and
+ * `n_inputs` input slots; returns it or NULL (error set). Pointers into
+ * s->layers are invalidated by the next call. */
+nc_snn_layer *nc_snn_append(nc_snn *s, nc_snn_layer_kind kind, const char *name, int n_inputs);
+/* Removes the last layer (used to undo a failed builder call). */
+void nc_snn_pop(nc_snn *s);
+
+/* Neurons in one sample of layer L, and the number of channels (shape[0], or 1 for rank 0). */
+int64_t nc_snn_layer_size(const nc_snn_layer *L);
+int64_t nc_snn_layer_channels(const nc_snn_layer *L);
+/* Value of a neuron parameter tensor p (1, C or full-size) for neuron i of L. */
+float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt);
+/* Checks that p has 1, C or full-size elements for L; error names the layer. */
+nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
+
+/* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
+ * largest input in each kernel window, padding ignored (a window's taps
+ * outside the input do not count). Internal: NIR cannot express it. */
+nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                               const int64_t padding[2], const char *name, int *id);
+
+/* A copy of s whose IF layers emit spikes of value 1, each layer's spike
+ * value (θ by default) folded into the weights of the Affine/Conv2d layers
+ * that read it, directly or through Flatten, Pool2d and MaxPool2d (max
+ * commutes with a positive per-channel scale). Where no synaptic layer
+ * takes the factor (an Add, Concat, IF or the readout reads it), a scale
+ * layer named "<layer>_scale" is inserted: a 1×1 depthwise Conv2d, or a
+ * diagonal Affine for 1-D layers; *n_scale counts them. For networks of
+ * Input, Affine, Conv2d, Pool2d, MaxPool2d, Flatten, Add, Concat, IF and
+ * Readout layers without recurrent edges (snn_fold.c). The NIR writer folds
+ * the same way but without changing the network: it inserts NIR Scale
+ * nodes instead and handles per-neuron factors. */
+nc_status nc_snn_fold_spike_values(const nc_snn *s, nc_snn **out, int *n_scale);
+
+/* Everything that determines what a network computes: layer kinds,
+ * connections, shapes, parameters and neuron tensors (FNV-1a over the
+ * fields, snn/base/dist.h's hash; ranks compare it before a collective). */
+uint64_t nc_hash_snn(const nc_snn *s);
+
+/* The layer whose value the network outputs. */
+int nc_snn_output_id(const nc_snn *s);
+
+#endif

@@ -1,0 +1,61 @@
+/* The private backend interface (DESIGN §5). A backend says which layers it
+ * can run before anything is allocated, builds a plan for a batch size, and
+ * runs batches on that plan without allocating. */
+#ifndef NC_SNN_BACKEND_H
+#define NC_SNN_BACKEND_H
+
+#include "snn/ir/snn_ir.h"
+
+typedef struct nc_run_request {
+    const float *input;     /* static: N × in_size; series: T × N × in_size */
+    int series;             /* 1 when the input is a time series */
+    int T, N;
+    nc_encoding encoding;
+    uint64_t seed;
+    int per_step;
+    float *output;          /* N × out_size, or T × N × out_size with per_step */
+    int64_t *spike_counts;  /* per layer, summed over batch and time */
+    /* Per layer, summed over batch and time: the synaptic operations done,
+     * i.e. the multiply-accumulates (Affine, Conv2d) or additions (Pool2d)
+     * whose input is non-zero, as an event-driven chip does them. A layer
+     * whose output is static (fed by a direct-encoded input only) is counted
+     * once per sample, because it is computed once; every backend counts
+     * what the reference counts. */
+    int64_t *synops;
+    float **rec_spikes;     /* per layer: NULL, or T × N × size */
+    float **rec_membrane;   /* per layer: NULL, or T × N × size */
+} nc_run_request;
+
+typedef struct nc_backend {
+    const char *name;
+    /* 1 if layer `id` can run here; else 0 with the reason in why. */
+    int (*supports_layer)(const nc_snn *s, int id, char *why, size_t why_len);
+    nc_status (*plan_create)(const nc_snn *s, int batch, void **plan);
+    nc_status (*run)(void *plan, const nc_run_request *req);
+    void (*plan_free)(void *plan);
+    /* Optional. Called by nc_session_create after supports_layer, before
+     * anything is allocated: whether the backend can run now (a device is
+     * present: else NC_ERR_BACKEND_UNAVAILABLE) and its options in opt are
+     * valid for s. */
+    nc_status (*check)(const nc_snn *s, const nc_session_options *opt);
+    /* Optional: used instead of plan_create, for backends with settings of
+     * their own in the session options; rec_on[i] is 1 for the layers the
+     * session records (their trace buffers can be made here, not in run). */
+    nc_status (*plan_create_opt)(const nc_snn *s, int batch, const nc_session_options *opt, const char *rec_on,
+                                 void **plan);
+} nc_backend;
+
+/* The backend called `name`, or NULL. */
+const nc_backend *nc_backend_find(const char *name);
+/* "cpu, ..." for messages. */
+const char *nc_backend_names(void);
+
+extern const nc_backend nc_backend_cpu_ref;
+extern const nc_backend nc_backend_cpu_fast;
+extern const nc_backend nc_backend_cuda; /* backend_cuda.c, or cuda_absent.c without nvcc */
+
+/* Deterministic uniform in [0,1) from (seed, step, index): Poisson coding
+ * gives the same spikes on every backend and thread count. */
+float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index);
+
+#endif

@@ -1,0 +1,606 @@
+/* Evaluation of a spiking network on labelled data: accuracy after every
+ * step t ≤ T (one run per batch, the readout summed up to t), spikes and
+ * synaptic operations per layer, the ANN's accuracy and MACs on the same
+ * data, and an energy estimate with its source. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snn/base/alloc.h"
+#include "snn/base/dist.h"
+#include "snn/base/error.h"
+#include "eval.h"
+#include "snn/base/json.h"
+#include "snn/ir/snn_ir.h"
+#include "snn/base/tensor.h"
+
+#define DEFAULT_T 64
+#define DEFAULT_BATCH 64
+/* Horowitz, "Computing's energy problem (and what we can do about it)",
+ * ISSCC 2014, 45 nm CMOS: a 32-bit float add 0.9 pJ, a 32-bit float
+ * multiply 3.7 pJ (multiply-add 4.6 pJ). A synaptic op on spikes is an add
+ * of the weight (the spike selects it); an ANN MAC is a multiply-add. */
+#define DEFAULT_E_SYNOP 0.9e-12
+#define DEFAULT_E_MAC 4.6e-12
+#define ENERGY_SOURCE                                                                        \
+    "M. Horowitz, \"Computing's energy problem (and what we can do about it)\", ISSCC 2014: " \
+    "45 nm CMOS, 32-bit float add 0.9 pJ (a synaptic op), multiply-add 4.6 pJ (a MAC)"
+#define ENERGY_CAVEAT                                                                           \
+    "arithmetic energy only, from per-operation CMOS figures: no memory access, data movement, " \
+    "neuron updates or static power; not a measurement on a chip"
+
+void nc_eval_result_free(nc_eval_result *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; r->layers && i < r->n_layers; i++)
+        nc_free(r->layers[i].name);
+    nc_free(r->layers);
+    nc_free(r->correct);
+    nc_free(r->json);
+    nc_free(r);
+}
+
+int nc_eval_timesteps(const nc_eval_result *r) { return r ? r->T : 0; }
+int64_t nc_eval_samples(const nc_eval_result *r) { return r ? r->n : 0; }
+
+double nc_eval_accuracy_at(const nc_eval_result *r, int t)
+{
+    if (!r || t < 1 || t > r->T || r->n <= 0)
+        return -1.0;
+    return (double)r->correct[t - 1] / (double)r->n;
+}
+
+double nc_eval_ann_accuracy(const nc_eval_result *r)
+{
+    if (!r || r->ann_correct < 0 || r->n <= 0)
+        return -1.0;
+    return (double)r->ann_correct / (double)r->n;
+}
+
+const char *nc_eval_result_json(const nc_eval_result *r) { return r && r->json ? r->json : "{}"; }
+
+double nc_eval_synops_per_sample(const nc_eval_result *r)
+{
+    int64_t s = 0;
+    for (int i = 0; i < r->n_layers; i++)
+        if (!r->layers[i].analog_input)
+            s += r->layers[i].synops;
+    return r->n > 0 ? (double)s / (double)r->n : 0.0;
+}
+
+double nc_eval_analog_per_sample(const nc_eval_result *r)
+{
+    int64_t s = 0;
+    for (int i = 0; i < r->n_layers; i++)
+        if (r->layers[i].analog_input)
+            s += r->layers[i].synops;
+    return r->n > 0 ? (double)s / (double)r->n : 0.0;
+}
+
+double nc_eval_spike_rate(const nc_eval_result *r, int i)
+{
+    const nc_eval_lrec *L = &r->layers[i];
+    double denom = (double)L->neurons * (double)r->T * (double)r->n;
+    return denom > 0 ? (double)L->spikes / denom : 0.0;
+}
+
+size_t nc_eval_num_layers(const nc_eval_result *r) { return r ? (size_t)r->n_layers : 0; }
+
+nc_status nc_eval_layer(const nc_eval_result *r, size_t i, nc_eval_layer_stats *out)
+{
+    if (!r || !out || i >= (size_t)r->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_layer: no layer %zu", i);
+    const nc_eval_lrec *L = &r->layers[i];
+    out->name = L->name;
+    out->kind = L->kind;
+    out->neurons = L->neurons;
+    out->spikes = L->spikes;
+    out->spike_rate = nc_eval_spike_rate(r, (int)i);
+    out->synops = r->n > 0 ? (double)L->synops / (double)r->n : 0.0;
+    out->analog_input = L->analog_input;
+    return NC_OK;
+}
+
+nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out)
+{
+    if (!r || !out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_cost_get: NULL argument");
+    out->synops = nc_eval_synops_per_sample(r);
+    out->input_macs = nc_eval_analog_per_sample(r);
+    out->ann_macs = r->ann_macs >= 0 ? (double)r->ann_macs : -1.0;
+    out->energy_per_synop = r->e_synop;
+    out->energy_per_mac = r->e_mac;
+    out->snn_joules = out->synops * r->e_synop + out->input_macs * r->e_mac;
+    out->ann_joules = r->ann_macs >= 0 ? (double)r->ann_macs * r->e_mac : -1.0;
+    out->energy_source = ENERGY_SOURCE;
+    return NC_OK;
+}
+
+/* ---------------------------------------------------------------- layers */
+
+static int is_spiking(nc_snn_layer_kind k)
+{
+    return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF;
+}
+
+/* Which layers see the analog input: the direct-encoded input itself and the
+ * non-neuron layers it reaches before any neuron. Their operations are
+ * multiply-accumulates on real values, not spike-driven adds. */
+static nc_status init_layers(const nc_snn *s, nc_encoding enc, nc_eval_result *r)
+{
+    r->n_layers = s->n_layers;
+    r->layers = nc_calloc((size_t)s->n_layers, sizeof *r->layers);
+    if (!r->layers)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        nc_eval_lrec *E = &r->layers[i];
+        E->name = nc_strdup(L->name);
+        if (!E->name)
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        E->kind = L->kind;
+        E->spiking = is_spiking(L->kind);
+        E->neurons = nc_snn_layer_size(L);
+        if (L->kind == NC_SNN_INPUT)
+            E->analog_input = enc == NC_ENCODING_DIRECT;
+        else if (!E->spiking)
+            for (int k = 0; k < L->n_inputs; k++)
+                if (L->inputs[k] < i && r->layers[L->inputs[k]].analog_input)
+                    E->analog_input = 1;
+    }
+    return NC_OK;
+}
+
+/* ---------------------------------------------------------------- scoring */
+
+/* Index of the largest of n values; ties go to the lowest index. */
+static int64_t argmax(const float *v, int64_t n)
+{
+    int64_t best = 0;
+    for (int64_t j = 1; j < n; j++)
+        if (v[j] > v[best])
+            best = j;
+    return best;
+}
+
+/* y is (T, n, classes), the readout's current at each step. The prediction
+ * after t steps is the argmax of the sum up to t, summed in step order in
+ * float, as a session without per_step sums it. */
+static void score_steps(const float *y, int T, int64_t n, int64_t classes, const int64_t *labels,
+                        float *acc, int64_t *correct)
+{
+    for (int64_t i = 0; i < n; i++) {
+        memset(acc, 0, (size_t)classes * sizeof *acc);
+        for (int t = 0; t < T; t++) {
+            const float *yt = y + ((int64_t)t * n + i) * classes;
+            for (int64_t c = 0; c < classes; c++)
+                acc[c] += yt[c];
+            correct[t] += argmax(acc, classes) == labels[i];
+        }
+    }
+}
+
+static nc_status check_labels(const nc_tensor *labels, int64_t n, int64_t classes)
+{
+    if (labels->dtype != NC_DTYPE_I64 || labels->numel != n)
+        return nc_errorf(NC_ERR_SHAPE, "labels must be %lld int64 values (one per sample); got %s with "
+                         "%lld values", (long long)n, nc_dtype_name(labels->dtype),
+                         (long long)labels->numel);
+    const int64_t *l = nc_i64(labels);
+    for (int64_t i = 0; i < n; i++)
+        if (l[i] < 0 || l[i] >= classes)
+            return nc_errorf(NC_ERR_INVALID_ARG, "label %lld of sample %lld is outside the %lld classes "
+                             "of the network's output", (long long)l[i], (long long)i,
+                             (long long)classes);
+    return NC_OK;
+}
+
+/* Rows [row0, row0 + used) of x as a batch of `fed` samples of per-sample
+ * shape `shape` (zero rows pad it up to fed). */
+static nc_tensor *batch_of(const nc_tensor *x, int64_t row0, int64_t used, int64_t fed, int ndim,
+                           const int64_t *shape, int64_t per)
+{
+    int64_t bs[NC_MAX_DIMS + 1];
+    bs[0] = fed;
+    memcpy(bs + 1, shape, (size_t)ndim * sizeof *bs);
+    nc_tensor *b = nc_tensor_new(NC_DTYPE_F32, ndim + 1, bs);
+    if (b)
+        memcpy(b->data, nc_f32(x) + row0 * per, (size_t)(used * per) * sizeof(float));
+    return b;
+}
+
+static void progress(const nc_eval_options *o, const char *what, int64_t done, int64_t total)
+{
+    if (o->progress)
+        o->progress(what, done, total, o->progress_user);
+}
+
+/* Rows [*lo, *hi) of n this rank evaluates in batches of B: a contiguous
+ * run of the single-process batches, so each batch holds the same samples
+ * (and Poisson noise) as it would in one process. */
+static void shard_rows(const nc_eval_options *o, int64_t n, int64_t B, int64_t *lo, int64_t *hi)
+{
+    int64_t b0, b1;
+    nc_dist_share(o->dist, (n + B - 1) / B, &b0, &b1);
+    *lo = b0 * B < n ? b0 * B : n;
+    *hi = b1 * B < n ? b1 * B : n;
+}
+
+/* Sums the counts of every rank's share, with the ranks' statuses: every
+ * rank returns the same (a failure anywhere fails everywhere). */
+static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_status st, int ann)
+{
+    if (nc_dist_size(o->dist) <= 1)
+        return st;
+    int64_t n = ann ? 2 : 1 + r->T + 2 * (int64_t)r->n_layers;
+    int64_t *v = nc_calloc((size_t)n, sizeof *v);
+    nc_status cs = v ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (v) {
+        v[0] = st != NC_OK;
+        if (st != NC_OK) {
+            /* only the flag: r may be half built */
+        } else if (ann) {
+            v[1] = r->ann_correct;
+        } else {
+            memcpy(v + 1, r->correct, (size_t)r->T * sizeof *v);
+            for (int i = 0; i < r->n_layers; i++) {
+                v[1 + r->T + 2 * i] = r->layers[i].spikes;
+                v[2 + r->T + 2 * i] = r->layers[i].synops;
+            }
+        }
+        cs = nc_dist_sum_i64(o->dist, v, n);
+    } else {
+        int failed = 1; /* still take part, so the others do not wait */
+        nc_dist_agree(o->dist, &failed);
+    }
+    if (st == NC_OK && cs == NC_OK && v[0])
+        cs = nc_errorf(NC_ERR_INVALID_ARG, "%s failed on %lld other rank%s (see their messages)",
+                       ann ? "the ANN's evaluation" : "evaluation", (long long)v[0], v[0] == 1 ? "" : "s");
+    if (st == NC_OK && cs == NC_OK) {
+        if (ann) {
+            r->ann_correct = v[1];
+        } else {
+            memcpy(r->correct, v + 1, (size_t)r->T * sizeof *v);
+            for (int i = 0; i < r->n_layers; i++) {
+                r->layers[i].spikes = v[1 + r->T + 2 * i];
+                r->layers[i].synops = v[2 + r->T + 2 * i];
+            }
+        }
+    }
+    nc_free(v);
+    return st != NC_OK ? st : cs;
+}
+
+/* ---------------------------------------------------------------- SNN */
+
+static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels,
+                         const nc_eval_options *o, int64_t per, nc_eval_result *r)
+{
+    const nc_snn_layer *In = &s->layers[0];
+    int64_t classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
+    nc_session_options so = {.backend = o->backend, .timesteps = r->T, .encoding = o->encoding,
+                             .seed = o->seed, .per_step = 1};
+    nc_session *ss = NULL;
+    nc_status st = nc_session_create(s, &so, &ss);
+    if (st != NC_OK)
+        return st;
+    float *acc = nc_malloc((size_t)classes * sizeof *acc);
+    if (!acc) {
+        nc_session_free(ss);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    int64_t lo, hi;
+    shard_rows(o, r->n, r->batch, &lo, &hi);
+    progress(o, "evaluation", 0, hi - lo);
+    for (int64_t row0 = lo; row0 < hi; row0 += r->batch) {
+        int64_t used = hi - row0 < r->batch ? hi - row0 : r->batch;
+        nc_tensor *b = batch_of(x, row0, used, used, In->ndim, In->shape, per), *y = NULL;
+        if (!b) {
+            st = NC_ERR_NOMEM;
+            break;
+        }
+        nc_session_set_seed(ss, nc_batch_seed(o->seed, row0));
+        st = nc_session_run(ss, b, &y);
+        nc_tensor_free(b);
+        if (st != NC_OK)
+            break;
+        score_steps(nc_f32(y), r->T, used, classes, nc_i64(labels) + row0, acc, r->correct);
+        nc_tensor_free(y);
+        for (int i = 0; i < r->n_layers; i++) {
+            int64_t c = 0, ops = 0;
+            nc_session_spike_count(ss, i, &c);
+            nc_session_synops(ss, i, &ops);
+            r->layers[i].spikes += c;
+            r->layers[i].synops += ops;
+        }
+        progress(o, "evaluation", row0 + used - lo, hi - lo);
+    }
+    nc_free(acc);
+    nc_session_free(ss);
+    return st;
+}
+
+/* ---------------------------------------------------------------- ANN */
+
+static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor *labels,
+                         const nc_eval_options *o, int64_t per, nc_eval_result *r)
+{
+    nc_value_info in;
+    nc_status st;
+    if (nc_model_num_inputs(m) != 1)
+        return nc_errorf(NC_ERR_UNSUPPORTED, "the ANN has %zu inputs; evaluation feeds one",
+                         nc_model_num_inputs(m));
+    if ((st = nc_model_input(m, 0, &in)) != NC_OK)
+        return st;
+    if (in.dtype != NC_DTYPE_F32 || in.ndim < 1)
+        return nc_errorf(NC_ERR_UNSUPPORTED, "the ANN's input '%s' is not a float32 batch", in.name);
+    /* Per-sample shape: the model's, or the data's where the model leaves it open. */
+    int ndim = in.ndim - 1, open = 0;
+    int64_t shape[NC_MAX_DIMS], ann_per = 1;
+    for (int d = 0; d < ndim; d++) {
+        shape[d] = in.shape[d + 1];
+        open |= shape[d] < 0;
+        ann_per *= shape[d] < 0 ? 1 : shape[d];
+    }
+    if (open) {
+        if (x->ndim != in.ndim)
+            return nc_errorf(NC_ERR_SHAPE, "the data's rank %d does not fit the ANN's input '%s' of "
+                             "rank %d", x->ndim, in.name, in.ndim);
+        memcpy(shape, x->shape + 1, (size_t)ndim * sizeof *shape);
+        ann_per = per;
+    }
+    if (ann_per != per)
+        return nc_errorf(NC_ERR_SHAPE, "the ANN's input '%s' takes %lld values per sample, the data "
+                         "has %lld", in.name, (long long)ann_per, (long long)per);
+    /* A model with a fixed batch size gets full batches, the last padded. */
+    int64_t fixed = in.shape[0] > 0 ? in.shape[0] : 0, chunk = fixed ? fixed : r->batch;
+    int64_t macs = 0;
+    for (size_t i = 0; i < nc_model_num_layers(m); i++) {
+        nc_layer_info li;
+        if (nc_model_layer(m, i, &li) == NC_OK)
+            macs += li.macs;
+    }
+    r->ann_macs = fixed > 1 ? macs / fixed : macs;
+    r->ann_correct = 0;
+    int64_t lo, hi;
+    shard_rows(o, r->n, chunk, &lo, &hi);
+    progress(o, "ANN evaluation", 0, hi - lo);
+    for (int64_t row0 = lo; row0 < hi; row0 += chunk) {
+        int64_t used = hi - row0 < chunk ? hi - row0 : chunk;
+        nc_tensor *b = batch_of(x, row0, used, fixed ? fixed : used, ndim, shape, per), *y = NULL;
+        if (!b)
+            return NC_ERR_NOMEM;
+        const nc_tensor *inputs[1] = {b};
+        st = nc_model_run(m, inputs, 1, &y, 1);
+        nc_tensor_free(b);
+        if (st != NC_OK)
+            return st;
+        int64_t fed = fixed ? fixed : used;
+        if (y->dtype != NC_DTYPE_F32 || y->ndim < 1 || y->shape[0] != fed || y->numel % fed) {
+            char ys[160];
+            nc_shape_str(y->ndim, y->shape, ys, sizeof ys);
+            nc_tensor_free(y);
+            return nc_errorf(NC_ERR_SHAPE, "the ANN's output 0 (%s) is not one row of class scores "
+                             "per sample", ys);
+        }
+        int64_t classes = y->numel / fed;
+        const int64_t *l = nc_i64(labels) + row0;
+        for (int64_t i = 0; i < used; i++)
+            r->ann_correct += argmax(nc_f32(y) + i * classes, classes) == l[i];
+        nc_tensor_free(y);
+        progress(o, "ANN evaluation", row0 + used - lo, hi - lo);
+    }
+    return NC_OK;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static const char *encoding_name(nc_encoding e) { return e == NC_ENCODING_POISSON ? "poisson" : "direct"; }
+
+static nc_status build_json(nc_eval_result *r)
+{
+    nc_json j;
+    nc_json_init(&j);
+    double n = (double)r->n;
+    nc_json_begin_object(&j, NULL);
+    nc_json_int(&j, "samples", r->n);
+    nc_json_int(&j, "timesteps", r->T);
+    nc_json_begin_object(&j, "options");
+    nc_json_string(&j, "backend", r->backend);
+    nc_json_int(&j, "batch", r->batch);
+    nc_json_string(&j, "encoding", encoding_name(r->encoding));
+    nc_json_int(&j, "seed", (int64_t)r->seed);
+    nc_json_end_object(&j);
+
+    nc_json_begin_object(&j, "accuracy");
+    nc_json_string(&j, "prediction", "argmax of the readout summed over steps 1..t (ties: lowest class)");
+    nc_json_begin_array(&j, "t");
+    for (int t = 1; t <= r->T; t++)
+        nc_json_int(&j, NULL, t);
+    nc_json_end_array(&j);
+    nc_json_begin_array(&j, "snn");
+    for (int t = 1; t <= r->T; t++)
+        nc_json_number(&j, NULL, nc_eval_accuracy_at(r, t));
+    nc_json_end_array(&j);
+    nc_json_begin_array(&j, "snn_correct");
+    for (int t = 0; t < r->T; t++)
+        nc_json_int(&j, NULL, r->correct[t]);
+    nc_json_end_array(&j);
+    if (r->ann_correct >= 0) {
+        nc_json_number(&j, "ann", nc_eval_ann_accuracy(r));
+        nc_json_int(&j, "ann_correct", r->ann_correct);
+    } else {
+        nc_json_null(&j, "ann");
+    }
+    nc_json_end_object(&j);
+
+    nc_json_begin_array(&j, "layers");
+    for (int i = 0; i < r->n_layers; i++) {
+        const nc_eval_lrec *L = &r->layers[i];
+        nc_json_begin_object(&j, NULL);
+        nc_json_string(&j, "name", L->name);
+        nc_json_string(&j, "kind", nc_snn_kind_name(L->kind));
+        nc_json_int(&j, "neurons", L->neurons);
+        if (L->spiking) {
+            nc_json_int(&j, "spikes", L->spikes);
+            nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
+            nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
+        }
+        if (L->synops || L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D) {
+            nc_json_string(&j, "input", L->analog_input ? "analog" : "spikes");
+            nc_json_int(&j, "synops", L->synops);
+            nc_json_number(&j, "synops_per_inference", (double)L->synops / n);
+        }
+        nc_json_end_object(&j);
+    }
+    nc_json_end_array(&j);
+
+    int64_t spikes = 0, neurons = 0;
+    for (int i = 0; i < r->n_layers; i++)
+        if (r->layers[i].spiking) {
+            spikes += r->layers[i].spikes;
+            neurons += r->layers[i].neurons;
+        }
+    double syn = nc_eval_synops_per_sample(r), analog = nc_eval_analog_per_sample(r);
+    nc_json_begin_object(&j, "totals");
+    nc_json_int(&j, "spiking_neurons", neurons);
+    nc_json_number(&j, "spikes_per_inference", (double)spikes / n);
+    nc_json_number(&j, "spike_rate", neurons ? (double)spikes / ((double)neurons * r->T * n) : 0.0);
+    nc_json_number(&j, "synops_per_inference", syn);
+    nc_json_number(&j, "input_layer_macs_per_inference", analog);
+    if (r->ann_macs >= 0) {
+        nc_json_int(&j, "ann_macs_per_inference", r->ann_macs);
+        nc_json_number(&j, "synops_over_ann_macs", r->ann_macs ? syn / (double)r->ann_macs : NAN);
+    } else {
+        nc_json_null(&j, "ann_macs_per_inference");
+    }
+    nc_json_end_object(&j);
+
+    nc_json_begin_object(&j, "energy");
+    nc_json_string(&j, "evidence", "estimate");
+    nc_json_string(&j, "source", ENERGY_SOURCE);
+    nc_json_string(&j, "caveat", ENERGY_CAVEAT);
+    nc_json_string(&j, "model", "SNN = synops x energy_per_synop + input-layer MACs x energy_per_mac; "
+                                "ANN = MACs x energy_per_mac");
+    nc_json_number(&j, "energy_per_synop_joules", r->e_synop);
+    nc_json_number(&j, "energy_per_mac_joules", r->e_mac);
+    double e_snn = syn * r->e_synop + analog * r->e_mac;
+    nc_json_number(&j, "snn_joules_per_inference", e_snn);
+    if (r->ann_macs >= 0) {
+        double e_ann = (double)r->ann_macs * r->e_mac;
+        nc_json_number(&j, "ann_joules_per_inference", e_ann);
+        nc_json_number(&j, "snn_over_ann", e_ann > 0 ? e_snn / e_ann : NAN);
+    } else {
+        nc_json_null(&j, "ann_joules_per_inference");
+    }
+    nc_json_end_object(&j);
+    nc_json_end_object(&j);
+    r->json = nc_json_take(&j);
+    return r->json ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory writing the evaluation report");
+}
+
+/* ---------------------------------------------------------------- entry */
+
+/* Options with their defaults, and the data checked against the network. */
+static nc_status check_args(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, nc_eval_options *o,
+                            int64_t *per)
+{
+    if (!s || !x || !labels)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: NULL network, data or labels");
+    if (!o->backend)
+        o->backend = "cpu";
+    if (o->timesteps == 0)
+        o->timesteps = DEFAULT_T;
+    if (o->batch == 0)
+        o->batch = DEFAULT_BATCH;
+    if (o->energy_per_synop == 0)
+        o->energy_per_synop = DEFAULT_E_SYNOP;
+    if (o->energy_per_mac == 0)
+        o->energy_per_mac = DEFAULT_E_MAC;
+    if (o->timesteps < 0 || o->timesteps > (1 << 20) || o->batch < 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: %d steps, batch %d: both must be positive "
+                         "(steps at most 2^20)", o->timesteps, o->batch);
+    if (!(o->energy_per_synop > 0) || !(o->energy_per_mac > 0) || isinf(o->energy_per_synop) ||
+        isinf(o->energy_per_mac))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: energies per operation must be positive");
+
+    const nc_snn_layer *In = &s->layers[0];
+    *per = nc_snn_layer_size(In);
+    if (x->dtype != NC_DTYPE_F32 || x->ndim < 1 || x->shape[0] < 1 || *per < 1 ||
+        x->numel / x->shape[0] != *per) {
+        char xs[160], is[160];
+        return nc_errorf(NC_ERR_SHAPE, "data must be float32 (N, %s) with N > 0; got %s %s",
+                         nc_shape_str(In->ndim, In->shape, is, sizeof is) + 1, nc_dtype_name(x->dtype),
+                         nc_shape_str(x->ndim, x->shape, xs, sizeof xs));
+    }
+    return check_labels(labels, x->shape[0], nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]));
+}
+
+/* With a process group: every rank must evaluate the same network on the
+ * same data with the same options, or the sums mean nothing. */
+static nc_status check_ranks(const nc_snn *s, const nc_model *ann, const nc_tensor *x, const nc_tensor *labels,
+                             const nc_eval_options *o)
+{
+    if (nc_dist_size(o->dist) <= 1)
+        return NC_OK;
+    int64_t opts[5] = {o->timesteps, o->batch, (int64_t)o->encoding, (int64_t)o->seed, ann != NULL};
+    uint64_t h[3] = {nc_hash_snn(s), nc_hash_tensor(nc_hash_tensor(NC_HASH_INIT, x), labels),
+                     nc_hash_bytes(NC_HASH_INIT, opts, sizeof opts)};
+    static const char *const what[3] = {"the spiking network", "the evaluation data or labels",
+                                        "the evaluation options (T, batch, encoding, seed, ANN given)"};
+    return nc_dist_check_same(o->dist, h, what, 3);
+}
+
+nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor *x,
+                          const nc_tensor *labels, const nc_eval_options *opt, nc_eval_result **out)
+{
+    if (!out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: out is NULL");
+    *out = NULL;
+    nc_eval_options o = {0};
+    if (opt)
+        o = *opt;
+    int64_t per = 0;
+    nc_status st = check_args(s, x, labels, &o, &per);
+    /* every rank reaches this point, so a bad argument on one ends all */
+    if ((st = nc_dist_agree_status(o.dist, st, "checking the evaluation's arguments")) != NC_OK ||
+        (st = check_ranks(s, ann, x, labels, &o)) != NC_OK)
+        return st;
+    int64_t n = x->shape[0];
+
+    nc_eval_result *r = nc_calloc(1, sizeof *r);
+    if (!r)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    r->T = o.timesteps;
+    r->n = n;
+    r->batch = o.batch;
+    r->ann_correct = -1;
+    r->ann_macs = -1;
+    r->encoding = o.encoding;
+    r->seed = o.seed;
+    r->e_synop = o.energy_per_synop;
+    r->e_mac = o.energy_per_mac;
+    snprintf(r->backend, sizeof r->backend, "%s", o.backend);
+    r->correct = nc_calloc((size_t)r->T, sizeof *r->correct);
+    if (!r->correct)
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (st == NC_OK)
+        st = init_layers(s, o.encoding, r);
+    if (st == NC_OK)
+        st = run_snn(s, x, labels, &o, per, r);
+    st = reduce_counts(&o, r, st, 0);
+    if (st == NC_OK && ann) {
+        if ((st = run_ann(ann, x, labels, &o, per, r)) != NC_OK)
+            nc_error_prefix("evaluating the ANN");
+        st = reduce_counts(&o, r, st, 1);
+    }
+    if (st == NC_OK)
+        st = build_json(r);
+    if (st != NC_OK) {
+        nc_eval_result_free(r);
+        return st;
+    }
+    *out = r;
+    return NC_OK;
+}

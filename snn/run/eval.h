@@ -1,0 +1,42 @@
+/* The evaluation result behind the public nc_eval_result handle
+ * (include/neuroc/convert.h), shared by the evaluator (snn/run/eval.c) and the
+ * SVG chart (export/svg/eval_svg.c). */
+#ifndef NC_SNN_EVAL_H
+#define NC_SNN_EVAL_H
+
+#include "neuroc/neuroc.h"
+
+typedef struct nc_eval_lrec {
+    char *name;
+    nc_snn_layer_kind kind;
+    int spiking;          /* IF / LIF / CubaLIF */
+    int analog_input;     /* a synaptic layer fed by the analog (direct) input, not by spikes */
+    int64_t neurons;      /* per sample */
+    int64_t spikes;       /* summed over samples and steps */
+    int64_t synops;       /* summed over samples (and steps, unless analog_input) */
+} nc_eval_lrec;
+
+struct nc_eval_result {
+    int T;
+    int64_t n;                /* samples */
+    int64_t *correct;         /* [T]: samples right after t+1 steps */
+    int64_t ann_correct;      /* -1: no ANN */
+    int64_t ann_macs;         /* per sample; -1: no ANN */
+    int n_layers;
+    nc_eval_lrec *layers;
+    /* options as used */
+    char backend[32];
+    int batch;
+    nc_encoding encoding;
+    uint64_t seed;
+    double e_synop, e_mac;    /* joules */
+    char *json;
+};
+
+/* Totals per inference. */
+double nc_eval_synops_per_sample(const struct nc_eval_result *r);  /* spike-driven ops */
+double nc_eval_analog_per_sample(const struct nc_eval_result *r);  /* input-layer MACs */
+/* Spikes per neuron per step of layer i. */
+double nc_eval_spike_rate(const struct nc_eval_result *r, int i);
+
+#endif
