@@ -165,9 +165,12 @@ void cli_progress_end(cli_progress *p);
 
 /* ---- running under mpirun (cli_dist.c)
  * In an MPI build, a program started by an MPI launcher (mpirun, mpiexec,
- * srun with PMI/PMIx) joins MPI_COMM_WORLD; otherwise, and in a build
- * without MPI, it is one process and these are no-ops. Rank 0 prints and
- * writes files; the other ranks' stdout goes to /dev/null (stderr stays). */
+ * srun with PMI/PMIx) loads its MPI module (cli/mpi/cli_mpi.h; the program
+ * links no MPI) and joins MPI_COMM_WORLD; a module that cannot be loaded
+ * ends every rank with one line on stderr and CLI_FAIL. Otherwise, and in
+ * a build without MPI, it is one process, loads no MPI and these are
+ * no-ops. Rank 0 prints and writes files; the other ranks' stdout goes to
+ * /dev/null (stderr stays). */
 void cli_dist_init(int *argc, char ***argv);
 /* Ends MPI and returns the exit code. A rank that fails waits up to 10 s
  * for the others to end too (a failure every rank saw), then aborts the

@@ -6,7 +6,9 @@ if(NEUROC_HAVE_OPENMP)
   set(NC_OMP OpenMP::OpenMP_C)
 endif()
 nc_room(kernels DIR kernels)
-nc_room(base DIR snn/base EXCLUDE "/dist_mpi\\.c$"
+# NEUROC_HAVE_MPI only names the feature (nc_build_features): the MPI code
+# itself lives outside the core (snn/base/mpi/, CMakeLists.txt).
+nc_room(base DIR snn/base
         DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1> $<$<BOOL:${NEUROC_HAVE_MPI}>:NEUROC_HAVE_MPI=1>)
 nc_room(ir DIR snn/ir DEPS base kernels)
 nc_room(run DIR snn/run DEPS ir base kernels LIBS ${NC_OMP})

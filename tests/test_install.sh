@@ -96,4 +96,32 @@ rc=0
 check_output "$tmp/out_cmake.txt" "CMake build"
 cmp -s "$tmp/out_pc.txt" "$tmp/out_cmake.txt" || fail "the two builds print different results"
 
+# ---- MPI build: libneuroc_mpi (pkg-config neuroc-mpi, CMake neuroc::mpi)
+# and the program's MPI module, which the installed program finds under
+# mpirun from its own folder (bin/../<libdir>/neuroc).
+if "$1" --version | grep -q '^features:.* mpi'; then
+    [ -f "$libdir/neuroc/neuroc_mpi_module.so" ] || fail "the MPI module not installed"
+    [ -f "$prefix/include/neuroc/mpi.h" ] || fail "mpi.h not installed"
+    mpi_flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs neuroc-mpi) ||
+        fail "pkg-config --cflags --libs neuroc-mpi"
+    # shellcheck disable=SC2086 # the flags are words
+    cc -std=c11 -Wall -Wextra -Werror $san "$src/tests/mpi_c_user.c" $mpi_flags -Wl,-rpath,"$libdir" \
+        -o "$tmp/mpi_user_pc" || fail "building a program of <neuroc/mpi.h> with pkg-config neuroc-mpi"
+    mkdir "$tmp/mpi_user"
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(use_neuroc_mpi C)' \
+        'find_package(neuroc REQUIRED)' "add_executable(mpi_user \"$src/tests/mpi_c_user.c\")" \
+        'target_link_libraries(mpi_user PRIVATE neuroc::mpi)' >"$tmp/mpi_user/CMakeLists.txt"
+    { cmake -S "$tmp/mpi_user" -B "$tmp/mpi_user/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$san" &&
+        cmake --build "$tmp/mpi_user/build"; } >"$tmp/cmake_mpi.log" 2>&1 ||
+        { cat "$tmp/cmake_mpi.log"; fail "building against neuroc::mpi"; }
+    if command -v mpirun >/dev/null; then
+        LD_DEBUG=libs OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 \
+            timeout 60 mpirun -np 1 "$prefix/bin/neuroc" --version >"$tmp/out_mpi.txt" 2>&1 ||
+            { tail -5 "$tmp/out_mpi.txt"; fail "the installed program under mpirun"; }
+        grep -q "calling init: $prefix/bin/../.*/neuroc/neuroc_mpi_module.so" "$tmp/out_mpi.txt" ||
+            fail "the installed program under mpirun did not load the installed MPI module"
+    fi
+    echo "MPI: libneuroc_mpi builds with pkg-config and neuroc::mpi; the installed program loads its module"
+fi
+
 echo "PASS: installed to ${prefix}; pkg-config and CMake package builds both run"

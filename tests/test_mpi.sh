@@ -16,13 +16,21 @@
 #    (Adam divides by sqrt(v) + 1e-8, which magnifies the order difference of
 #    near-zero gradients; measured 8e-7);
 #  - a different model file on rank 1, different data on rank 1: non-zero
-#    exit with a clear message, no hang (timeout 60 s).
+#    exit with a clear message, no hang (timeout 60 s);
+#  - no MPI outside mpirun: neither the program nor libneuroc.so links a
+#    libmpi, and a plain run loads none (LD_DEBUG=libs); under mpirun the
+#    program loads its MPI module (NEUROC_MPI_MODULE overrides where from)
+#    and runs 2 ranks; a module it cannot load ends every rank with one
+#    line and a non-zero exit, no hang;
+#  - a C program of its own MPI on libneuroc_mpi (tests/mpi_c_user.c):
+#    2 ranks write the report 1 rank writes.
 # Skipped (77) without mpirun or in a build without MPI.
 # usage: bash test_mpi.sh <neuroc-binary> <source-dir> <build-dir>
 set -u
 
 NEUROC=$1
 SRC=$2
+BUILD=$3
 . "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
 
 if ! command -v mpirun >/dev/null; then
@@ -46,18 +54,21 @@ MLP=$SRC/examples/models/mlp.onnx
 CNN=$SRC/examples/models/cnn.onnx
 
 run_mpi() { # EXPECTED_RC NP ARGS...: mpirun -np NP neuroc ARGS; output in $TMP/out, $TMP/err
-    local want=$1 np=$2
-    shift 2
+    run_mpi_bin "$NEUROC" "$@"
+}
+run_mpi_bin() { # PROGRAM EXPECTED_RC NP ARGS...: mpirun -np NP PROGRAM ARGS
+    local prog=$1 want=$2 np=$3
+    shift 3
     # In a sanitized build, Open MPI's own allocations (in plugins it has
     # unloaded, so no suppression can name them) show as leaks at exit: leak
     # detection is off for the ranks only. Memory errors are still caught, and
     # neuroc's data-parallel paths are leak-checked in one process by
     # test_mpi_dist (two threads as two ranks).
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        "${MPIRUN[@]}" -np "$np" "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
+        "${MPIRUN[@]}" -np "$np" "$prog" "$@" >"$TMP/out" 2>"$TMP/err"
     RC=$?
     if [ "$RC" -eq "$want" ]; then pass "mpirun -np $np: exit status $RC"; else
-        fail "mpirun -np $np: exit status $RC, expected $want (neuroc $*)"
+        fail "mpirun -np $np: exit status $RC, expected $want ($(basename "$prog") $*)"
         sed 's/^/    stderr: /' "$TMP/err" | head -8
     fi
 }
@@ -94,6 +105,52 @@ EOF
 }
 have_h5py=1
 "$PY" -c 'import h5py, numpy' 2>/dev/null || have_h5py=0
+
+check "no MPI library linked into the program or libneuroc, none loaded without mpirun"
+for bin in "$NEUROC" "$BUILD/libneuroc.so"; do
+    if ldd "$bin" >"$TMP/ldd" 2>&1 && ! grep -q libmpi "$TMP/ldd"; then pass "ldd $(basename "$bin"): no libmpi"; else
+        fail "ldd $(basename "$bin") names libmpi (or failed)"; grep mpi "$TMP/ldd" | head -3 | sed 's/^/    /'; fi
+done
+LD_DEBUG=libs "$NEUROC" --version >"$TMP/out" 2>"$TMP/ld"
+expect_in "$TMP/ld" "calling init" # LD_DEBUG works here, so the next check means something
+expect_not_in "$TMP/ld" "libmpi"
+expect_not_in "$TMP/ld" "neuroc_mpi_module"
+
+check "under mpirun the program loads its MPI module and runs 2 ranks"
+EV1=(eval "$MLP" --data "$X" --labels "$Y" -T 4 --limit 96)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" LD_DEBUG=libs \
+    "${MPIRUN[@]}" -np 2 "$NEUROC" "${EV1[@]}" >"$TMP/out" 2>"$TMP/ld"
+RC=$?
+if [ "$RC" = 0 ]; then pass "exit status 0"; else fail "exit status $RC"; grep -v '^ *[0-9]*:' "$TMP/ld" | head -5; fi
+expect_in "$TMP/out" "(2 ranks)"
+if [ "$(grep -c 'calling init: .*/neuroc_mpi_module.so' "$TMP/ld")" = 2 ]; then pass "both ranks loaded the module"
+else fail "the module was not loaded by both ranks"; fi
+expect_in "$TMP/ld" "libmpi"
+
+check "NEUROC_MPI_MODULE names the module: a copy of the program elsewhere still runs 2 ranks"
+mkdir "$TMP/bin" && cp "$NEUROC" "$TMP/bin/neuroc"
+NEUROC_MPI_MODULE=$BUILD/neuroc_mpi_module.so run_mpi_bin "$TMP/bin/neuroc" 0 2 "${EV1[@]}"
+expect_in "$TMP/out" "(2 ranks)"
+
+check "a module that cannot be loaded: every rank says so in one line and exits non-zero, no hang"
+NEUROC_MPI_MODULE=$TMP/missing.so "${MPIRUN[@]}" -np 2 "$NEUROC" "${EV1[@]}" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC (124: it hung)"; fi
+if [ "$(grep -c '^neuroc: rank [01]: started by an MPI launcher, but cannot load the MPI module: .*missing.so' \
+    "$TMP/err")" = 2 ]; then pass "one line from each rank"; else
+    fail "expected one line from each rank"; sed 's/^/    | /' "$TMP/err" | head -8; fi
+expect_not_in "$TMP/out" "SNN accuracy"
+
+check "a C program with its own MPI on libneuroc_mpi: 2 ranks = 1 rank"
+if [ -x "$BUILD/mpi_c_user" ]; then
+    U=("$MLP" "$X" "$Y")
+    run_mpi_bin "$BUILD/mpi_c_user" 0 1 "${U[@]}" "$TMP/u1.json"
+    run_mpi_bin "$BUILD/mpi_c_user" 0 2 "${U[@]}" "$TMP/u2.json"
+    expect_in "$TMP/out" "mpi_c_user: 2 ranks, 256 samples"
+    same_file "$TMP/u1.json" "$TMP/u2.json" "the C program's eval report"
+else
+    fail "$BUILD/mpi_c_user was not built"
+fi
 
 check "eval (CNN converted in memory, per channel, Poisson, batch 48): 2 ranks = 1 process"
 EV=(eval "$CNN" --data "$X" --labels "$Y" --per-channel -T 8 --encoding poisson --seed 3 --batch 48)

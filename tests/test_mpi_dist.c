@@ -334,6 +334,45 @@ static void test_device_for_process(void **state)
     unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
 }
 
+/* The public constructor (<neuroc/dist.h>) that MPI code outside the
+ * library uses: arguments checked with *out NULL (impl stays the caller's:
+ * release not called), the state handed back, release called once, with
+ * impl, by nc_dist_free. */
+static int g_released;
+static void count_release(void *impl)
+{
+    g_released += impl == (void *)&g_released;
+}
+
+static void test_create_and_free(void **state)
+{
+    (void)state;
+    static const nc_dist_ops ops = {"count", t_allreduce, t_allgatherv, count_release};
+    static const nc_dist_ops no_gather = {"half", t_allreduce, NULL, count_release};
+    static nc_dist junk;
+    nc_dist *d = &junk; /* must come back NULL */
+    assert_int_equal(nc_dist_create(NULL, &g_released, 0, 2, &d), NC_ERR_INVALID_ARG);
+    assert_null(d);
+    assert_int_equal(nc_dist_create(&no_gather, &g_released, 0, 2, &d), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_dist_create(&ops, &g_released, 2, 2, &d), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "rank 2 of a group of 2"));
+    assert_int_equal(nc_dist_create(&ops, &g_released, 0, 0, &d), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_dist_create(&ops, &g_released, -1, 2, &d), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_dist_create(&ops, &g_released, 0, 2, NULL), NC_ERR_INVALID_ARG);
+    assert_null(d);
+    assert_int_equal(g_released, 0);
+    NC_ASSERT_OK(nc_dist_create(&ops, &g_released, 1, 3, &d));
+    assert_int_equal(nc_dist_rank(d), 1);
+    assert_int_equal(nc_dist_size(d), 3);
+    assert_ptr_equal(nc_dist_impl(d), &g_released);
+    assert_null(nc_dist_impl(NULL));
+    nc_dist_free(d);
+    assert_int_equal(g_released, 1);
+    nc_dist_free(NULL);
+    assert_int_equal(nc_dist_errorf(NC_ERR_DEVICE, "MPI_%s failed on rank %d", "Bcast", 1), NC_ERR_DEVICE);
+    assert_string_equal(nc_last_error(), "MPI_Bcast failed on rank 1");
+}
+
 static void test_shares_and_histogram_merge(void **state)
 {
     (void)state;
@@ -382,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_for_process),
         cmocka_unit_test(test_shares_and_histogram_merge),
+        cmocka_unit_test(test_create_and_free),
         cmocka_unit_test(test_eval_equals_one_process),
         cmocka_unit_test(test_other_data_fails_on_both),
         cmocka_unit_test(test_other_data_named_by_eval),

@@ -1,5 +1,6 @@
 /* Groups of processes (dist.h): the helpers every distributed path uses,
- * and the single-process behaviour of a NULL group. */
+ * and the single-process behaviour of a NULL group (making and freeing one:
+ * dist_group.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,6 @@
 #include "dist.h"
 #include "error.h"
 #include "tensor.h"
-
-void nc_dist_free(nc_dist *d)
-{
-    if (d && d->ops && d->ops->release)
-        d->ops->release(d);
-}
 
 int nc_dist_rank(const nc_dist *d) { return d ? d->rank : 0; }
 int nc_dist_size(const nc_dist *d) { return d ? d->size : 1; }

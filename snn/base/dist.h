@@ -1,6 +1,7 @@
 /* The library's view of a group of processes (nc_dist, include/neuroc/neuroc.h):
  * a rank, a size and a few collectives behind function pointers, so that
- * nothing outside snn/base/dist_mpi.c sees MPI. A NULL group is one process:
+ * nothing in the library sees MPI (libneuroc_mpi, snn/base/mpi/, makes an
+ * MPI group through nc_dist_create). A NULL group is one process:
  * every helper below then does nothing (a reduction over one rank is the
  * identity), which is the single-process implementation.
  *
@@ -13,23 +14,12 @@
 
 #include <stdint.h>
 
+#include "neuroc/dist.h"
 #include "neuroc/neuroc.h"
 
-typedef enum nc_dist_type { NC_DIST_I64 = 0, NC_DIST_U64, NC_DIST_F64, NC_DIST_F32 } nc_dist_type;
-typedef enum nc_dist_op { NC_DIST_SUM = 0, NC_DIST_MAX, NC_DIST_MIN } nc_dist_op;
-
-typedef struct nc_dist_ops {
-    const char *name;
-    /* In place over n elements. Float sums give the same bits on every rank
-     * (the implementation reduces to one rank and broadcasts the result). */
-    nc_status (*allreduce)(const nc_dist *d, void *buf, int64_t n, nc_dist_type t, nc_dist_op op);
-    /* Rank r contributes bytes[r] bytes from `send`; everyone receives all
-     * of them in rank order into `recv`. send NULL: this rank's part is
-     * already in its place in recv. */
-    nc_status (*allgatherv)(const nc_dist *d, const void *send, void *recv, const int64_t *bytes);
-    void (*release)(nc_dist *d);
-} nc_dist_ops;
-
+/* The ops table and the types of its collectives are public
+ * (<neuroc/dist.h>, nc_dist_create), so MPI code outside the library builds
+ * on the public API alone; the group itself is only seen here. */
 struct nc_dist {
     int rank, size;
     const nc_dist_ops *ops;
