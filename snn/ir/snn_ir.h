@@ -5,6 +5,7 @@
 
 #include "neuroc/neuroc.h"
 #include "snn/base/tensor.h"
+#include "layer_kinds.h"
 
 typedef struct nc_snn_layer {
     char *name;
@@ -51,6 +52,24 @@ int64_t nc_snn_layer_channels(const nc_snn_layer *L);
 float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt);
 /* Checks that p has 1, C or full-size elements for L; error names the layer. */
 nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
+
+/* Neuron parameter p of L (1, C or full-size; NULL = dflt) for every neuron,
+ * in L's channel-major order, or channel-last (index p·C + c of position p,
+ * channel c) when channel_last. A new array of nc_snn_layer_size(L) floats
+ * (nc_free), or NULL with *fail set to 1 when out of memory (no error set:
+ * the caller names the layer). */
+float *nc_snn_param_expand(const nc_tensor *p, const nc_snn_layer *L, float dflt, int channel_last, int *fail);
+/* As nc_snn_param_expand, the spike value and v(0) of each neuron of a
+ * neuron layer with the defaults of DESIGN §3 where unset: an IF spike
+ * carries θ and its membrane starts at θ/2; LIF/CubaLIF spikes are 1, v(0) 0. */
+float *nc_snn_spike_values(const nc_snn_layer *L, int channel_last, int *fail);
+float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail);
+
+/* is_static[i] = 1 for the layers whose output cannot change over a run:
+ * the input when it is one static image (not a series) encoded directly,
+ * and the stateless kinds (layer_kinds.h) all of whose inputs are static
+ * and none recurrent. Backends compute such layers once, not every step. */
+void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static);
 
 /* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
  * largest input in each kernel window, padding ignored (a window's taps
