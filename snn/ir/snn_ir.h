@@ -86,9 +86,29 @@ nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], con
  * diagonal Affine for 1-D layers; *n_scale counts them. For networks of
  * Input, Affine, Conv2d, Pool2d, MaxPool2d, Flatten, Add, Concat, IF and
  * Readout layers without recurrent edges (snn_fold.c). The NIR writer folds
- * the same way but without changing the network: it inserts NIR Scale
- * nodes instead and handles per-neuron factors. */
+ * by the same rules (below) but without changing the network: it inserts
+ * NIR Scale nodes instead and handles per-neuron factors. */
 nc_status nc_snn_fold_spike_values(const nc_snn *s, nc_snn **out, int *n_scale);
+
+/* The rules of that folding, which the NIR writer shares. A factor f of a
+ * layer (one float per neuron, NULL = all ones) says: IR value = f ⊙ its
+ * value in the binary-spike network. */
+/* 1 if f (NULL = ones) is the same over each channel's H×W plane of L. */
+int nc_snn_factor_channel_uniform(const nc_snn_layer *L, const float *f);
+/* 1 if layer i can take its input j's factor fj: into its weights (Affine;
+ * Conv2d when fj is per channel), or by passing it on to its own output
+ * (Flatten; Pool2d when per channel; MaxPool2d when per channel and
+ * positive; these need j before i). */
+int nc_snn_takes_factor(const nc_snn *s, int i, int j, const float *fj);
+/* The factor of layer i's output (*out, NULL when ones; nc_free): a
+ * neuron's spike values (they become 1), the factor fj of its input passed
+ * on by a Flatten or pooling that `takes` it (per channel), times a Pool2d's
+ * scale when pool_scale (NIR's SumPool2d leaves the scale to the factor). */
+nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, int pool_scale, float **out);
+/* Multiplies weight w of an Affine (columns: m per input) or a Conv2d with
+ * `groups` groups (input-channel slices: m per input channel) reading X by
+ * X's factor m, in place. */
+void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m);
 
 /* Everything that determines what a network computes: layer kinds,
  * connections, shapes, parameters and neuron tensors (FNV-1a over the
