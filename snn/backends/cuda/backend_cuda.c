@@ -136,12 +136,14 @@ static nc_status sparse_err(cusparseStatus_t e, const char *what)
 static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
-    switch (L->kind) {
-    case NC_SNN_CONCAT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+    switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
+    case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
+    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_IF: case NC_SNN_READOUT:
+        break;
+    default:
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
         return 0;
-    default: break;
     }
     for (int k = 0; k < L->n_inputs; k++)
         if (L->inputs[k] >= id) {
