@@ -452,7 +452,7 @@ static int bias_layer(const nc_snn *s, const nc_snn_layer *L)
             int next = -1;
             for (int k = 0; k < X->n_inputs && next < 0; k++) {
                 int kind = s->layers[X->inputs[k]].kind;
-                if (kind == NC_SNN_CONV2D || kind == NC_SNN_AFFINE)
+                if (nc_snn_kind_is_synaptic(kind))
                     next = X->inputs[k];
             }
             id = next;

@@ -586,8 +586,9 @@ static nc_status op_arith(cv *c, const nc_node *n)
 static int carries_spikes(const nc_snn *s, int id)
 {
     const nc_snn_layer *L = &s->layers[id];
+    if (nc_snn_kind_is_spiking(L->kind))
+        return 1;
     switch (L->kind) {
-    case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: return 1;
     case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT:
         for (int k = 0; k < L->n_inputs; k++)
             if (L->inputs[k] < id && carries_spikes(s, L->inputs[k]))

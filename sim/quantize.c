@@ -47,7 +47,9 @@ typedef struct term {
 
 #define MAX_TERMS 64
 
-static int is_pop_kind(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_READOUT; }
+/* A population of compartments: a layer that integrates over time (an IF
+ * layer or the readout here: ls_build refuses LIF and CubaLIF). */
+static int is_pop_kind(nc_snn_layer_kind k) { return nc_snn_kind(k)->integrates; }
 
 static nc_status unsupported(const nc_snn_layer *L, const char *why)
 {
@@ -103,7 +105,7 @@ static nc_status collect(const nc_snn *s, int id, int user, term *terms, int *n)
         return unsupported(L, "too many terms summed into one layer");
     term *t = &terms[(*n)++];
     t->syn = -1;
-    if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) {
+    if (nc_snn_kind_is_synaptic(L->kind)) {
         t->syn = id;
         if (L->inputs[0] >= id)
             return unsupported(L, "recurrent connections are not supported by the Loihi simulator");

@@ -138,19 +138,15 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
     int nl = s->n_layers, series = nc_tensor_ndim(input) == s->layers[0].ndim + 2;
     int N = (int)nc_tensor_shape(input)[series];
     emu_layer *E = calloc((size_t)nl, sizeof *E);
+    char *is_static = calloc((size_t)nl, 1);
+    nc_snn_mark_static(s, series, enc, is_static); /* as the backend */
     int64_t max_in = 1;
     for (int i = 0; i < nl; i++) {
         const nc_snn_layer *L = &s->layers[i];
         E[i].size = nc_snn_layer_size(L);
-        E[i].view = (L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_READOUT) ? E[L->inputs[0]].view : i;
+        E[i].view = nc_snn_kind(L->kind)->view ? E[L->inputs[0]].view : i;
         E[i].val = E[i].view == i ? calloc((size_t)(tc * N * E[i].size), sizeof(float)) : NULL;
-        if (L->kind == NC_SNN_INPUT)
-            E[i].is_static = !series && enc == NC_ENCODING_DIRECT;
-        else if (L->kind != NC_SNN_IF) {
-            E[i].is_static = 1;
-            for (int k = 0; k < L->n_inputs; k++)
-                E[i].is_static &= E[L->inputs[k]].is_static;
-        }
+        E[i].is_static = is_static[i];
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D)
             E[i].g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_AFFINE) {
@@ -293,6 +289,7 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
         free(E[i].v0);
     }
     free(E);
+    free(is_static);
     free(mask);
     free(idx);
     free(ev);

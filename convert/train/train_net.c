@@ -11,7 +11,7 @@
 
 static int has_weights(const nc_snn_layer *L)
 {
-    return L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D;
+    return nc_snn_kind_is_synaptic(L->kind);
 }
 
 void nc_tr_net_free(nc_tr_net *net)

@@ -108,7 +108,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
                 goto done;
             L->scale = (float)scale;
         }
-        if (kind == NC_SNN_IF || kind == NC_SNN_LIF || kind == NC_SNN_CUBALIF) {
+        if (nc_snn_kind_is_neuron(kind)) {
             nc_tensor **ts[] = {&L->threshold, &L->v_init, &L->spike_value, &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in};
             for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
                 nc_tensor_free(*ts[k]);

@@ -122,16 +122,6 @@ static char *make_name(const wr *w, const char *base, const char *suffix)
 
 /* ---- factors and folding ---- */
 
-static float *expand(const nc_tensor *t, const nc_snn_layer *L, float dflt)
-{
-    int64_t n = nc_snn_layer_size(L);
-    float *a = nc_malloc((size_t)n * sizeof *a);
-    if (a)
-        for (int64_t i = 0; i < n; i++)
-            a[i] = nc_snn_param(t, L, i, dflt);
-    return a;
-}
-
 static int all_ones(const float *a, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -140,34 +130,11 @@ static int all_ones(const float *a, int64_t n)
     return 1;
 }
 
-/* 1 if layer j's factor is the same over each channel's H×W plane. */
-static int channel_uniform(const wr *w, int j)
-{
-    const nc_snn_layer *L = &w->s->layers[j];
-    if (!w->m[j])
-        return 1;
-    if (L->ndim != 3)
-        return 0;
-    int64_t hw = L->shape[1] * L->shape[2];
-    const float *m = w->m[j];
-    for (int64_t c = 0; c < L->shape[0]; c++)
-        for (int64_t k = 1; k < hw; k++)
-            if (m[c * hw + k] != m[c * hw])
-                return 0;
-    return 1;
-}
-
-/* 1 if layer i can take its input j's factor into its own NIR node. Pool2d
- * and Flatten pass the factor on, so they need it before their own. */
+/* 1 if layer i can take its input j's factor into its own NIR node
+ * (snn_ir.h: the rules of nc_snn_fold_spike_values). */
 static int can_absorb(const wr *w, int i, int j)
 {
-    switch (w->s->layers[i].kind) {
-    case NC_SNN_AFFINE: return 1;
-    case NC_SNN_CONV2D: return channel_uniform(w, j);
-    case NC_SNN_POOL2D: return j < i && channel_uniform(w, j);
-    case NC_SNN_FLATTEN: return j < i;
-    default: return 0;
-    }
+    return nc_snn_takes_factor(w->s, i, j, w->m[j]);
 }
 
 /* 1 if every reader of layer j can absorb its factor: then no Scale node. */
@@ -195,47 +162,14 @@ static nc_status compute_factors(wr *w)
     for (int i = 0; i < w->n; i++) {
         const nc_snn_layer *L = &s->layers[i];
         int64_t size = nc_snn_layer_size(L);
+        int j = L->n_inputs > 0 ? L->inputs[0] : 0;
         float *m = NULL;
-        switch (L->kind) {
-        case NC_SNN_IF:
-        case NC_SNN_LIF:
-        case NC_SNN_CUBALIF:
-            /* the reference backend's defaults: an IF spike carries θ, a LIF spike 1 */
-            if (L->spike_value)
-                m = expand(L->spike_value, L, 1.0f);
-            else if (L->kind == NC_SNN_IF)
-                m = expand(L->threshold, L, 1.0f);
-            else
-                continue;
-            if (!m)
-                return nc_errorf(NC_ERR_NOMEM, "out of memory");
-            break;
-        case NC_SNN_POOL2D: {
-            int j = L->inputs[0];
-            int take = absorbs(w, i, j) && w->m[j];
-            if (!take && L->scale == 1.0f)
-                continue;
-            if (!(m = nc_malloc((size_t)size * sizeof *m)))
-                return nc_errorf(NC_ERR_NOMEM, "out of memory");
-            const nc_snn_layer *X = &s->layers[j];
-            int64_t hw = L->shape[1] * L->shape[2], hw_in = X->shape[1] * X->shape[2];
-            for (int64_t c = 0; c < L->shape[0]; c++)
-                for (int64_t k = 0; k < hw; k++)
-                    m[c * hw + k] = L->scale * (take ? w->m[j][c * hw_in] : 1.0f);
-            break;
-        }
-        case NC_SNN_FLATTEN: {
-            int j = L->inputs[0];
-            if (!absorbs(w, i, j) || !w->m[j])
-                continue;
-            if (!(m = nc_malloc((size_t)size * sizeof *m)))
-                return nc_errorf(NC_ERR_NOMEM, "out of memory");
-            memcpy(m, w->m[j], (size_t)size * sizeof *m);
-            break;
-        }
-        default:
+        /* a Pool2d becomes a SumPool2d: its scale joins the factor */
+        nc_status st = nc_snn_out_factor(s, i, w->m[j], L->n_inputs > 0 && absorbs(w, i, j), 1, &m);
+        if (st != NC_OK)
+            return st;
+        if (!m)
             continue;
-        }
         if (all_ones(m, size)) {
             nc_free(m);
             m = NULL;
@@ -253,11 +187,7 @@ static nc_status fold_affine(wr *w, int i, const float *m)
     nc_tensor *W = nc_tensor_clone(L->weight);
     if (!W)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    float *d = nc_f32(W);
-    int64_t in = W->shape[1];
-    for (int64_t o = 0; o < W->shape[0]; o++)
-        for (int64_t k = 0; k < in; k++)
-            d[o * in + k] *= m[k];
+    nc_snn_fold_factor(W, L->kind, 1, &w->s->layers[L->inputs[0]], m);
     w->folded[i] = W;
     return NC_OK;
 }
@@ -271,7 +201,7 @@ static nc_status fold_conv(wr *w, int i, const float *m)
     const nc_snn_layer *L = &w->s->layers[i], *X = &w->s->layers[L->inputs[0]];
     const nc_tensor *W = L->weight;
     int64_t cout = W->shape[0], cin_g = W->shape[1], kk = W->shape[2] * W->shape[3];
-    int64_t G = L->groups, cin = cin_g * G, cout_g = cout / G, hw_in = X->shape[1] * X->shape[2];
+    int64_t G = L->groups, cin = cin_g * G, cout_g = cout / G;
     int64_t shape[4] = {cout, cin, W->shape[2], W->shape[3]};
     nc_tensor *D = nc_tensor_new(NC_DTYPE_F32, 4, shape);
     if (!D)
@@ -281,11 +211,8 @@ static nc_status fold_conv(wr *w, int i, const float *m)
         for (int64_t ci = 0; ci < cin_g; ci++)
             memcpy(d + (co * cin + (co / cout_g) * cin_g + ci) * kk, nc_f32(W) + (co * cin_g + ci) * kk,
                    (size_t)kk * sizeof *d);
-    if (m)
-        for (int64_t co = 0; co < cout; co++)
-            for (int64_t c = 0; c < cin; c++)
-                for (int64_t k = 0; k < kk; k++)
-                    d[(co * cin + c) * kk + k] *= m[c * hw_in];
+    if (m) /* after spelling out: the zeros between groups take the factor too */
+        nc_snn_fold_factor(D, NC_SNN_CONV2D, 1, X, m);
     w->folded[i] = D;
     return NC_OK;
 }
@@ -380,11 +307,10 @@ static nc_status plan(wr *w)
     int out = nc_snn_output_id(s);
     for (int i = 0; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        if (L->kind == NC_SNN_CONCAT)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no Concat node", L->name);
-        if (L->kind == NC_SNN_MAXPOOL2D)
-            return nc_errorf(NC_ERR_UNSUPPORTED,
-                             "layer '%s': NIR has no max pooling; convert with --maxpool average", L->name);
+        if (!nc_snn_kind(L->kind)->nir)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no %s%s", L->name,
+                             L->kind == NC_SNN_MAXPOOL2D ? "max pooling" : nc_snn_kind_name(L->kind),
+                             L->kind == NC_SNN_MAXPOOL2D ? "; convert with --maxpool average" : " node");
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,
@@ -392,7 +318,7 @@ static nc_status plan(wr *w)
                                  s->layers[L->inputs[k]].name, L->name);
         if (L->kind == NC_SNN_READOUT && i != out)
             return nc_errorf(NC_ERR_UNSUPPORTED, "readout '%s' is not the network's output", L->name);
-        if (L->kind == NC_SNN_ADD || L->kind == NC_SNN_READOUT)
+        if (!nc_snn_kind(L->kind)->nir_node) /* an Add is edges, a Readout the Output's input */
             continue;
         if (!(w->node[i] = make_name(w, L->name, "")))
             return NC_ERR_NOMEM;
@@ -425,7 +351,8 @@ static nc_status put_tensor(hid_t g, const char *name, const nc_tensor *t)
 static nc_status put_full(hid_t g, const char *name, const nc_tensor *t, const nc_snn_layer *L,
                           float dflt)
 {
-    float *a = expand(t, L, dflt);
+    int fail = 0;
+    float *a = nc_snn_param_expand(t, L, dflt, 0, &fail);
     if (!a)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     nc_status st = nc_h5_write_f32(g, name, L->ndim, L->shape, a);
@@ -585,7 +512,7 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
         st = nc_h5_write_i64_scalar(g, "groups", L->groups);
     if (st == NC_OK && L->kind == NC_SNN_POOL2D)
         st = nc_h5_write_f32(g, "scale", 0, NULL, &L->scale);
-    if (st == NC_OK && (L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF)) {
+    if (st == NC_OK && nc_snn_kind_is_neuron(L->kind)) {
         if ((st = put_opt(g, "threshold", L->threshold)) == NC_OK && (st = put_opt(g, "v_init", L->v_init)) == NC_OK &&
             (st = put_opt(g, "spike_value", L->spike_value)) == NC_OK && (st = put_opt(g, "tau", L->tau)) == NC_OK &&
             (st = put_opt(g, "r", L->r)) == NC_OK && (st = put_opt(g, "v_leak", L->v_leak)) == NC_OK &&

@@ -7,25 +7,6 @@
 #include "snn/base/error.h"
 #include "snn_ir.h"
 
-const char *nc_snn_kind_name(nc_snn_layer_kind k)
-{
-    switch (k) {
-    case NC_SNN_INPUT: return "Input";
-    case NC_SNN_AFFINE: return "Affine";
-    case NC_SNN_CONV2D: return "Conv2d";
-    case NC_SNN_POOL2D: return "Pool2d";
-    case NC_SNN_FLATTEN: return "Flatten";
-    case NC_SNN_ADD: return "Add";
-    case NC_SNN_CONCAT: return "Concat";
-    case NC_SNN_IF: return "IF";
-    case NC_SNN_LIF: return "LIF";
-    case NC_SNN_CUBALIF: return "CubaLIF";
-    case NC_SNN_READOUT: return "Readout";
-    case NC_SNN_MAXPOOL2D: return "MaxPool2d";
-    }
-    return "unknown";
-}
-
 static void layer_clear(nc_snn_layer *L)
 {
     nc_free(L->name);

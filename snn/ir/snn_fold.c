@@ -20,12 +20,12 @@ typedef struct fold {
     int n_scale;
 } fold;
 
-/* 1 if the factor f (per element of a (C, H, W) or 1-D layer L) is the same
- * over each channel's plane. */
-static int channel_uniform(const nc_snn_layer *L, const float *f)
+/* ---- the factor rules, shared with the NIR writer (export/nir/nir_write.c) ---- */
+
+int nc_snn_factor_channel_uniform(const nc_snn_layer *L, const float *f)
 {
     if (!f || L->ndim != 3)
-        return 1;
+        return 1; /* a 1-D layer's channels are its neurons */
     int64_t hw = L->shape[1] * L->shape[2];
     for (int64_t c = 0; c < L->shape[0]; c++)
         for (int64_t k = 1; k < hw; k++)
@@ -33,6 +33,72 @@ static int channel_uniform(const nc_snn_layer *L, const float *f)
                 return 0;
     return 1;
 }
+
+int nc_snn_takes_factor(const nc_snn *s, int i, int j, const float *fj)
+{
+    const nc_snn_layer *L = &s->layers[i], *J = &s->layers[j];
+    switch (L->kind) {
+    case NC_SNN_AFFINE: return 1;
+    case NC_SNN_CONV2D: return nc_snn_factor_channel_uniform(J, fj);
+    case NC_SNN_POOL2D: return j < i && nc_snn_factor_channel_uniform(J, fj);
+    case NC_SNN_MAXPOOL2D: {
+        /* max commutes only with a positive scale */
+        int positive = 1;
+        for (int64_t k = 0; fj && k < nc_snn_layer_size(J); k++)
+            positive &= fj[k] > 0.0f;
+        return j < i && positive && nc_snn_factor_channel_uniform(J, fj);
+    }
+    case NC_SNN_FLATTEN: return j < i;
+    default: return 0;
+    }
+}
+
+nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, int pool_scale, float **out)
+{
+    const nc_snn_layer *L = &s->layers[i];
+    *out = NULL;
+    int fail = 0;
+    if (nc_snn_kind_is_neuron(L->kind))
+        *out = nc_snn_spike_values(L, 0, &fail);
+    else if (L->kind == NC_SNN_FLATTEN && takes && fj) {
+        int64_t n = nc_snn_layer_size(L);
+        if ((*out = nc_malloc((size_t)n * sizeof **out)))
+            memcpy(*out, fj, (size_t)n * sizeof **out);
+        fail = !*out;
+    } else if ((L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D) &&
+               ((takes && fj) || (pool_scale && L->scale != 1.0f))) {
+        /* per channel: pooling keeps channels, changes H×W */
+        const nc_snn_layer *J = &s->layers[L->inputs[0]];
+        float scale = pool_scale ? L->scale : 1.0f;
+        int64_t hw = L->shape[1] * L->shape[2], hw_in = J->shape[1] * J->shape[2];
+        if ((*out = nc_malloc((size_t)nc_snn_layer_size(L) * sizeof **out)))
+            for (int64_t c = 0; c < L->shape[0]; c++)
+                for (int64_t k = 0; k < hw; k++)
+                    (*out)[c * hw + k] = scale * (takes && fj ? fj[c * hw_in] : 1.0f);
+        fail = !*out;
+    }
+    return fail ? nc_errorf(NC_ERR_NOMEM, "out of memory") : NC_OK;
+}
+
+void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m)
+{
+    float *d = nc_f32(w);
+    if (kind == NC_SNN_AFFINE) {
+        int64_t in = w->shape[1];
+        for (int64_t o = 0; o < w->shape[0]; o++)
+            for (int64_t k = 0; k < in; k++)
+                d[o * in + k] *= m[k];
+        return;
+    }
+    int64_t K = w->shape[0], cg = w->shape[1], kk = w->shape[2] * w->shape[3], kg = K / groups;
+    int64_t hw_in = X->shape[1] * X->shape[2];
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t ci = 0; ci < cg; ci++)
+            for (int64_t t = 0; t < kk; t++)
+                d[(k * cg + ci) * kk + t] *= m[((k / kg) * cg + ci) * hw_in];
+}
+
+/* ---- the folded copy of a network ---- */
 
 static nc_status name_with(const fold *F, const char *base, const char *suffix, char *buf, size_t len)
 {
@@ -60,7 +126,7 @@ static nc_status scaled_id(fold *F, int j, int *id)
     nc_status st;
     nc_tensor *w = NULL;
     if (J->ndim == 3) {
-        if (!channel_uniform(J, F->fac[j]))
+        if (!nc_snn_factor_channel_uniform(J, F->fac[j]))
             return nc_errorf(NC_ERR_UNSUPPORTED, "binary spikes: layer '%s' has spike values that differ within "
                              "a channel, which no scale layer can take", J->name);
         int64_t C = J->shape[0], hw = J->shape[1] * J->shape[2], shape[4] = {C, 1, 1, 1};
@@ -89,24 +155,6 @@ static nc_status scaled_id(fold *F, int j, int *id)
     return st;
 }
 
-/* Per-element factor of a new layer of L's shape from input j's factor,
- * per channel (pooling keeps channels, changes H×W). */
-static nc_status pass_channels(fold *F, int i, int j)
-{
-    const nc_snn_layer *L = &F->s->layers[i], *J = &F->s->layers[j];
-    if (!F->fac[j])
-        return NC_OK;
-    int64_t size = nc_snn_layer_size(L), hw = L->shape[1] * L->shape[2], hw_in = J->shape[1] * J->shape[2];
-    float *f = nc_malloc((size_t)size * sizeof *f);
-    if (!f)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t c = 0; c < L->shape[0]; c++)
-        for (int64_t k = 0; k < hw; k++)
-            f[c * hw + k] = F->fac[j][c * hw_in];
-    F->fac[i] = f;
-    return NC_OK;
-}
-
 static nc_status fold_layer(fold *F, int i)
 {
     const nc_snn_layer *L = &F->s->layers[i];
@@ -118,9 +166,10 @@ static nc_status fold_layer(fold *F, int i)
     const float *fj = F->fac[j];
     nc_status st = NC_OK;
     int id = -1, from;
+    int takes = nc_snn_takes_factor(F->s, i, j, fj);
     switch (L->kind) {
     case NC_SNN_AFFINE: case NC_SNN_CONV2D: {
-        if (L->kind == NC_SNN_CONV2D && !channel_uniform(J, fj)) {
+        if (!takes) { /* a per-neuron factor before a Conv2d */
             if ((st = scaled_id(F, j, &from)) != NC_OK)
                 return st;
             fj = NULL;
@@ -130,20 +179,8 @@ static nc_status fold_layer(fold *F, int i)
         nc_tensor *w = nc_tensor_clone(L->weight);
         if (!w)
             return NC_ERR_NOMEM;
-        float *d = nc_f32(w);
-        if (fj && L->kind == NC_SNN_AFFINE) {
-            int64_t in = w->shape[1];
-            for (int64_t o = 0; o < w->shape[0]; o++)
-                for (int64_t k = 0; k < in; k++)
-                    d[o * in + k] *= fj[k];
-        } else if (fj) {
-            int64_t K = w->shape[0], cg = w->shape[1], kk = w->shape[2] * w->shape[3], kg = K / L->groups;
-            int64_t hw_in = J->shape[1] * J->shape[2];
-            for (int64_t k = 0; k < K; k++)
-                for (int64_t ci = 0; ci < cg; ci++)
-                    for (int64_t t = 0; t < kk; t++)
-                        d[(k * cg + ci) * kk + t] *= fj[((k / kg) * cg + ci) * hw_in];
-        }
+        if (fj)
+            nc_snn_fold_factor(w, L->kind, L->groups, J, fj);
         if (L->kind == NC_SNN_AFFINE) {
             st = nc_snn_add_affine(F->t, from, w, L->bias, L->name, &id);
         } else {
@@ -154,32 +191,20 @@ static nc_status fold_layer(fold *F, int i)
         nc_tensor_free(w);
         break;
     }
-    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: {
-        int positive = 1;
-        for (int64_t k = 0; fj && k < nc_snn_layer_size(J); k++)
-            positive &= fj[k] > 0.0f;
-        /* max commutes only with a positive scale; pooling needs it per channel */
-        int keep = channel_uniform(J, fj) && (L->kind == NC_SNN_POOL2D || positive);
-        if (!keep && (st = scaled_id(F, j, &from)) != NC_OK)
+    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_FLATTEN:
+        if (!takes && (st = scaled_id(F, j, &from)) != NC_OK)
             return st;
-        if (keep)
+        if (takes)
             from = F->map[j];
         if (L->kind == NC_SNN_POOL2D)
             st = nc_snn_add_pool2d(F->t, from, L->kernel, L->stride, L->padding, L->scale, L->name, &id);
-        else
+        else if (L->kind == NC_SNN_MAXPOOL2D)
             st = nc_snn_add_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
-        if (st == NC_OK && keep)
-            st = pass_channels(F, i, j);
-        break;
-    }
-    case NC_SNN_FLATTEN:
-        st = nc_snn_add_flatten(F->t, F->map[j], L->name, &id);
-        if (st == NC_OK && fj) {
-            int64_t n = nc_snn_layer_size(L);
-            if (!(F->fac[i] = nc_malloc((size_t)n * sizeof(float))))
-                return nc_errorf(NC_ERR_NOMEM, "out of memory");
-            memcpy(F->fac[i], fj, (size_t)n * sizeof(float));
-        }
+        else
+            st = nc_snn_add_flatten(F->t, from, L->name, &id);
+        /* the pool's scale stays in the layer: the factor passes unscaled */
+        if (st == NC_OK)
+            st = nc_snn_out_factor(F->s, i, fj, takes, 0, &F->fac[i]);
         break;
     case NC_SNN_ADD: case NC_SNN_CONCAT: {
         int *from_ids = nc_calloc((size_t)L->n_inputs, sizeof *from_ids);
@@ -208,11 +233,8 @@ static nc_status fold_layer(fold *F, int i)
         nc_if_params p = {L->threshold, L->v_init, sv, L->reset};
         st = nc_snn_add_if(F->t, from, &p, L->name, &id);
         nc_tensor_free(sv);
-        int64_t n = nc_snn_layer_size(L);
-        if (st == NC_OK && !(F->fac[i] = nc_malloc((size_t)n * sizeof(float))))
-            return nc_errorf(NC_ERR_NOMEM, "out of memory");
-        for (int64_t k = 0; st == NC_OK && k < n; k++)
-            F->fac[i][k] = nc_snn_param(L->spike_value ? L->spike_value : L->threshold, L, k, 1.0f);
+        if (st == NC_OK) /* its spikes are 1 now: the factor is the old spike value */
+            st = nc_snn_out_factor(F->s, i, NULL, 0, 0, &F->fac[i]);
         break;
     }
     default:

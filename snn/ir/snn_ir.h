@@ -5,6 +5,7 @@
 
 #include "neuroc/neuroc.h"
 #include "snn/base/tensor.h"
+#include "layer_kinds.h"
 
 typedef struct nc_snn_layer {
     char *name;
@@ -52,6 +53,24 @@ float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float d
 /* Checks that p has 1, C or full-size elements for L; error names the layer. */
 nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
 
+/* Neuron parameter p of L (1, C or full-size; NULL = dflt) for every neuron,
+ * in L's channel-major order, or channel-last (index p·C + c of position p,
+ * channel c) when channel_last. A new array of nc_snn_layer_size(L) floats
+ * (nc_free), or NULL with *fail set to 1 when out of memory (no error set:
+ * the caller names the layer). */
+float *nc_snn_param_expand(const nc_tensor *p, const nc_snn_layer *L, float dflt, int channel_last, int *fail);
+/* As nc_snn_param_expand, the spike value and v(0) of each neuron of a
+ * neuron layer with the defaults of DESIGN §3 where unset: an IF spike
+ * carries θ and its membrane starts at θ/2; LIF/CubaLIF spikes are 1, v(0) 0. */
+float *nc_snn_spike_values(const nc_snn_layer *L, int channel_last, int *fail);
+float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail);
+
+/* is_static[i] = 1 for the layers whose output cannot change over a run:
+ * the input when it is one static image (not a series) encoded directly,
+ * and the stateless kinds (layer_kinds.h) all of whose inputs are static
+ * and none recurrent. Backends compute such layers once, not every step. */
+void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static);
+
 /* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
  * largest input in each kernel window, padding ignored (a window's taps
  * outside the input do not count). Internal: NIR cannot express it. */
@@ -67,9 +86,29 @@ nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], con
  * diagonal Affine for 1-D layers; *n_scale counts them. For networks of
  * Input, Affine, Conv2d, Pool2d, MaxPool2d, Flatten, Add, Concat, IF and
  * Readout layers without recurrent edges (snn_fold.c). The NIR writer folds
- * the same way but without changing the network: it inserts NIR Scale
- * nodes instead and handles per-neuron factors. */
+ * by the same rules (below) but without changing the network: it inserts
+ * NIR Scale nodes instead and handles per-neuron factors. */
 nc_status nc_snn_fold_spike_values(const nc_snn *s, nc_snn **out, int *n_scale);
+
+/* The rules of that folding, which the NIR writer shares. A factor f of a
+ * layer (one float per neuron, NULL = all ones) says: IR value = f ⊙ its
+ * value in the binary-spike network. */
+/* 1 if f (NULL = ones) is the same over each channel's H×W plane of L. */
+int nc_snn_factor_channel_uniform(const nc_snn_layer *L, const float *f);
+/* 1 if layer i can take its input j's factor fj: into its weights (Affine;
+ * Conv2d when fj is per channel), or by passing it on to its own output
+ * (Flatten; Pool2d when per channel; MaxPool2d when per channel and
+ * positive; these need j before i). */
+int nc_snn_takes_factor(const nc_snn *s, int i, int j, const float *fj);
+/* The factor of layer i's output (*out, NULL when ones; nc_free): a
+ * neuron's spike values (they become 1), the factor fj of its input passed
+ * on by a Flatten or pooling that `takes` it (per channel), times a Pool2d's
+ * scale when pool_scale (NIR's SumPool2d leaves the scale to the factor). */
+nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, int pool_scale, float **out);
+/* Multiplies weight w of an Affine (columns: m per input) or a Conv2d with
+ * `groups` groups (input-channel slices: m per input channel) reading X by
+ * X's factor m, in place. */
+void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m);
 
 /* Everything that determines what a network computes: layer kinds,
  * connections, shapes, parameters and neuron tensors (FNV-1a over the

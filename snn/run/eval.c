@@ -119,11 +119,6 @@ nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out)
 
 /* ---------------------------------------------------------------- layers */
 
-static int is_spiking(nc_snn_layer_kind k)
-{
-    return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF;
-}
-
 /* Which layers see the analog input: the direct-encoded input itself and the
  * non-neuron layers it reaches before any neuron. Their operations are
  * multiply-accumulates on real values, not spike-driven adds. */
@@ -140,7 +135,7 @@ static nc_status init_layers(const nc_snn *s, nc_encoding enc, nc_eval_result *r
         if (!E->name)
             return nc_errorf(NC_ERR_NOMEM, "out of memory");
         E->kind = L->kind;
-        E->spiking = is_spiking(L->kind);
+        E->spiking = nc_snn_kind_is_spiking(L->kind);
         E->neurons = nc_snn_layer_size(L);
         if (L->kind == NC_SNN_INPUT)
             E->analog_input = enc == NC_ENCODING_DIRECT;

@@ -96,24 +96,8 @@ static void fast_plan_free(void *p)
     nc_free(P->L);
     nc_free(P->spk);
     nc_free(P->ops);
+    nc_free(P->is_static);
     nc_free(P);
-}
-
-static int is_neuron(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF; }
-
-/* A neuron parameter for every neuron, in the layer's state layout. */
-static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, const fast_layer *F, int cl, float dflt,
-                           int *fail)
-{
-    float *a = nc_malloc((size_t)F->size * sizeof *a);
-    if (!a) {
-        *fail = 1;
-        return NULL;
-    }
-    for (int64_t c = 0; c < F->C; c++)
-        for (int64_t p = 0; p < F->HW; p++)
-            a[at(cl, F->C, F->HW, c, p)] = nc_snn_param(t, L, c * F->HW + p, dflt);
-    return a;
 }
 
 /* For each input coordinate x in [0, n): the taps i in [0, k) (ascending)
@@ -239,17 +223,10 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
 static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
 {
     int fail = 0, cl = F->state_cl;
-    F->theta = param_expand(L->threshold, L, F, cl, 1.0f, &fail);
-    F->v0 = param_expand(L->v_init, L, F, cl, NAN, &fail);
-    F->sval = param_expand(L->spike_value, L, F, 0, NAN, &fail);
-    float *th_nchw = fail ? NULL : param_expand(L->threshold, L, F, 0, 1.0f, &fail);
-    for (int64_t j = 0; !fail && j < F->size; j++) {
-        if (isnan(F->sval[j])) /* IF default: a spike carries θ; LIF: binary */
-            F->sval[j] = L->kind == NC_SNN_IF ? th_nchw[j] : 1.0f;
-        if (isnan(F->v0[j]))
-            F->v0[j] = L->kind == NC_SNN_IF ? F->theta[j] * 0.5f : 0.0f;
-    }
-    nc_free(th_nchw);
+    /* state in the layer's state layout; spike values in the reference's order */
+    F->theta = nc_snn_param_expand(L->threshold, L, 1.0f, cl, &fail);
+    F->v0 = nc_snn_v_inits(L, cl, &fail);
+    F->sval = nc_snn_spike_values(L, 0, &fail);
     F->theta_full = 1;
     if (!fail && L->kind == NC_SNN_IF && cl && L->threshold &&
         (L->threshold->numel == 1 || L->threshold->numel == F->C)) {
@@ -259,15 +236,15 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
             F->theta = t;
     }
     if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau = param_expand(L->tau, L, F, cl, 1.0f, &fail);
-        F->vleak = param_expand(L->v_leak, L, F, cl, 0.0f, &fail);
-        F->r = param_expand(L->r, L, F, cl, 1.0f, &fail);
+        F->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, cl, &fail);
+        F->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, cl, &fail);
+        F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
         for (int64_t j = 0; !fail && j < F->size; j++)
             F->dt_tau[j] = (float)(L->dt / F->dt_tau[j]);
     }
     if (L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau_syn = param_expand(L->tau_syn, L, F, cl, 1.0f, &fail);
-        F->w_in = param_expand(L->w_in, L, F, cl, 1.0f, &fail);
+        F->dt_tau_syn = nc_snn_param_expand(L->tau_syn, L, 1.0f, cl, &fail);
+        F->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, cl, &fail);
         for (int64_t j = 0; !fail && j < F->size; j++)
             F->dt_tau_syn[j] = (float)(L->dt / F->dt_tau_syn[j]);
     }
@@ -288,7 +265,7 @@ static nc_status plan_layers(fast_plan *P)
         F->BHW = L->ndim == 3 ? F->HW : F->size;
         F->wpc = (F->BHW + 63) / 64;
         F->view = i;
-        F->neuron = is_neuron(L->kind);
+        F->neuron = nc_snn_kind_is_neuron(L->kind);
         F->fused_pool = -1;
         F->refill_of = -1;
         const fast_layer *X = L->n_inputs > 0 ? &P->L[P->L[L->inputs[0]].view] : NULL;
@@ -416,7 +393,7 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
             if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
                 !F->in_dense)
                 CARVE(W->tmp[i], in_size, float);
-            if ((L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) && in_size > ev)
+            if (nc_snn_kind_is_synaptic(L->kind) && in_size > ev)
                 ev = in_size;
         }
         CARVE(W->ev_idx, ev, int32_t);
@@ -462,8 +439,9 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     P->ws = nc_calloc((size_t)n_ws, sizeof *P->ws);
     P->spk = nc_calloc((size_t)counters, sizeof *P->spk);
     P->ops = nc_calloc((size_t)counters, sizeof *P->ops);
+    P->is_static = nc_calloc((size_t)s->n_layers, 1);
     nc_status st = NC_OK;
-    if (!P->L || !P->ws || !P->spk || !P->ops)
+    if (!P->L || !P->ws || !P->spk || !P->ops || !P->is_static)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     if (st == NC_OK)
         st = plan_layers(P);
@@ -480,25 +458,6 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     return NC_OK;
 }
 
-/* As the reference: layers whose output cannot change over time. */
-static void mark_static(const nc_snn *s, fast_layer *F, const nc_run_request *q)
-{
-    for (int i = 0; i < s->n_layers; i++) {
-        const nc_snn_layer *L = &s->layers[i];
-        switch (L->kind) {
-        case NC_SNN_INPUT: F[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT; break;
-        case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_FLATTEN:
-        case NC_SNN_ADD: case NC_SNN_MAXPOOL2D: case NC_SNN_READOUT:
-            F[i].is_static = 1;
-            for (int k = 0; k < L->n_inputs; k++)
-                if (!F[L->inputs[k]].is_static)
-                    F[i].is_static = 0;
-            break;
-        default: F[i].is_static = 0;
-        }
-    }
-}
-
 static nc_status fast_run(void *plan, const nc_run_request *q)
 {
     fast_plan *P = plan;
@@ -506,7 +465,9 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
     int N = q->N, nl = s->n_layers;
     if (N != P->N)
         return nc_errorf(NC_ERR_INTERNAL, "cpu-fast plan made for batch %d run with %d", P->N, N);
-    mark_static(s, P->L, q);
+    nc_snn_mark_static(s, q->series, q->encoding, P->is_static);
+    for (int i = 0; i < nl; i++)
+        P->L[i].is_static = P->is_static[i];
     P->L[0].rep = q->encoding == NC_ENCODING_POISSON ? REP_SPIKES : REP_DENSE;
     int64_t out_size = P->L[nc_snn_output_id(s)].size;
     if (!q->per_step)

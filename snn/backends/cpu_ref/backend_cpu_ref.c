@@ -21,7 +21,6 @@ typedef struct ref_layer {
     float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
                           transposed so that one input event scatters over contiguous outputs */
-    int is_static;     /* output constant over time: computed once */
 } ref_layer;
 
 typedef struct ref_plan {
@@ -29,6 +28,7 @@ typedef struct ref_plan {
     int N;
     ref_layer *L;
     float *scratch;    /* N × the largest Conv2d output: channel-last accumulators */
+    char *is_static;   /* per layer, set per run: output constant over time, computed once */
 } ref_plan;
 
 static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
@@ -51,20 +51,8 @@ static void ref_plan_free(void *p)
     }
     nc_free(P->L);
     nc_free(P->scratch);
+    nc_free(P->is_static);
     nc_free(P);
-}
-
-static float *param_expand(const nc_tensor *t, const nc_snn_layer *L, float dflt, int *fail)
-{
-    int64_t n = nc_snn_layer_size(L);
-    float *a = nc_malloc((size_t)n * sizeof *a);
-    if (!a) {
-        *fail = 1;
-        return NULL;
-    }
-    for (int64_t i = 0; i < n; i++)
-        a[i] = nc_snn_param(t, L, i, dflt);
-    return a;
 }
 
 static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
@@ -76,7 +64,8 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
     P->s = s;
     P->N = N;
     P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
-    int fail = !P->L;
+    P->is_static = nc_calloc((size_t)s->n_layers, 1);
+    int fail = !P->L || !P->is_static;
     int64_t scratch_n = 0;
     for (int i = 0; !fail && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
@@ -90,7 +79,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         }
         R->out = nc_calloc((size_t)n, sizeof(float));
         fail |= !R->out;
-        if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D) {
+        if (nc_snn_kind_is_synaptic(L->kind)) {
             R->wt = nc_snn_fanout_weights(L);
             fail |= !R->wt;
         }
@@ -100,31 +89,24 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             P->scratch = nc_malloc((size_t)n * sizeof(float));
             fail |= !P->scratch;
         }
-        int neuron = L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF;
-        if (neuron) {
+        if (nc_snn_kind_is_neuron(L->kind)) {
             R->v = nc_calloc((size_t)n, sizeof(float));
             fail |= !R->v;
-            R->theta = param_expand(L->threshold, L, 1.0f, &fail);
-            R->sval = param_expand(L->spike_value, L, NAN, &fail);
-            R->v0 = param_expand(L->v_init, L, NAN, &fail);
-            for (int64_t j = 0; !fail && j < R->size; j++) {
-                if (isnan(R->sval[j])) /* IF default: a spike carries θ; LIF: binary */
-                    R->sval[j] = L->kind == NC_SNN_IF ? R->theta[j] : 1.0f;
-                if (isnan(R->v0[j]))
-                    R->v0[j] = L->kind == NC_SNN_IF ? R->theta[j] * 0.5f : 0.0f;
-            }
+            R->theta = nc_snn_param_expand(L->threshold, L, 1.0f, 0, &fail);
+            R->sval = nc_snn_spike_values(L, 0, &fail);
+            R->v0 = nc_snn_v_inits(L, 0, &fail);
         }
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
-            R->dt_tau = param_expand(L->tau, L, 1.0f, &fail);
-            R->vleak = param_expand(L->v_leak, L, 0.0f, &fail);
-            R->r = param_expand(L->r, L, 1.0f, &fail);
+            R->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, 0, &fail);
+            R->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, 0, &fail);
+            R->r = nc_snn_param_expand(L->r, L, 1.0f, 0, &fail);
             for (int64_t j = 0; !fail && j < R->size; j++)
                 R->dt_tau[j] = (float)(L->dt / R->dt_tau[j]);
         }
         if (L->kind == NC_SNN_CUBALIF) {
             R->isyn = nc_calloc((size_t)n, sizeof(float));
-            R->dt_tau_syn = param_expand(L->tau_syn, L, 1.0f, &fail);
-            R->w_in = param_expand(L->w_in, L, 1.0f, &fail);
+            R->dt_tau_syn = nc_snn_param_expand(L->tau_syn, L, 1.0f, 0, &fail);
+            R->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, 0, &fail);
             fail |= !R->isyn;
             for (int64_t j = 0; !fail && j < R->size; j++)
                 R->dt_tau_syn[j] = (float)(L->dt / R->dt_tau_syn[j]);
@@ -309,29 +291,6 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
     *spikes += count;
 }
 
-/* Layers whose output cannot change over time: static direct input and
- * stateless layers fed only by such layers (no recurrent edge). */
-static void mark_static(const nc_snn *s, ref_layer *R, const nc_run_request *q)
-{
-    for (int i = 0; i < s->n_layers; i++) {
-        const nc_snn_layer *L = &s->layers[i];
-        switch (L->kind) {
-        case NC_SNN_INPUT:
-            R[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT;
-            break;
-        case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_FLATTEN:
-        case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_MAXPOOL2D:
-            R[i].is_static = 1;
-            for (int k = 0; k < L->n_inputs; k++)
-                if (L->inputs[k] >= i || !R[L->inputs[k]].is_static)
-                    R[i].is_static = 0;
-            break;
-        default:
-            R[i].is_static = 0;
-        }
-    }
-}
-
 static nc_status ref_run(void *plan, const nc_run_request *q)
 {
     ref_plan *P = plan;
@@ -343,7 +302,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
     int out_id = nc_snn_output_id(s);
     int64_t out_size = R[out_id].size;
 
-    mark_static(s, R, q);
+    nc_snn_mark_static(s, q->series, q->encoding, P->is_static);
     for (int i = 0; i < s->n_layers; i++) {
         int64_t n = R[i].size * N;
         memset(R[i].out, 0, (size_t)n * sizeof(float));
@@ -364,7 +323,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
         for (int i = 0; i < s->n_layers; i++) {
             const nc_snn_layer *L = &s->layers[i];
             ref_layer *Ri = &R[i];
-            if (Ri->is_static && t > 0)
+            if (P->is_static[i] && t > 0)
                 goto record;
             const float *x = L->n_inputs > 0 ? R[L->inputs[0]].out : NULL;
             int64_t ops = 0;

@@ -133,17 +133,17 @@ static nc_status sparse_err(cusparseStatus_t e, const char *what)
 
 /* ------------------------------------------------------------ capability and options */
 
-static int is_neuron(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_LIF || k == NC_SNN_CUBALIF; }
-
 static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
-    switch (L->kind) {
-    case NC_SNN_CONCAT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+    switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
+    case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
+    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_IF: case NC_SNN_READOUT:
+        break;
+    default:
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
         return 0;
-    default: break;
     }
     for (int k = 0; k < L->n_inputs; k++)
         if (L->inputs[k] >= id) {
@@ -278,27 +278,20 @@ static nc_status upload_weights(const nc_snn_layer *L, cu_layer *C)
 /* θ, spike value and v(0) per neuron, defaults as the reference's. */
 static nc_status upload_neuron(const nc_snn_layer *L, cu_layer *C)
 {
-    int64_t n = C->size;
-    float *h = nc_malloc((size_t)(3 * n) * sizeof *h);
-    if (!h)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory for the parameters of layer '%s'", L->name);
-    float *th = h, *sv = h + n, *v0 = h + 2 * n;
-    for (int64_t j = 0; j < n; j++) {
-        th[j] = nc_snn_param(L->threshold, L, j, 1.0f);
-        sv[j] = nc_snn_param(L->spike_value, L, j, NAN);
-        v0[j] = nc_snn_param(L->v_init, L, j, NAN);
-        if (isnan(sv[j]))
-            sv[j] = th[j];
-        if (isnan(v0[j]))
-            v0[j] = th[j] * 0.5f;
-    }
-    size_t b = (size_t)n * sizeof(float);
-    nc_status st = upload((void **)&C->theta, th, b, "theta");
+    int fail = 0;
+    float *th = nc_snn_param_expand(L->threshold, L, 1.0f, 0, &fail);
+    float *sv = nc_snn_spike_values(L, 0, &fail), *v0 = nc_snn_v_inits(L, 0, &fail);
+    nc_status st = fail ? nc_errorf(NC_ERR_NOMEM, "out of memory for the parameters of layer '%s'", L->name) : NC_OK;
+    size_t b = (size_t)C->size * sizeof(float);
+    if (st == NC_OK)
+        st = upload((void **)&C->theta, th, b, "theta");
     if (st == NC_OK)
         st = upload((void **)&C->sval, sv, b, "spike values");
     if (st == NC_OK)
         st = upload((void **)&C->v0, v0, b, "v0");
-    nc_free(h);
+    nc_free(th);
+    nc_free(sv);
+    nc_free(v0);
     return st;
 }
 
@@ -312,11 +305,11 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
         int64_t in = L->n_inputs > 0 ? CL[L->inputs[0]].size : 0;
         if (CL[i].view == i)
             b += CL[i].size * 4;
-        if (L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D)
+        if (nc_snn_kind_is_synaptic(L->kind))
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
-        if (rec_on && rec_on[i] && is_neuron(L->kind))
+        if (rec_on && rec_on[i] && nc_snn_kind_is_neuron(L->kind))
             b += CL[i].size * 8;
     }
     return b * N;
@@ -424,7 +417,7 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         P->L[i].size = nc_snn_layer_size(L);
-        P->L[i].view = (L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_READOUT) ? P->L[L->inputs[0]].view : i;
+        P->L[i].view = nc_snn_kind(L->kind)->view ? P->L[L->inputs[0]].view : i;
     }
     /* Steps per chunk: all T when at most half the free memory holds them. */
     size_t free_b = 0, total_b = 0;
@@ -493,20 +486,19 @@ static nc_status cu_plan_create(const nc_snn *s, int N, void **out)
 
 /* ------------------------------------------------------------ run */
 
-/* As the reference: layers whose output cannot change over time. */
-static void mark_static(const nc_snn *s, cu_layer *C, const nc_run_request *q)
+/* The layers whose output cannot change over time (nc_snn_mark_static). A
+ * Flatten or Readout is static exactly when the layer it views is, so a
+ * reader of a static view indexes the N frames that layer holds. */
+static nc_status mark_static(const nc_snn *s, cu_layer *C, const nc_run_request *q)
 {
-    for (int i = 0; i < s->n_layers; i++) {
-        const nc_snn_layer *L = &s->layers[i];
-        C[i].is_static = 0;
-        if (L->kind == NC_SNN_INPUT)
-            C[i].is_static = !q->series && q->encoding == NC_ENCODING_DIRECT;
-        else if (!is_neuron(L->kind)) {
-            C[i].is_static = 1;
-            for (int k = 0; k < L->n_inputs; k++)
-                C[i].is_static &= C[L->inputs[k]].is_static;
-        }
-    }
+    char *is_static = nc_malloc((size_t)s->n_layers);
+    if (!is_static)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_snn_mark_static(s, q->series, q->encoding, is_static);
+    for (int i = 0; i < s->n_layers; i++)
+        C[i].is_static = is_static[i];
+    nc_free(is_static);
+    return NC_OK;
 }
 
 /* C = A·B (+ C when beta is 1), column-major, in the plan's precision. */
@@ -724,7 +716,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
     /* value traces of the other layers (a static one repeats its value) */
     for (int i = 0; q->rec_membrane && i < nl; i++) {
         const cu_layer *C = &P->L[i];
-        if (q->rec_membrane[i] && !is_neuron(s->layers[i].kind) &&
+        if (q->rec_membrane[i] && !nc_snn_kind_is_neuron(s->layers[i].kind) &&
             (st = download_steps(P, P->L[C->view].val, C->is_static, C->size, steps,
                                  q->rec_membrane[i] + t0 * N * C->size)) != NC_OK)
             return st;
@@ -746,7 +738,9 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
     int N = q->N, nl = s->n_layers;
     if (N != P->N)
         return nc_errorf(NC_ERR_INTERNAL, "cuda plan made for batch %d run with %d", P->N, N);
-    mark_static(s, P->L, q);
+    nc_status st = mark_static(s, P->L, q);
+    if (st != NC_OK)
+        return st;
     int o = nc_snn_output_id(s);
     int64_t out_size = P->L[o].size;
     CU(cudaMemsetAsync(P->counters, 0, (size_t)(3 * nl) * sizeof(nc_cu_count), P->st), "clearing counters");
@@ -755,7 +749,6 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
         if (P->L[i].v)
             CU(nc_cu_fill_rows(P->st, P->L[i].v, P->L[i].v0, N, (int)P->L[i].size), "membrane reset");
     int first_run = !P->decided;
-    nc_status st = NC_OK;
     for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += P->tc) {
         st = run_chunk(P, q, t0, q->T - t0 < P->tc ? q->T - t0 : P->tc, first_run && t0 == 0);
     }

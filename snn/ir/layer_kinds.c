@@ -1,0 +1,96 @@
+/* The layer-kind table (layer_kinds.h) and the facts derived from it alone:
+ * which layers are static in a run, neuron parameters per neuron. */
+#include <math.h>
+
+#include "snn/base/alloc.h"
+#include "snn_ir.h"
+
+/* Columns: neuron, spiking, integrates, stateless, synaptic, counts_synops,
+ * view, nir, nir_node. A Readout is stateless here: its value at a step is
+ * its input's (the reference copies it); the sum over time is the run's
+ * output, not the layer's state. */
+static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
+    [NC_SNN_INPUT] = {"Input", 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_AFFINE] = {"Affine", 0, 0, 0, 1, 1, 1, 0, 1, 1},
+    [NC_SNN_CONV2D] = {"Conv2d", 0, 0, 0, 1, 1, 1, 0, 1, 1},
+    [NC_SNN_POOL2D] = {"Pool2d", 0, 0, 0, 1, 0, 1, 0, 1, 1},
+    [NC_SNN_FLATTEN] = {"Flatten", 0, 0, 0, 1, 0, 0, 1, 1, 1},
+    [NC_SNN_ADD] = {"Add", 0, 0, 0, 1, 0, 0, 0, 1, 0},
+    [NC_SNN_CONCAT] = {"Concat", 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    [NC_SNN_IF] = {"IF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_LIF] = {"LIF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_CUBALIF] = {"CubaLIF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_READOUT] = {"Readout", 0, 0, 1, 1, 0, 0, 1, 1, 0},
+    [NC_SNN_MAXPOOL2D] = {"MaxPool2d", 0, 0, 0, 1, 0, 0, 0, 0, 0},
+};
+
+static const nc_snn_kind_traits g_unknown = {"unknown", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k)
+{
+    int i = (int)k;
+    return i >= 0 && i < NC_SNN_N_KINDS && g_kinds[i].name ? &g_kinds[i] : &g_unknown;
+}
+
+const char *nc_snn_kind_name(nc_snn_layer_kind k) { return nc_snn_kind(k)->name; }
+
+void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static)
+{
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_INPUT) {
+            is_static[i] = !series && enc == NC_ENCODING_DIRECT;
+            continue;
+        }
+        is_static[i] = nc_snn_kind(L->kind)->stateless;
+        for (int k = 0; k < L->n_inputs; k++) /* a recurrent input changes from step to step */
+            if (L->inputs[k] >= i || !is_static[L->inputs[k]])
+                is_static[i] = 0;
+    }
+}
+
+float *nc_snn_param_expand(const nc_tensor *p, const nc_snn_layer *L, float dflt, int channel_last, int *fail)
+{
+    int64_t n = nc_snn_layer_size(L), C = nc_snn_layer_channels(L), HW = n / C;
+    float *a = nc_malloc((size_t)n * sizeof *a);
+    if (!a) {
+        *fail = 1;
+        return NULL;
+    }
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t q = 0; q < HW; q++)
+            a[channel_last ? q * C + c : c * HW + q] = nc_snn_param(p, L, c * HW + q, dflt);
+    return a;
+}
+
+/* Unset (or NaN) entries take the kind's default: an IF spike carries θ and
+ * its membrane starts at θ/2; LIF and CubaLIF spikes are 1, v(0) = 0. */
+static float *neuron_expand(const nc_snn_layer *L, int v_init, int channel_last, int *fail)
+{
+    float *a = nc_snn_param_expand(v_init ? L->v_init : L->spike_value, L, NAN, channel_last, fail);
+    if (!a)
+        return NULL;
+    int64_t n = nc_snn_layer_size(L), C = nc_snn_layer_channels(L), HW = n / C;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t q = 0; q < HW; q++) {
+            float *x = &a[channel_last ? q * C + c : c * HW + q];
+            if (!isnan(*x))
+                continue;
+            float theta = nc_snn_param(L->threshold, L, c * HW + q, 1.0f);
+            if (L->kind == NC_SNN_IF)
+                *x = v_init ? theta * 0.5f : theta;
+            else
+                *x = v_init ? 0.0f : 1.0f;
+        }
+    return a;
+}
+
+float *nc_snn_spike_values(const nc_snn_layer *L, int channel_last, int *fail)
+{
+    return neuron_expand(L, 0, channel_last, fail);
+}
+
+float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail)
+{
+    return neuron_expand(L, 1, channel_last, fail);
+}
