@@ -467,6 +467,16 @@ static void test_arguments(void **state)
     assert_int_equal(b.count, 3);
     nc_batches_free(it);
 
+    /* a batch near 2^63: one batch of everything, in every shard */
+    for (int sh = NC_BATCHES_SHARD_BATCHES; sh <= NC_BATCHES_SHARD_WITHIN; sh++) {
+        nc_dist d = {.rank = 2, .size = 3}; /* the rank that takes the one batch */
+        nc_batches_options huge = {.batch = INT64_MAX, .samples = 5, .dist = &d, .shard = (nc_batches_shard)sh};
+        NC_ASSERT_OK(nc_batches_create(NULL, NULL, &huge, &it));
+        assert_int_equal(nc_batches_count(it), 1);
+        assert_int_equal(nc_batches_samples(it), sh == NC_BATCHES_SHARD_BATCHES ? 5 : 2); /* else samples 3, 4 */
+        nc_batches_free(it);
+    }
+
     /* positions only: no rows to copy */
     nc_batches_options pos = {.samples = 3};
     NC_ASSERT_OK(nc_batches_create(NULL, NULL, &pos, &it));

@@ -45,6 +45,9 @@ static void shuffle(nc_batches *it)
     }
 }
 
+/* ⌈a / b⌉ for a >= 0, b > 0, without overflowing for a batch near 2^63. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 /* This rank's share of the pass: batches and samples. */
 static void plan(nc_batches *it)
 {
@@ -55,7 +58,7 @@ static void plan(nc_batches *it)
         if (!nc_mul_i64(B, nc_dist_size(d), &gb) || gb > n)
             gb = n;
         it->gb = gb;
-        it->n_batches = gb > 0 ? (n + gb - 1) / gb : 0;
+        it->n_batches = gb > 0 ? ceil_div(n, gb) : 0;
         /* every global batch is full but perhaps the last */
         int64_t lo, hi, last = n - (it->n_batches - 1) * gb;
         it->total = 0;
@@ -69,13 +72,13 @@ static void plan(nc_batches *it)
         }
     } else if (it->o.shard == NC_BATCHES_SHARD_SAMPLES) {
         nc_dist_share(d, n, &it->lo, &it->hi);
-        it->n_batches = (it->hi - it->lo + B - 1) / B;
+        it->n_batches = ceil_div(it->hi - it->lo, B);
         it->total = it->hi - it->lo;
     } else {
         /* a contiguous run of the single-process batches, so that a batch
          * holds the same samples (and Poisson noise) in any group */
         int64_t b0, b1;
-        nc_dist_share(d, (n + B - 1) / B, &b0, &b1);
+        nc_dist_share(d, ceil_div(n, B), &b0, &b1);
         it->lo = b0 * B < n ? b0 * B : n;
         it->hi = b1 * B < n ? b1 * B : n;
         it->n_batches = b1 - b0;
