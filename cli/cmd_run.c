@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -241,45 +240,51 @@ static int collect(collector *c, const nc_tensor *y, int64_t fed, int64_t used, 
     return CLI_OK;
 }
 
-/* Feeds the samples `chunk` at a time. With `pad` (a fixed-batch model) the
- * last chunk is filled up with zero rows, whose outputs are dropped. */
+/* Feeds the samples `chunk` at a time (nc_batches). With `pad` (a
+ * fixed-batch model) the last chunk is filled up with zero rows, whose
+ * outputs are dropped. */
 static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pad, collector *c)
 {
-    int show = isatty(STDERR_FILENO);
-    int64_t n_chunks = (s->n + chunk - 1) / chunk;
-    size_t es = cli_dtype_size(nc_tensor_dtype(s->t));
-    const char *src = nc_tensor_data_const(s->t);
-    int64_t shape[NC_MAX_DIMS];
-    memcpy(shape + 1, s->sample, (size_t)s->sample_ndim * sizeof *shape);
-    for (int64_t k = 0; k < n_chunks; k++) {
-        int64_t row0 = k * chunk;
-        int64_t used = s->n - row0 < chunk ? s->n - row0 : chunk;
-        int64_t fed = pad ? chunk : used;
-        nc_tensor *x = NULL, *y = NULL;
-        shape[0] = fed;
-        nc_status st = nc_tensor_create(nc_tensor_dtype(s->t), s->sample_ndim + 1, shape, &x);
-        if (st != NC_OK)
-            return cli_fail(st);
-        memcpy(nc_tensor_data(x), src + (size_t)row0 * (size_t)s->per * es,
-               (size_t)used * (size_t)s->per * es);
-        const nc_tensor *inputs[1] = {x};
-        st = nc_model_run(m, inputs, 1, &y, 1);
-        nc_tensor_free(x);
-        if (st != NC_OK) {
-            if (show)
-                fputc('\n', stderr);
-            return cli_fail(st);
-        }
-        int rc = collect(c, y, fed, used, row0, s->n, n_chunks == 1);
-        nc_tensor_free(y);
-        if (rc != CLI_OK)
-            return rc;
-        if (show)
-            fprintf(stderr, "\r  %lld/%lld batches", (long long)(k + 1), (long long)n_chunks);
+    /* the iterator wants the data as n rows of a sample; one sample may
+     * come without its batch dimension, and is copied into one */
+    nc_tensor *one = NULL;
+    const nc_tensor *x = s->t;
+    nc_status st = NC_OK;
+    if (nc_tensor_ndim(x) < 1 || nc_tensor_shape(x)[0] != s->n) {
+        int64_t shape[NC_MAX_DIMS];
+        shape[0] = s->n;
+        memcpy(shape + 1, s->sample, (size_t)s->sample_ndim * sizeof *shape);
+        st = nc_tensor_create_from(nc_tensor_dtype(x), s->sample_ndim + 1, shape, nc_tensor_data_const(x), &one);
+        x = one;
     }
-    if (show)
-        fputc('\n', stderr);
-    return CLI_OK;
+    cli_progress prog;
+    cli_progress_init(&prog);
+    nc_batches_options bo = {.batch = chunk, .pad = pad, .progress = cli_progress_cb, .what = "run",
+                             .progress_user = &prog};
+    nc_batches *it = NULL;
+    nc_batch b;
+    if (st == NC_OK)
+        st = nc_batches_create(x, NULL, &bo, &it);
+    int rc = st == NC_OK ? CLI_OK : cli_fail(st);
+    while (rc == CLI_OK && nc_batches_next(it, &b)) {
+        nc_tensor *in = NULL, *y = NULL;
+        if ((st = nc_batches_tensor(it, &b, s->sample_ndim, s->sample, &in)) == NC_OK) {
+            const nc_tensor *inputs[1] = {in};
+            st = nc_model_run(m, inputs, 1, &y, 1);
+        }
+        nc_tensor_free(in);
+        if (st != NC_OK) {
+            cli_progress_end(&prog);
+            rc = cli_fail(st);
+            break;
+        }
+        rc = collect(c, y, b.padded, b.count, b.first, s->n, nc_batches_count(it) == 1);
+        nc_tensor_free(y);
+    }
+    cli_progress_end(&prog);
+    nc_batches_free(it);
+    nc_tensor_free(one);
+    return rc;
 }
 
 int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -124,6 +123,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
 
     nc_snn *s = NULL;
     nc_session *ss = NULL;
+    nc_batches *it = NULL;
     nc_tensor *data = NULL, *labels = NULL, *out = NULL, *rec = NULL;
     int64_t *counts = NULL;
     nc_status st = nc_snn_load_nir(a->model, &nopt, &s);
@@ -212,12 +212,20 @@ int cli_run_snn(const run_args *a, int64_t batch)
         }
     }
 
-    int show = isatty(STDERR_FILENO);
-    int64_t chunk = batch < N ? batch : N, n_chunks = (N + chunk - 1) / chunk;
+    /* positions only (nc_batches): a time series keeps its samples on axis 1 */
+    cli_progress prog;
+    cli_progress_init(&prog);
+    nc_batches_options bo = {.batch = batch < N ? batch : N, .samples = N, .progress = cli_progress_cb,
+                             .what = "run", .progress_user = &prog};
+    nc_batch b;
+    if ((st = nc_batches_create(NULL, NULL, &bo, &it)) != NC_OK) {
+        rc = cli_fail(st);
+        goto done;
+    }
     int64_t in_T = series ? T : 1;
     const float *src = nc_tensor_data_const(data);
-    for (int64_t k = 0; k < n_chunks; k++) {
-        int64_t row0 = k * chunk, used = N - row0 < chunk ? N - row0 : chunk;
+    while (nc_batches_next(it, &b)) {
+        int64_t row0 = b.first, used = b.count;
         int64_t xs[NC_MAX_DIMS + 2];
         int xnd = 0;
         if (series)
@@ -238,8 +246,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
             st = nc_session_trace(ss, a->layer, 0, &tr);
         if (st != NC_OK) {
             nc_tensor_free(y);
-            if (show)
-                fputc('\n', stderr);
+            cli_progress_end(&prog);
             rc = cli_fail(st);
             goto done;
         }
@@ -253,11 +260,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
             copy_rows(nc_tensor_data(rec), N, row0, nc_tensor_data(tr), used, 0, T, used, rec_row);
         nc_tensor_free(y);
         nc_tensor_free(tr);
-        if (show)
-            fprintf(stderr, "\r  %lld/%lld batches", (long long)(k + 1), (long long)n_chunks);
     }
-    if (show)
-        fputc('\n', stderr);
+    cli_progress_end(&prog);
 
     if (a->output && (st = nc_npy_save(a->output, out)) != NC_OK) {
         rc = cli_fail(st);
@@ -297,6 +301,7 @@ done:
     nc_tensor_free(out);
     nc_tensor_free(labels);
     nc_tensor_free(data);
+    nc_batches_free(it);
     nc_session_free(ss);
     nc_snn_free(s);
     return rc;

@@ -274,27 +274,23 @@ static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int 
 {
     const nc_value *in = &g->values[g->inputs[0]];
     int fixed = in->shape[0] > 0;
-    int64_t B = fixed ? in->shape[0] : (batch > 0 ? batch : 64), row = x->numel / x->shape[0];
+    int64_t B = fixed ? in->shape[0] : (batch > 0 ? batch : 64);
     nc_status st = NC_OK;
     nc_tensor **all = nc_calloc((size_t)g->n_values + 1, sizeof *all);
     nc_tensor **outs = nc_calloc((size_t)g->n_outputs + 1, sizeof *outs);
     if (!all || !outs)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
     /* a process group: this rank's contiguous run of the batches */
-    int64_t b0, b1;
-    nc_dist_share(dist, (n + B - 1) / B, &b0, &b1);
-    int64_t first = b0 * B, end = b1 * B < n ? b1 * B : n;
-    for (int64_t start = first; start < end && st == NC_OK; start += B) {
-        int64_t rows = end - start < B ? end - start : B;
-        int64_t shape[NC_MAX_DIMS];
-        memcpy(shape, x->shape, sizeof shape);
-        shape[0] = fixed ? B : rows;
-        nc_tensor *bx = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape);
-        if (!bx) {
-            st = NC_ERR_NOMEM;
+    nc_batches_options bo = {.batch = B, .samples = n, .pad = fixed, .dist = dist, .progress = progress,
+                             .what = what, .progress_user = progress_user};
+    nc_batches *it = NULL;
+    nc_batch b;
+    if (st == NC_OK)
+        st = nc_batches_create(x, NULL, &bo, &it);
+    while (st == NC_OK && nc_batches_next(it, &b)) {
+        nc_tensor *bx = NULL;
+        if ((st = nc_batches_tensor(it, &b, 0, NULL, &bx)) != NC_OK)
             break;
-        }
-        memcpy(bx->data, nc_f32(x) + start * row, (size_t)(rows * row) * sizeof(float));
         const nc_tensor *ins[1] = {bx};
         st = nc_graph_execute(g, ins, outs, all, NULL);
         nc_tensor_free(bx);
@@ -303,14 +299,13 @@ static nc_status ann_pass(const nc_graph *g, const nc_tensor *x, int64_t n, int 
             outs[k] = NULL;
         }
         if (st == NC_OK)
-            st = fn(user, all, rows);
+            st = fn(user, all, b.count);
         for (int v = 0; v < g->n_values; v++) {
             nc_tensor_free(all[v]);
             all[v] = NULL;
         }
-        if (st == NC_OK && progress)
-            progress(what, start + rows - first, end - first, progress_user);
     }
+    nc_batches_free(it);
     nc_free(all);
     nc_free(outs);
     return st;
@@ -473,7 +468,7 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
 {
     const nc_snn_layer *L = &s->layers[id];
     int64_t size = nc_snn_layer_size(L);
-    int64_t row = x->numel / x->shape[0], B = 64;
+    int64_t B = 64;
     int saved = s->output, saved_n = s->n_layers;
     s->output = id; /* the session then sums this layer's output over the steps */
     /* only layers up to id matter, unless a recurrent edge reads a later one */
@@ -495,25 +490,23 @@ static nc_status snn_means(nc_snn *s, int id, const nc_tensor *x, int64_t n, int
         st = nc_session_create(s, &so, &ss);
     }
     memset(mean, 0, (size_t)size * sizeof *mean);
-    int64_t b0, b1; /* a process group: this rank's run of the batches */
-    nc_dist_share(dist, (n + B - 1) / B, &b0, &b1);
-    int64_t end = b1 * B < n ? b1 * B : n;
-    for (int64_t start = b0 * B; st == NC_OK && start < end; start += B) {
-        int64_t rows = end - start < B ? end - start : B, shape[NC_MAX_DIMS];
-        memcpy(shape, x->shape, sizeof shape);
-        shape[0] = rows;
-        nc_tensor *bx = nc_tensor_new(NC_DTYPE_F32, x->ndim, shape), *out = NULL;
-        if (!bx) {
-            st = NC_ERR_NOMEM;
+    /* a process group: this rank's run of the batches */
+    nc_batches_options bo = {.batch = B, .samples = n, .dist = dist};
+    nc_batches *it = NULL;
+    nc_batch b;
+    if (st == NC_OK)
+        st = nc_batches_create(x, NULL, &bo, &it);
+    while (st == NC_OK && nc_batches_next(it, &b)) {
+        nc_tensor *bx = NULL, *out = NULL;
+        if ((st = nc_batches_tensor(it, &b, 0, NULL, &bx)) != NC_OK)
             break;
-        }
-        memcpy(bx->data, nc_f32(x) + start * row, (size_t)(rows * row) * sizeof(float));
         st = nc_session_run(ss, bx, &out);
         nc_tensor_free(bx);
-        for (int64_t i = 0; st == NC_OK && i < rows * size; i++)
+        for (int64_t i = 0; st == NC_OK && i < b.count * size; i++)
             mean[i % size] += nc_f32(out)[i];
         nc_tensor_free(out);
     }
+    nc_batches_free(it);
     nc_session_free(ss);
     s->output = saved;
     s->n_layers = saved_n;

@@ -377,20 +377,26 @@ nc_status nc_loihi_run(const nc_loihi_net *net, const nc_tensor *x, const nc_ten
     }
     for (int k = 0; ok && k < nt; k++)
         ok = tstate_init(&ts[k], net, steps);
+    /* this rank's samples (all of them without a group), CHUNK at a time */
+    nc_batches_options bo = {.batch = CHUNK, .dist = o.dist, .shard = NC_BATCHES_SHARD_SAMPLES,
+                             .progress = o.progress, .what = "loihi simulation", .progress_user = o.progress_user};
+    nc_batches *it = NULL;
+    if (ok)
+        ok = nc_batches_create(x, NULL, &bo, &it) == NC_OK;
     if (!ok) {
         for (int k = 0; ts && k < nt; k++)
             tstate_free(&ts[k], np);
         nc_free(ts);
         nc_free(cur);
+        nc_batches_free(it);
         nc_status st = sim_gather(o.dist, r, 0, nc_errorf(NC_ERR_NOMEM, "out of memory for the Loihi simulation"));
         nc_loihi_result_free(r);
         return st;
     }
     const float *xd = nc_f32(x);
-    int64_t lo, hi; /* this rank's samples (all of them without a group) */
-    nc_dist_share(o.dist, N, &lo, &hi);
-    for (int64_t c0 = lo; c0 < hi; c0 += CHUNK) {
-        int64_t c1 = c0 + CHUNK < hi ? c0 + CHUNK : hi;
+    nc_batch b;
+    while (nc_batches_next(it, &b)) {
+        int64_t c0 = b.first, c1 = b.first + b.count;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
@@ -402,9 +408,8 @@ nc_status nc_loihi_run(const nc_loihi_net *net, const nc_tensor *x, const nc_ten
             run_sample(net, &ts[tid], xd + i * net->in_size, steps, cur + (size_t)tid * (size_t)max_n,
                        r->readout + (size_t)i * (size_t)steps * (size_t)RO->n);
         }
-        if (o.progress)
-            o.progress("loihi simulation", c1 - lo, hi - lo, o.progress_user);
     }
+    nc_batches_free(it);
     /* integer sums: the same in any order */
     for (int k = 0; k < nt; k++) {
         for (int p = 0; p < np; p++)

@@ -125,7 +125,6 @@ static nc_status setup_optim(nc_tr_net *net, const nc_train_options *o, nc_optim
 
 typedef struct batch_buf {
     float *x, *logits, *dlogits;
-    int64_t *y;
 } batch_buf;
 
 static void batch_free(batch_buf *b)
@@ -133,7 +132,6 @@ static void batch_free(batch_buf *b)
     nc_free(b->x);
     nc_free(b->logits);
     nc_free(b->dlogits);
-    nc_free(b->y);
 }
 
 static nc_status batch_alloc(batch_buf *b, int B, int64_t in, int64_t classes)
@@ -145,8 +143,7 @@ static nc_status batch_alloc(batch_buf *b, int B, int64_t in, int64_t classes)
     b->x = nc_malloc((size_t)nx * sizeof(float));
     b->logits = nc_malloc((size_t)nl * sizeof(float));
     b->dlogits = nc_malloc((size_t)nl * sizeof(float));
-    b->y = nc_malloc((size_t)B * sizeof(int64_t));
-    if (!b->x || !b->logits || !b->dlogits || !b->y) {
+    if (!b->x || !b->logits || !b->dlogits) {
         batch_free(b);
         return nc_errorf(NC_ERR_NOMEM, "out of memory for a training batch of %d", B);
     }
@@ -198,33 +195,24 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     nc_optim *opt = o.optim ? o.optim : &own;
     batch_buf bb;
     memset(&bb, 0, sizeof bb);
-    int64_t *perm = NULL;
+    /* shuffled every epoch; each global batch of GB cut into the ranks' shares */
+    nc_batches_options bo = {.batch = o.batch, .dist = o.dist, .shard = NC_BATCHES_SHARD_WITHIN, .shuffle = 1,
+                             .seed = o.seed};
+    nc_batches *it = NULL;
     if ((st = nc_tr_net_create(s, &c, B, &net)) != NC_OK)
         goto set_up;
     if ((st = setup_optim(net, &o, opt)) != NC_OK || (st = batch_alloc(&bb, B, in, classes)) != NC_OK)
         goto set_up;
-    if ((uint64_t)N > SIZE_MAX / sizeof *perm || !(perm = nc_malloc((size_t)N * sizeof *perm))) {
-        st = nc_errorf(NC_ERR_NOMEM, "out of memory shuffling %lld samples", (long long)N);
-        goto set_up;
-    }
-    for (int64_t i = 0; i < N; i++)
-        perm[i] = i;
+    st = nc_batches_create(x, labels, &bo, &it);
 set_up:
     /* a setup failure on one rank ends the call on all */
     if ((st = nc_dist_agree_status(o.dist, st, "setting up training")) != NC_OK)
         goto done;
 
-    uint64_t rng = o.seed;
-    int64_t nb = (N + GB - 1) / GB, total = nb * o.epochs, step = 0;
-    const float *X = nc_f32(x);
-    const int64_t *lab = nc_i64(labels);
+    int64_t nb = nc_batches_count(it), total = nb * o.epochs, step = 0;
     for (int e = 0; e < o.epochs; e++) {
-        for (int64_t i = N - 1; i > 0; i--) { /* Fisher–Yates */
-            int64_t j = (int64_t)(nc_splitmix64(&rng) % (uint64_t)(i + 1));
-            int64_t t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
+        if (e > 0)
+            nc_batches_rewind(it); /* the next permutation */
         double loss_sum = 0.0;
         int64_t correct_sum = 0, seen = 0;
         char what[96];
@@ -232,23 +220,20 @@ set_up:
             snprintf(what, sizeof what, "epoch %d/%d", e + 1, o.epochs);
             o.progress(what, 0, nb, o.progress_user);
         }
-        for (int64_t b = 0; b < nb; b++) {
-            /* the global batch [g0, g0 + gn) of the permutation; this rank's
-             * contiguous share of it is [lo, hi) */
-            int64_t g0 = b * GB, gn = N - g0 < GB ? N - g0 : GB, lo, hi;
-            nc_dist_share(o.dist, gn, &lo, &hi);
-            int n = (int)(hi - lo);
-            for (int k = 0; k < n; k++) {
-                int64_t src = perm[g0 + lo + k];
-                memcpy(bb.x + (int64_t)k * in, X + src * in, (size_t)in * sizeof(float));
-                bb.y[k] = lab[src];
-            }
+        nc_batch bt;
+        while (nc_batches_next(it, &bt)) {
+            /* this rank's contiguous share of the global batch of gn
+             * shuffled samples */
+            int64_t b = bt.index, gn = bt.global_count;
+            int n = (int)bt.count;
+            if ((st = nc_batches_copy(it, &bt, bb.x)) != NC_OK)
+                goto done;
             int64_t correct = 0;
             double loss = 0.0;
             if (n > 0) {
                 nc_tr_forward(net, bb.x, n);
                 nc_tr_logits(net, bb.logits);
-                loss = nc_tr_cross_entropy(bb.logits, bb.y, n, classes, bb.dlogits, &correct);
+                loss = nc_tr_cross_entropy(bb.logits, bt.labels, n, classes, bb.dlogits, &correct);
             }
             if (G > 1) {
                 /* the global batch's loss and hits, so every rank decides alike */
@@ -302,7 +287,7 @@ set_up:
     if (stats)
         stats->steps = step;
 done:
-    nc_free(perm);
+    nc_batches_free(it);
     batch_free(&bb);
     nc_optim_free(&own);
     nc_tr_net_free(net);
@@ -339,17 +324,20 @@ static nc_status evaluate(const nc_snn *s, const nc_tr_config *c, const nc_tenso
         st = batch_alloc(&bb, B, in, classes);
     /* a process group: this rank's run of the batches, sums added up */
     double v[2] = {0.0, 0.0}; /* loss sum, hits */
-    int64_t b0, b1;
-    nc_dist_share(dist, (N + B - 1) / B, &b0, &b1);
-    int64_t end = b1 * B < N ? b1 * B : N;
-    for (int64_t b = b0 * B; st == NC_OK && b < end; b += B) {
-        int n = (int)(end - b < B ? end - b : B);
-        nc_tr_forward(net, nc_f32(x) + b * in, n);
+    nc_batches_options bo = {.batch = B, .dist = dist};
+    nc_batches *it = NULL;
+    nc_batch b;
+    if (st == NC_OK)
+        st = nc_batches_create(x, labels, &bo, &it);
+    while (st == NC_OK && nc_batches_next(it, &b)) {
+        int n = (int)b.count;
+        nc_tr_forward(net, b.data, n);
         nc_tr_logits(net, bb.logits);
         int64_t correct;
-        v[0] += nc_tr_cross_entropy(bb.logits, nc_i64(labels) + b, n, classes, NULL, &correct) * n;
+        v[0] += nc_tr_cross_entropy(bb.logits, b.labels, n, classes, NULL, &correct) * n;
         v[1] += (double)correct;
     }
+    nc_batches_free(it);
     batch_free(&bb);
     nc_tr_net_free(net);
     if ((st = nc_dist_agree_status(dist, st, "evaluation")) == NC_OK)

@@ -271,5 +271,6 @@ NC_API nc_status nc_cuda_device_count(int *count);
 #include "neuroc/snn.h"
 #include "neuroc/convert.h"
 #include "neuroc/sim.h"
+#include "neuroc/batches.h"
 
 #endif /* NEUROC_NEUROC_H */

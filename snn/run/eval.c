@@ -191,37 +191,6 @@ static nc_status check_labels(const nc_tensor *labels, int64_t n, int64_t classe
     return NC_OK;
 }
 
-/* Rows [row0, row0 + used) of x as a batch of `fed` samples of per-sample
- * shape `shape` (zero rows pad it up to fed). */
-static nc_tensor *batch_of(const nc_tensor *x, int64_t row0, int64_t used, int64_t fed, int ndim,
-                           const int64_t *shape, int64_t per)
-{
-    int64_t bs[NC_MAX_DIMS + 1];
-    bs[0] = fed;
-    memcpy(bs + 1, shape, (size_t)ndim * sizeof *bs);
-    nc_tensor *b = nc_tensor_new(NC_DTYPE_F32, ndim + 1, bs);
-    if (b)
-        memcpy(b->data, nc_f32(x) + row0 * per, (size_t)(used * per) * sizeof(float));
-    return b;
-}
-
-static void progress(const nc_eval_options *o, const char *what, int64_t done, int64_t total)
-{
-    if (o->progress)
-        o->progress(what, done, total, o->progress_user);
-}
-
-/* Rows [*lo, *hi) of n this rank evaluates in batches of B: a contiguous
- * run of the single-process batches, so each batch holds the same samples
- * (and Poisson noise) as it would in one process. */
-static void shard_rows(const nc_eval_options *o, int64_t n, int64_t B, int64_t *lo, int64_t *hi)
-{
-    int64_t b0, b1;
-    nc_dist_share(o->dist, (n + B - 1) / B, &b0, &b1);
-    *lo = b0 * B < n ? b0 * B : n;
-    *hi = b1 * B < n ? b1 * B : n;
-}
-
 /* Sums the counts of every rank's share, with the ranks' statuses: every
  * rank returns the same (a failure anywhere fails everywhere). */
 static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_status st, int ann)
@@ -270,7 +239,7 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
 /* ---------------------------------------------------------------- SNN */
 
 static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels,
-                         const nc_eval_options *o, int64_t per, nc_eval_result *r)
+                         const nc_eval_options *o, nc_eval_result *r)
 {
     const nc_snn_layer *In = &s->layers[0];
     int64_t classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
@@ -285,22 +254,22 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
         nc_session_free(ss);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
-    int64_t lo, hi;
-    shard_rows(o, r->n, r->batch, &lo, &hi);
-    progress(o, "evaluation", 0, hi - lo);
-    for (int64_t row0 = lo; row0 < hi; row0 += r->batch) {
-        int64_t used = hi - row0 < r->batch ? hi - row0 : r->batch;
-        nc_tensor *b = batch_of(x, row0, used, used, In->ndim, In->shape, per), *y = NULL;
-        if (!b) {
-            st = NC_ERR_NOMEM;
+    /* a process group: this rank's run of whole batches (batches.h) */
+    nc_batches_options bo = {.batch = r->batch, .dist = o->dist, .progress = o->progress, .what = "evaluation",
+                             .progress_user = o->progress_user};
+    nc_batches *it = NULL;
+    nc_batch b;
+    st = nc_batches_create(x, labels, &bo, &it);
+    while (st == NC_OK && nc_batches_next(it, &b)) {
+        nc_tensor *bx = NULL, *y = NULL;
+        if ((st = nc_batches_tensor(it, &b, In->ndim, In->shape, &bx)) != NC_OK)
             break;
-        }
-        nc_session_set_seed(ss, nc_batch_seed(o->seed, row0));
-        st = nc_session_run(ss, b, &y);
-        nc_tensor_free(b);
+        nc_session_set_seed(ss, nc_batch_seed(o->seed, b.first));
+        st = nc_session_run(ss, bx, &y);
+        nc_tensor_free(bx);
         if (st != NC_OK)
             break;
-        score_steps(nc_f32(y), r->T, used, classes, nc_i64(labels) + row0, acc, r->correct);
+        score_steps(nc_f32(y), r->T, b.count, classes, b.labels, acc, r->correct);
         nc_tensor_free(y);
         for (int i = 0; i < r->n_layers; i++) {
             int64_t c = 0, ops = 0;
@@ -309,8 +278,8 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
             r->layers[i].spikes += c;
             r->layers[i].synops += ops;
         }
-        progress(o, "evaluation", row0 + used - lo, hi - lo);
     }
+    nc_batches_free(it);
     nc_free(acc);
     nc_session_free(ss);
     return st;
@@ -358,35 +327,35 @@ static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor 
     }
     r->ann_macs = fixed > 1 ? macs / fixed : macs;
     r->ann_correct = 0;
-    int64_t lo, hi;
-    shard_rows(o, r->n, chunk, &lo, &hi);
-    progress(o, "ANN evaluation", 0, hi - lo);
-    for (int64_t row0 = lo; row0 < hi; row0 += chunk) {
-        int64_t used = hi - row0 < chunk ? hi - row0 : chunk;
-        nc_tensor *b = batch_of(x, row0, used, fixed ? fixed : used, ndim, shape, per), *y = NULL;
-        if (!b)
-            return NC_ERR_NOMEM;
-        const nc_tensor *inputs[1] = {b};
+    nc_batches_options bo = {.batch = chunk, .pad = fixed > 0, .dist = o->dist, .progress = o->progress,
+                             .what = "ANN evaluation", .progress_user = o->progress_user};
+    nc_batches *it = NULL;
+    nc_batch b;
+    st = nc_batches_create(x, labels, &bo, &it);
+    while (st == NC_OK && nc_batches_next(it, &b)) {
+        nc_tensor *bx = NULL, *y = NULL;
+        if ((st = nc_batches_tensor(it, &b, ndim, shape, &bx)) != NC_OK)
+            break;
+        const nc_tensor *inputs[1] = {bx};
         st = nc_model_run(m, inputs, 1, &y, 1);
-        nc_tensor_free(b);
+        nc_tensor_free(bx);
         if (st != NC_OK)
-            return st;
-        int64_t fed = fixed ? fixed : used;
+            break;
+        int64_t fed = b.padded;
         if (y->dtype != NC_DTYPE_F32 || y->ndim < 1 || y->shape[0] != fed || y->numel % fed) {
             char ys[160];
             nc_shape_str(y->ndim, y->shape, ys, sizeof ys);
             nc_tensor_free(y);
-            return nc_errorf(NC_ERR_SHAPE, "the ANN's output 0 (%s) is not one row of class scores "
-                             "per sample", ys);
+            st = nc_errorf(NC_ERR_SHAPE, "the ANN's output 0 (%s) is not one row of class scores per sample", ys);
+            break;
         }
         int64_t classes = y->numel / fed;
-        const int64_t *l = nc_i64(labels) + row0;
-        for (int64_t i = 0; i < used; i++)
-            r->ann_correct += argmax(nc_f32(y) + i * classes, classes) == l[i];
+        for (int64_t i = 0; i < b.count; i++)
+            r->ann_correct += argmax(nc_f32(y) + i * classes, classes) == b.labels[i];
         nc_tensor_free(y);
-        progress(o, "ANN evaluation", row0 + used - lo, hi - lo);
     }
-    return NC_OK;
+    nc_batches_free(it);
+    return st;
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -583,7 +552,7 @@ nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor 
     if (st == NC_OK)
         st = init_layers(s, o.encoding, r);
     if (st == NC_OK)
-        st = run_snn(s, x, labels, &o, per, r);
+        st = run_snn(s, x, labels, &o, r);
     st = reduce_counts(&o, r, st, 0);
     if (st == NC_OK && ann) {
         if ((st = run_ann(ann, x, labels, &o, per, r)) != NC_OK)
