@@ -362,7 +362,8 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
         return nc_dist_agree_status(o->dist, st, "calibration");
     int64_t n = o->samples < x->shape[0] ? o->samples : x->shape[0];
     if (n <= 0)
-        return nc_dist_agree_status(o->dist, nc_errorf(NC_ERR_INVALID_ARG, "no calibration samples"), "calibration");
+        return nc_dist_agree_status(o->dist, nc_errorf(NC_ERR_INVALID_ARG, "no calibration samples"),
+                                    "calibration");
 
     site_stats *ss = nc_calloc((size_t)n_calib, sizeof *ss);
     if (!ss)

@@ -8,9 +8,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# -Werror: a warning fails the test command (gcc here, clang in the
+# sanitizer pass).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEUROC_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+# Every test has a TIMEOUT of its own (CMakeLists.txt, "test timeouts");
+# --timeout is the backstop for one that lacks it.
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 300)
 
 # Sanitizer pass (scripts/sanitize.sh runs the whole suite this way): the
 # error paths (bad files, wrong shapes, failed allocations, the fuzz corpora)
