@@ -20,7 +20,8 @@ cmake --build build -j"$jobs"
 # error paths (bad files, wrong shapes, failed allocations, the fuzz corpora)
 # must show no leak and no invalid access. CI has time for all but the
 # packaging check and the Python NIR interop test, which exercise no input
-# handling of neuroc's own (whole suite: about 70 s on 2 cores plus the build).
+# handling of neuroc's own (whole suite: about 5 minutes on 2 busy cores plus
+# the build, test_convert the longest at 3 minutes).
 if [ -n "${NEUROC_ASAN_TESTS:-}" ]; then
     bash scripts/sanitize.sh -R "$NEUROC_ASAN_TESTS"
 else

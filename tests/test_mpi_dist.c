@@ -543,6 +543,38 @@ static void *hist_merge_thread(void *arg)
     return st == NC_OK ? NULL : arg;
 }
 
+/* The group itself: ranks in different collectives both fail, naming
+ * them, and the broken group fails the next collective at once. */
+typedef struct mm {
+    nc_dist d;
+    nc_status st[2];
+    char err[256];
+} mm;
+
+static void *mismatched_sums(void *arg)
+{
+    mm *a = arg;
+    int64_t v[2] = {1, 2};
+    a->st[0] = nc_dist_sum_i64(&a->d, v, 1 + a->d.rank);
+    snprintf(a->err, sizeof a->err, "%s", nc_last_error());
+    a->st[1] = nc_dist_sum_i64(&a->d, v, 1);
+    return NULL;
+}
+
+static void test_group_mismatch_fails_both(void **state)
+{
+    (void)state;
+    tgroup g;
+    mm a[2];
+    memset(a, 0, sizeof a);
+    run_ranks(&g, mismatched_sums, (void *[2]){&a[0], &a[1]}, (nc_dist *[2]){&a[0].d, &a[1].d});
+    for (int r = 0; r < 2; r++) {
+        assert_int_not_equal(a[r].st[0], NC_OK);
+        assert_int_not_equal(a[r].st[1], NC_OK);
+        assert_non_null(strstr(a[r].err, "rank 0 is in allreduce(1 i64, op 0), rank 1 in allreduce(2 i64, op 0)"));
+    }
+}
+
 /* Ranks on one node spread over its GPUs by the launcher's local rank. */
 static void test_device_for_process(void **state)
 {
@@ -610,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_eval_equals_one_process),
         cmocka_unit_test(test_other_data_fails_on_both),
         cmocka_unit_test(test_other_data_named_by_eval),
+        cmocka_unit_test(test_group_mismatch_fails_both),
         cmocka_unit_test(test_rank_failing_alone_ends_both),
         cmocka_unit_test(test_bad_input_on_one_rank_fails_both),
         cmocka_unit_test(test_finetune_two_ranks_half_batch),
