@@ -249,6 +249,8 @@ typedef struct job {
     char *json;
     int64_t eval_total; /* the evaluation's progress total: this rank's share */
     nc_snn *tuned;
+    int epochs;         /* fine-tuning: 0 = 1 */
+    int fail_on_epoch;  /* fine-tuning: this rank's epoch callback fails */
 } job;
 
 static void on_progress(const char *what, int64_t done, int64_t total, void *user)
@@ -288,12 +290,20 @@ static void *convert_and_eval(void *arg)
     return NULL;
 }
 
+/* as the CLI's, which writes a checkpoint on rank 0 only */
+static nc_status epoch_done(const nc_snn *s, const nc_finetune_epoch *e, void *user)
+{
+    (void)s;
+    (void)e;
+    return ((job *)user)->fail_on_epoch ? nc_errorf(NC_ERR_IO, "cannot write the checkpoint (a test)") : NC_OK;
+}
+
 static void *tune(void *arg)
 {
     job *j = arg;
     const nc_dist *d = j->dist.ops ? &j->dist : NULL;
-    nc_finetune_options o = {.timesteps = 4, .epochs = 1, .lr = 0.01f, .optimizer = 1,
-                             .batch = d ? 16 : 32, .dist = d};
+    nc_finetune_options o = {.timesteps = 4, .epochs = j->epochs ? j->epochs : 1, .lr = 0.01f, .optimizer = 1,
+                             .batch = d ? 16 : 32, .dist = d, .on_epoch = epoch_done, .epoch_user = j};
     finish(j, nc_snn_finetune(j->tuned, j->x, j->y, NULL, NULL, &o));
     return NULL;
 }
@@ -463,6 +473,21 @@ static void test_bad_input_on_one_rank_fails_both(void **state)
         NC_ASSERT_OK(nc_convert(m, x64, NULL, NULL, &two[r].tuned, NULL));
     run_pair(tune, two, x64, y64, x64, y2);
     expect_failed_together(two, "label 99 of sample 3");
+    for (int r = 0; r < 2; r++)
+        nc_snn_free(two[r].tuned);
+
+    /* the epoch callback fails on rank 0 only (its checkpoint): rank 1
+     * must not go on into the next epoch's collectives */
+    memset(two, 0, sizeof two);
+    for (int r = 0; r < 2; r++) {
+        NC_ASSERT_OK(nc_convert(m, x64, NULL, NULL, &two[r].tuned, NULL));
+        two[r].epochs = 2;
+    }
+    two[0].fail_on_epoch = 1;
+    run_pair(tune, two, x64, y64, x64, y64);
+    assert_int_equal(two[0].st, NC_ERR_IO);
+    assert_int_equal(two[1].st, NC_ERR_IO);
+    assert_non_null(strstr(two[1].err, "the end of an epoch failed on rank 0 of 2: cannot write the checkpoint"));
     for (int r = 0; r < 2; r++)
         nc_snn_free(two[r].tuned);
     nc_model_free(m);
