@@ -10,7 +10,10 @@
  *  - a rank that fails before a collective ends the other with an error,
  *    not a hang: through the library's status agreement (the other rank
  *    reports "failed on rank 1 of 2: <rank 1's message>"), or, where the
- *    rank returns before any library call, through this test's group;
+ *    rank returns before any library call, through this test's group
+ *    (bad calibration data, labels, label values, a fine-tuning epoch
+ *    callback failing on rank 0 only, a missing model file on rank 1);
+ *  - the group: ranks in different collectives both fail, naming them;
  *  - fine-tuning 2 ranks x batch 16 equals 1 process x batch 32 (SGD, two
  *    steps) within 1e-6, and the weights moved;
  *  - the shares and the histogram merge: a histogram of half the values
