@@ -59,15 +59,11 @@ nc_status nc_hist_merge(const nc_dist *d, nc_hist *h, int64_t n, nc_status mine)
     int64_t nd = 2 * n, ni = n * (NC_CALIB_BINS + 2);
     double *dv = nc_malloc((size_t)(nd > 0 ? nd : 1) * sizeof *dv);
     int64_t *iv = nc_malloc((size_t)(ni > 0 ? ni : 1) * sizeof *iv);
-    int own = mine != NC_OK || !dv || !iv, others = own;
+    nc_status st = mine;
+    if (st == NC_OK && (!dv || !iv))
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory merging calibration histograms");
     /* first agree that every rank has its histograms */
-    nc_status st = nc_dist_agree(d, &others);
-    if (st == NC_OK && own)
-        st = mine != NC_OK ? mine : nc_errorf(NC_ERR_NOMEM, "out of memory merging calibration histograms");
-    else if (st == NC_OK && others)
-        st = nc_errorf(NC_ERR_INVALID_ARG, "calibration failed on %d other rank%s (see their messages)", others,
-                       others == 1 ? "" : "s");
-    if (st != NC_OK) {
+    if ((st = nc_dist_agree_status(d, st, "calibration")) != NC_OK) {
         nc_free(dv);
         nc_free(iv);
         return st;
@@ -353,16 +349,20 @@ nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_opt
         n_calib += sites[i].rule == NC_THETA_CALIB;
     if (n_calib == 0)
         return NC_OK;
+    /* a process group: a rank failing before the merges still takes part in
+     * the agreement the others meet in the first nc_hist_merge (its first
+     * collective is this one) */
     nc_status st = check_data(g, x, "calibration");
     if (st != NC_OK)
-        return st;
+        return nc_dist_agree_status(o->dist, st, "calibration");
     int64_t n = o->samples < x->shape[0] ? o->samples : x->shape[0];
     if (n <= 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "no calibration samples");
+        return nc_dist_agree_status(o->dist, nc_errorf(NC_ERR_INVALID_ARG, "no calibration samples"),
+                                    "calibration");
 
     site_stats *ss = nc_calloc((size_t)n_calib, sizeof *ss);
     if (!ss)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        return nc_dist_agree_status(o->dist, nc_errorf(NC_ERR_NOMEM, "out of memory"), "calibration");
     for (int i = 0, k = 0; i < n_sites; i++) {
         if (sites[i].rule != NC_THETA_CALIB)
             continue;
@@ -545,17 +545,21 @@ nc_status nc_layer_correct(const nc_graph *g, const nc_tensor *x, const nc_corre
 {
     if (n_sites == 0 || (!o->bias && !o->potential))
         return NC_OK;
+    /* a process group: a rank failing before the ANN pass still takes part
+     * in the agreement the others meet after it */
+    const char *what = "layer-wise correction";
     nc_status st = check_data(g, x, "calibration");
     if (st != NC_OK)
-        return st;
+        return nc_dist_agree_status(o->dist, st, what);
     int64_t n = o->samples < x->shape[0] ? o->samples : x->shape[0];
     int T = o->timesteps, rounds = o->rounds > 0 ? o->rounds : 1;
     if (n <= 0 || T <= 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "layer-wise correction needs samples and T > 0");
+        return nc_dist_agree_status(
+            o->dist, nc_errorf(NC_ERR_INVALID_ARG, "layer-wise correction needs samples and T > 0"), what);
     bc_target *t = nc_calloc((size_t)n_sites, sizeof *t);
     double *err = NULL;
     if (!t)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        return nc_dist_agree_status(o->dist, nc_errorf(NC_ERR_NOMEM, "out of memory"), what);
     int64_t max_size = 1;
     for (int k = 0; k < n_sites && st == NC_OK; k++) {
         t[k].L = &s->layers[sites[k].layer];
@@ -572,7 +576,7 @@ nc_status nc_layer_correct(const nc_graph *g, const nc_tensor *x, const nc_corre
         st = ann_pass(g, x, n, 64, bc_batch, &run, "layer-wise correction (ANN)", o->progress, o->progress_user,
                       o->dist);
     /* a process group: the sums of every rank's share */
-    st = nc_dist_agree_status(o->dist, st, "layer-wise correction");
+    st = nc_dist_agree_status(o->dist, st, what);
     for (int k = 0; st == NC_OK && k < n_sites; k++)
         st = nc_dist_sum_f64(o->dist, t[k].mean, nc_snn_layer_size(t[k].L));
     if (st == NC_OK && !(err = nc_malloc((size_t)max_size * sizeof *err)))

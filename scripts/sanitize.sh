@@ -17,10 +17,12 @@ jobs=$(nproc)
 # pointer, found by fuzz_onnx, passes gcc's): use it when installed.
 cc=${CC:-$(command -v clang || command -v cc)}
 cmake -S . -B "$B" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Debug -DNEUROC_SANITIZE=ON \
-    -DNEUROC_CUDA=OFF >/dev/null
+    -DNEUROC_CUDA=OFF -DNEUROC_WERROR=ON >/dev/null
 cmake --build "$B" -j"$jobs"
 # detect_leaks: every error path must free what it took. The CLI and shell
 # tests run the sanitized neuroc too, so their leaks count as well.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-(cd "$B" && ctest --output-on-failure -j"$jobs" "$@")
+# Every test has a TIMEOUT sized for this build too (CMakeLists.txt, "test
+# timeouts"); --timeout is the backstop for one that lacks it.
+(cd "$B" && ctest --output-on-failure -j"$jobs" --timeout 300 "$@")

@@ -8,15 +8,20 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# -Werror: a warning fails the test command (gcc here, clang in the
+# sanitizer pass).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEUROC_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+# Every test has a TIMEOUT of its own (CMakeLists.txt, "test timeouts");
+# --timeout is the backstop for one that lacks it.
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 300)
 
 # Sanitizer pass (scripts/sanitize.sh runs the whole suite this way): the
 # error paths (bad files, wrong shapes, failed allocations, the fuzz corpora)
 # must show no leak and no invalid access. CI has time for all but the
 # packaging check and the Python NIR interop test, which exercise no input
-# handling of neuroc's own (whole suite: about 70 s on 2 cores plus the build).
+# handling of neuroc's own (whole suite: about 5 minutes on 2 busy cores plus
+# the build, test_convert the longest at 3 minutes).
 if [ -n "${NEUROC_ASAN_TESTS:-}" ]; then
     bash scripts/sanitize.sh -R "$NEUROC_ASAN_TESTS"
 else

@@ -100,12 +100,7 @@ static void sweep(const char *name, make_fn make, release_fn release, void *ctx,
     printf("  %s: %ld allocations, each failed once: all clean\n", name, total);
 }
 
-static const char *src(const char *rel)
-{
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", NC_SOURCE_DIR, rel);
-    return buf;
-}
+static const char *src(const char *rel) { return nc_test_src(rel); }
 
 /* ---------------------------------------------------------------- scenarios */
 

@@ -53,21 +53,13 @@ static int teardown(void **state)
 
 static const char *tpath(const char *name)
 {
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
+    return nc_test_pathf("%s/%s", g_dir, name);
 }
 
-/* "dir/file:dset" in a static buffer. */
+/* "dir/file:dset" (a testutil.h ring buffer). */
 static const char *spec(const char *file, const char *dset)
 {
-    static char buf[2][600];
-    static int k;
-    k = (k + 1) % 2;
-    snprintf(buf[k], sizeof buf[k], "%s:%s", tpath(file), dset);
-    return buf[k];
+    return nc_test_pathf("%s:%s", tpath(file), dset);
 }
 
 static hid_t open_file(const char *name)

@@ -43,11 +43,7 @@ static int teardown(void **state)
 
 static const char *tpath(const char *name)
 {
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
+    return nc_test_pathf("%s/%s", g_dir, name);
 }
 
 static const char *write_bytes(const char *name, const void *data, size_t n)

@@ -8,12 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *src(const char *rel)
-{
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", NC_SOURCE_DIR, rel);
-    return buf;
-}
+static const char *src(const char *rel) { return nc_test_src(rel); }
 
 static void expect_msg(nc_status st, nc_status want, const char *path, const char *what)
 {
@@ -58,8 +53,7 @@ static int reset_limits(void **state)
 
 static const char *tmp_file(const char *name, const void *bytes, size_t n)
 {
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/test_limits_%s", NC_BINARY_DIR, name);
+    const char *path = nc_test_pathf("%s/test_limits_%s", NC_BINARY_DIR, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(bytes, 1, n, f), n);

@@ -223,4 +223,14 @@ RC=$?
 if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC (124: it hung)"; fi
 expect_in "$TMP/err" "not the same on every rank: the evaluation data or labels (rank 1's hash"
 
+check "a bad label on rank 1 only: both ranks fail, rank 0 with rank 1's message"
+"$PY" -c "import numpy as np; y = np.load('$TMP/y64.npy'); y[3] = 99; np.save('$TMP/y64bad.npy', y)" ||
+    fail "cannot write the labels"
+FB=(finetune "$TMP/mlp.nir" --train "$TMP/x64.npy" --epochs 1 -o "$TMP/fb.nir")
+"${MPIRUN[@]}" -np 1 "$NEUROC" "${FB[@]}" --labels "$TMP/y64.npy" : \
+    -np 1 "$NEUROC" "${FB[@]}" --labels "$TMP/y64bad.npy" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" -ne 0 ] && [ "$RC" -ne 124 ]; then pass "exit status $RC"; else fail "exit status $RC (124: it hung)"; fi
+expect_in "$TMP/err" "failed on rank 1 of 2: training: label 99 of sample 3"
+
 cli_finish test_mpi

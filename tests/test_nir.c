@@ -21,10 +21,8 @@
 
 static const char *out_path(const char *name)
 {
-    static char buf[4096];
     mkdir(NC_BINARY_DIR "/nir-out", 0755);
-    snprintf(buf, sizeof buf, "%s/nir-out/%s", NC_BINARY_DIR, name);
-    return buf;
+    return nc_test_pathf("%s/nir-out/%s", NC_BINARY_DIR, name);
 }
 
 static uint32_t rng_state = 12345;
@@ -392,14 +390,7 @@ static void test_save_refuses_concat(void **state)
 
 static const char *sample(const char *name)
 {
-    static char buf[4096];
-    char rel[256];
-    snprintf(rel, sizeof rel, "nir-samples/%s", name);
-    const char *p = nc_test_shared(rel);
-    if (!p)
-        return NULL;
-    snprintf(buf, sizeof buf, "%s", p);
-    return buf;
+    return nc_test_shared(nc_test_pathf("nir-samples/%s", name));
 }
 
 #define SAMPLE_OR_SKIP(var, name)                                                       \

@@ -17,9 +17,7 @@
 
 static const char *fixture(const char *rel)
 {
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/tests/fixtures/%s", NC_SOURCE_DIR, rel);
-    return buf;
+    return nc_test_pathf("%s/tests/fixtures/%s", NC_SOURCE_DIR, rel);
 }
 
 /* Loads a fixture expecting `want`, and checks the message holds every

@@ -1,14 +1,30 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
-const char *nc_test_src(const char *rel)
+/* Thread-local: two rank threads building paths at once once garbled each
+ * other's (a static buffer), and one rank then failed alone. */
+static _Thread_local char ring[NC_TEST_PATH_RING][4096];
+static _Thread_local unsigned next;
+
+const char *nc_test_pathf(const char *fmt, ...)
 {
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", NC_SOURCE_DIR, rel);
+    char *buf = ring[next++ % NC_TEST_PATH_RING];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof ring[0], fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof ring[0]) {
+        /* not fail_msg: it may run on a thread that is not cmocka's */
+        fprintf(stderr, "nc_test_pathf: path longer than %zu bytes (%s...)\n", sizeof ring[0], fmt);
+        abort();
+    }
     return buf;
 }
+
+const char *nc_test_src(const char *rel) { return nc_test_pathf("%s/%s", NC_SOURCE_DIR, rel); }
 
 int nc_test_file_exists(const char *path)
 {
@@ -18,7 +34,5 @@ int nc_test_file_exists(const char *path)
 
 const char *nc_test_shared(const char *rel)
 {
-    static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", NC_SHARED_DIR, rel);
-    return nc_test_file_exists(NC_SHARED_DIR) ? buf : NULL;
+    return nc_test_file_exists(NC_SHARED_DIR) ? nc_test_pathf("%s/%s", NC_SHARED_DIR, rel) : NULL;
 }

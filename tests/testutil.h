@@ -10,7 +10,21 @@
 
 #include "neuroc/neuroc.h"
 
-/* NC_SOURCE_DIR "/" rel, in a static buffer (one at a time). */
+/* Paths built by the helpers below live in a ring of NC_TEST_PATH_RING
+ * buffers of the calling thread: safe from threads (the rank threads of
+ * test_mpi_dist.c each get their own), and several may be used in one
+ * expression; a path stays valid until its thread has built that many
+ * more. Copy one that must live longer. */
+#define NC_TEST_PATH_RING 16
+
+/* printf into the calling thread's next ring buffer (aborts if it does not
+ * fit, rather than hand back a truncated path). */
+const char *nc_test_pathf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* NC_SOURCE_DIR "/" rel. */
 const char *nc_test_src(const char *rel);
 /* NC_SHARED_DIR "/" rel, or NULL if ../shared is absent (a user's clone). */
 const char *nc_test_shared(const char *rel);

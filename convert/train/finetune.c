@@ -107,8 +107,10 @@ static uint64_t epoch_seed(uint64_t seed, int epoch)
     return nc_splitmix64(&z);
 }
 
-nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_tensor *val_x,
-                          const nc_tensor *val_labels, const nc_finetune_options *opts)
+/* The arguments of nc_snn_finetune; *o and *B when they pass. */
+static nc_status check_call(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_tensor *val_x,
+                            const nc_tensor *val_labels, const nc_finetune_options *opts, nc_finetune_options *o,
+                            int *B)
 {
     if (!s || s->n_layers < 2)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_finetune: network is NULL or empty");
@@ -116,15 +118,23 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_finetune: training data or labels missing or empty");
     if (!val_x != !val_labels)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_finetune: validation data needs validation labels (and back)");
-    nc_finetune_options o;
-    nc_status st = resolve(opts, &o);
+    nc_status st = resolve(opts, o);
     if (st != NC_OK)
         return st;
-    if (o.start_epoch >= o.epochs)
+    if (o->start_epoch >= o->epochs)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_finetune: start epoch %d leaves nothing of %d epochs to run",
-                         o.start_epoch, o.epochs);
+                         o->start_epoch, o->epochs);
+    return plan(s, o, B, NULL);
+}
+
+nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, const nc_tensor *val_x,
+                          const nc_tensor *val_labels, const nc_finetune_options *opts)
+{
+    nc_finetune_options o;
     int B;
-    if ((st = plan(s, &o, &B, NULL)) != NC_OK)
+    nc_status st = check_call(s, x, labels, val_x, val_labels, opts, &o, &B);
+    /* a process group: one rank's bad argument ends the call on every rank */
+    if ((st = nc_dist_agree_status(opts ? opts->dist : NULL, st, "checking the fine-tuning's arguments")) != NC_OK)
         return st;
     int64_t N = x->shape[0];
     /* B is per rank: a step takes B samples from each of the group's ranks */
@@ -182,12 +192,16 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
             if (!state && !(state = nc_tensor_new(NC_DTYPE_F32, 1, &len))) {
                 st = nc_errorf(NC_ERR_NOMEM, "out of memory copying the optimiser state (%lld values)",
                                (long long)len);
-                break;
+            } else {
+                nc_optim_state_get(&optim, nc_f32(state));
+                r.optimizer_state = state;
+                st = o.on_epoch(s, &r, o.epoch_user);
             }
-            nc_optim_state_get(&optim, nc_f32(state));
-            r.optimizer_state = state;
-            st = o.on_epoch(s, &r, o.epoch_user);
         }
+        /* a process group: the callback may fail on one rank only (rank 0
+         * writes the checkpoints), and the others must not start the next
+         * epoch's collectives without it */
+        st = nc_dist_agree_status(o.dist, st, "the end of an epoch");
     }
     nc_tensor_free(state);
     nc_optim_free(&optim);

@@ -155,17 +155,21 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
 {
     if (stats)
         memset(stats, 0, sizeof *stats);
-    if (!s)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_train: network is NULL");
     nc_train_options o;
     nc_tr_config c;
     nc_status st = resolve(opts, &o, &c);
-    if (st != NC_OK)
-        return st;
-    if (s->n_layers < 2)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_train: the network has no layers to train");
-    int64_t N, classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
-    if ((st = check_data(s, x, labels, classes, &N)) != NC_OK)
+    int64_t N = 0, classes = 0;
+    if (st == NC_OK && !s)
+        st = nc_errorf(NC_ERR_INVALID_ARG, "nc_train: network is NULL");
+    else if (st == NC_OK && s->n_layers < 2)
+        st = nc_errorf(NC_ERR_INVALID_ARG, "nc_train: the network has no layers to train");
+    if (st == NC_OK) {
+        classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
+        st = check_data(s, x, labels, classes, &N);
+    }
+    /* a process group: one rank's bad argument ends the call on every rank,
+     * before the collectives below */
+    if ((st = nc_dist_agree_status(o.dist, st, "checking the training's arguments")) != NC_OK)
         return st;
     /* GB samples a step, over all ranks; B the most one rank takes */
     int G = nc_dist_size(o.dist);
@@ -308,12 +312,15 @@ static nc_status evaluate(const nc_snn *s, const nc_tr_config *c, const nc_tenso
         *loss = 0.0;
     if (accuracy)
         *accuracy = 0.0;
+    /* a process group: a rank failing here takes part in the agreement the
+     * others meet after their batches */
     if (!s || s->n_layers < 2)
-        return nc_errorf(NC_ERR_INVALID_ARG, "evaluation: network is NULL or empty");
+        return nc_dist_agree_status(
+            dist, nc_errorf(NC_ERR_INVALID_ARG, "evaluation: network is NULL or empty"), "evaluation");
     int64_t N, classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
     nc_status st = check_data(s, x, labels, classes, &N);
     if (st != NC_OK)
-        return st;
+        return nc_dist_agree_status(dist, st, "evaluation");
     int B = N < 256 ? (int)N : 256;
     int64_t in = x->numel / N;
     nc_tr_net *net = NULL;

@@ -46,20 +46,49 @@ nc_status nc_dist_agree(const nc_dist *d, int *failed)
     return st;
 }
 
+/* Bytes of the failing rank's message the others get (64 words). */
+#define NC_DIST_MSG 512
+
+nc_status nc_dist_fail_together(const nc_dist *d, nc_status st, int64_t failed, const char *what)
+{
+    if (!d || d->size <= 1 || failed <= 0)
+        return st;
+    /* the first rank that failed: the smallest rank among them */
+    int64_t first = st != NC_OK ? d->rank : d->size;
+    nc_status cs = reduce(d, &first, 1, NC_DIST_I64, NC_DIST_MIN);
+    /* its status and message; only it adds non-zero words, so the integer
+     * sum is its bytes exactly */
+    uint64_t v[1 + NC_DIST_MSG / 8];
+    memset(v, 0, sizeof v);
+    if (cs == NC_OK && d->rank == first) {
+        v[0] = (uint64_t)st;
+        snprintf((char *)(v + 1), NC_DIST_MSG, "%s", nc_last_error());
+    }
+    if (cs == NC_OK)
+        cs = reduce(d, v, 1 + NC_DIST_MSG / 8, NC_DIST_U64, NC_DIST_SUM);
+    if (st != NC_OK)
+        return st; /* its own message stays */
+    if (cs != NC_OK)
+        return cs;
+    char msg[NC_DIST_MSG];
+    memcpy(msg, v + 1, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    nc_status code = v[0] > NC_OK && v[0] <= NC_ERR_INTERNAL ? (nc_status)v[0] : NC_ERR_INTERNAL;
+    if (failed > 1)
+        return nc_errorf(code, "%s failed on rank %lld of %d (and on %lld more): %s", what, (long long)first,
+                         d->size, (long long)(failed - 1), msg);
+    return nc_errorf(code, "%s failed on rank %lld of %d: %s", what, (long long)first, d->size, msg);
+}
+
 nc_status nc_dist_agree_status(const nc_dist *d, nc_status st, const char *what)
 {
     if (!d || d->size <= 1)
         return st;
     int failed = st != NC_OK;
     nc_status cs = nc_dist_agree(d, &failed);
-    if (st != NC_OK)
-        return st;
     if (cs != NC_OK)
-        return cs;
-    if (failed)
-        return nc_errorf(NC_ERR_INVALID_ARG, "%s failed on %d other rank%s (see their messages)", what, failed,
-                         failed == 1 ? "" : "s");
-    return NC_OK;
+        return st != NC_OK ? st : cs;
+    return nc_dist_fail_together(d, st, failed, what);
 }
 
 nc_status nc_dist_check_same(const nc_dist *d, const uint64_t *hash, const char *const *what, int n)

@@ -41,10 +41,18 @@ nc_status nc_dist_max_f64(const nc_dist *d, double *v, int64_t n);
  * passed a non-zero failed. Returns NC_OK unless the collective itself
  * fails. */
 nc_status nc_dist_agree(const nc_dist *d, int *failed);
-/* Collective after local work that returned `st`: st itself on a rank
- * that failed, an error saying another rank failed on the others, NC_OK
- * when every rank succeeded. `what` names the work ("evaluation"). */
+/* Collective after local work that returned `st`: st itself (and its
+ * message) on a rank that failed; on the others the first failing rank's
+ * status with "<what> failed on rank K of N: <its message>"; NC_OK when
+ * every rank succeeded. `what` names the work ("evaluation"). A rank that
+ * fails before the group's next collective calls this instead of
+ * returning, where the others call it too, so that all ranks fail
+ * together rather than leave the others waiting. */
 nc_status nc_dist_agree_status(const nc_dist *d, nc_status st, const char *what);
+/* The second half of nc_dist_agree_status, for a caller that learnt the
+ * number of failed ranks `failed` from a reduction of its own: collective
+ * when failed > 0 (every rank knows it, so every rank calls it). */
+nc_status nc_dist_fail_together(const nc_dist *d, nc_status st, int64_t failed, const char *what);
 
 /* Collective: checks that every rank has the same n hashes; on a mismatch
  * returns NC_ERR_INVALID_ARG on every rank naming what[i] and the first

@@ -191,49 +191,43 @@ static nc_status check_labels(const nc_tensor *labels, int64_t n, int64_t classe
     return NC_OK;
 }
 
-/* Sums the counts of every rank's share, with the ranks' statuses: every
- * rank returns the same (a failure anywhere fails everywhere). */
+/* Sums the counts of every rank's share, after the ranks agree on their
+ * statuses: every rank returns the same (a failure anywhere fails
+ * everywhere, before a sum whose length a half-built r could get wrong). */
 static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_status st, int ann)
 {
     if (nc_dist_size(o->dist) <= 1)
         return st;
-    int64_t n = ann ? 2 : 1 + r->T + 2 * (int64_t)r->n_layers;
-    int64_t *v = nc_calloc((size_t)n, sizeof *v);
-    nc_status cs = v ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory");
-    if (v) {
-        v[0] = st != NC_OK;
-        if (st != NC_OK) {
-            /* only the flag: r may be half built */
-        } else if (ann) {
-            v[1] = r->ann_correct;
-        } else {
-            memcpy(v + 1, r->correct, (size_t)r->T * sizeof *v);
-            for (int i = 0; i < r->n_layers; i++) {
-                v[1 + r->T + 2 * i] = r->layers[i].spikes;
-                v[2 + r->T + 2 * i] = r->layers[i].synops;
-            }
-        }
-        cs = nc_dist_sum_i64(o->dist, v, n);
-    } else {
-        int failed = 1; /* still take part, so the others do not wait */
-        nc_dist_agree(o->dist, &failed);
+    int64_t n = st != NC_OK ? 0 : ann ? 1 : r->T + 2 * (int64_t)r->n_layers;
+    int64_t *v = st == NC_OK ? nc_calloc((size_t)n, sizeof *v) : NULL;
+    if (st == NC_OK && !v)
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if ((st = nc_dist_agree_status(o->dist, st, ann ? "the ANN's evaluation" : "evaluation")) != NC_OK) {
+        nc_free(v);
+        return st;
     }
-    if (st == NC_OK && cs == NC_OK && v[0])
-        cs = nc_errorf(NC_ERR_INVALID_ARG, "%s failed on %lld other rank%s (see their messages)",
-                       ann ? "the ANN's evaluation" : "evaluation", (long long)v[0], v[0] == 1 ? "" : "s");
-    if (st == NC_OK && cs == NC_OK) {
+    if (ann) {
+        v[0] = r->ann_correct;
+    } else {
+        memcpy(v, r->correct, (size_t)r->T * sizeof *v);
+        for (int i = 0; i < r->n_layers; i++) {
+            v[r->T + 2 * i] = r->layers[i].spikes;
+            v[r->T + 2 * i + 1] = r->layers[i].synops;
+        }
+    }
+    if ((st = nc_dist_sum_i64(o->dist, v, n)) == NC_OK) {
         if (ann) {
-            r->ann_correct = v[1];
+            r->ann_correct = v[0];
         } else {
-            memcpy(r->correct, v + 1, (size_t)r->T * sizeof *v);
+            memcpy(r->correct, v, (size_t)r->T * sizeof *v);
             for (int i = 0; i < r->n_layers; i++) {
-                r->layers[i].spikes = v[1 + r->T + 2 * i];
-                r->layers[i].synops = v[2 + r->T + 2 * i];
+                r->layers[i].spikes = v[r->T + 2 * i];
+                r->layers[i].synops = v[r->T + 2 * i + 1];
             }
         }
     }
     nc_free(v);
-    return st != NC_OK ? st : cs;
+    return st;
 }
 
 /* ---------------------------------------------------------------- SNN */
@@ -534,8 +528,8 @@ nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor 
     int64_t n = x->shape[0];
 
     nc_eval_result *r = nc_calloc(1, sizeof *r);
-    if (!r)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (!r) /* the others meet this in reduce_counts */
+        return reduce_counts(&o, NULL, nc_errorf(NC_ERR_NOMEM, "out of memory"), 0);
     r->T = o.timesteps;
     r->n = n;
     r->batch = o.batch;
