@@ -411,7 +411,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
     int64_t neurons = 0;
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
-        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+        if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
         int len = (int)strlen(L.name);
         w = len > w ? (len < 48 ? len : 48) : w;
@@ -427,7 +427,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
     printf("  %-3s %-*s %-9s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
-        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+        if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
         char sh[96], tb[64] = "";
         const th_entry *e = find_th(&th, L.name);

@@ -50,7 +50,7 @@ static void run_backend(const nc_snn *s, const char *backend, const nc_tensor *x
     const char *names[64];
     for (int i = 0; i < nl; i++) {
         nc_snn_layer_info L;
-        NC_ASSERT_OK(nc_snn_get_layer(s, i, &L));
+        NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
         names[i] = L.name;
     }
     nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 7,

@@ -73,14 +73,14 @@ static void test_defaults(void **state)
 {
     (void)state;
     nc_limits l;
-    nc_get_limits(&l);
+    nc_limits_current(&l);
     assert_true(l.max_tensor_bytes == (int64_t)4 << 30);
     assert_true(l.max_model_bytes == (int64_t)16 << 30);
     assert_int_equal(l.max_string_len, 65536);
     assert_int_equal(l.max_graph_depth, 64);
     nc_limits half = {.max_tensor_bytes = 1 << 20};
     nc_set_limits(&half);
-    nc_get_limits(&l);
+    nc_limits_current(&l);
     assert_int_equal(l.max_tensor_bytes, 1 << 20);
     assert_int_equal(l.max_graph_depth, 64); /* 0 means default */
 }
