@@ -358,7 +358,7 @@ loaded:
             goto done;
         }
     }
-    nc_loihi_run_options ro = {.timesteps = (int)T, .extra_steps = -1, .threads = (int)threads,
+    nc_loihi_run_options ro = {.timesteps = (int)T, .extra_steps = NC_LOIHI_EXTRA_LATENCY, .threads = (int)threads,
                                .progress = cli_progress_cb, .progress_user = &prog, .dist = cli_dist()};
     st = nc_loihi_run(net, x, y, &ro, &res);
     cli_progress_end(&prog);

@@ -235,7 +235,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
         st = nc_session_run(ss, x, &y);
         nc_tensor_free(x);
         if (st == NC_OK && rec)
-            st = nc_session_trace(ss, a->layer, 0, &tr);
+            st = nc_session_trace(ss, a->layer, NC_TRACE_SPIKES, &tr);
         if (st != NC_OK) {
             nc_tensor_free(y);
             if (show)

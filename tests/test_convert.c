@@ -73,7 +73,7 @@ static const nc_tensor *node_out(const nc_model *m, nc_tensor **all, const char 
 }
 
 /* Runs s on x for T steps recording `layer`; returns its trace of `kind`. */
-static nc_tensor *trace(const nc_snn *s, const nc_tensor *x, int T, const char *layer, int kind)
+static nc_tensor *trace(const nc_snn *s, const nc_tensor *x, int T, const char *layer, nc_trace_kind kind)
 {
     const char *rec[1] = {layer};
     nc_session_options o = {.timesteps = T, .record = rec, .n_record = 1};
@@ -210,7 +210,7 @@ static double mean_error(const nc_snn *net, const nc_tensor *x, const nc_tensor 
 {
     const nc_snn_layer *I = layer_named(net, layer);
     float th = ((const float *)I->threshold->data)[0];
-    nc_tensor *spk = trace(net, x, T, layer, 0);
+    nc_tensor *spk = trace(net, x, T, layer, NC_TRACE_SPIKES);
     const float *av = nc_tensor_data_const(a), *sv = nc_tensor_data_const(spk);
     int64_t n = nc_tensor_numel(a), size = nc_snn_layer_size(I);
     double err = 0;
@@ -241,7 +241,7 @@ static void expect_folded(const char *model, const char *snn_layer, const char *
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *ref = node_out(m, all, bn_node);
-    nc_tensor *tr = trace(s, x, 1, snn_layer, 1);
+    nc_tensor *tr = trace(s, x, 1, snn_layer, NC_TRACE_MEMBRANE);
     assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
     const float *a = nc_tensor_data_const(ref), *b = nc_tensor_data_const(tr);
     double worst = 0.0;
@@ -312,7 +312,7 @@ static void expect_qcfs(const char *model, int L, const float lam[3])
     nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *h = node_out(m, all, "/act1/Mul_1");
-    nc_tensor *tr = trace(s, x, L, "/act1", 0);
+    nc_tensor *tr = trace(s, x, L, "/act1", NC_TRACE_SPIKES);
     int64_t n = nc_tensor_numel(h);
     assert_int_equal(nc_tensor_numel(tr), (int64_t)L * n);
     const float *sp = nc_tensor_data_const(tr), *hv = nc_tensor_data_const(h);
@@ -354,7 +354,7 @@ static void expect_first_counts(const char *model, const char *syn, const char *
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, NULL));
     const nc_snn_layer *I = layer_named(s, ifl);
     assert_int_equal(I->inputs[0], nc_snn_find_layer(s, syn));
-    nc_tensor *z = trace(s, x, 1, syn, 1), *sp = trace(s, x, T, ifl, 0);
+    nc_tensor *z = trace(s, x, 1, syn, NC_TRACE_MEMBRANE), *sp = trace(s, x, T, ifl, NC_TRACE_SPIKES);
     int64_t n = nc_tensor_numel(z), size = nc_snn_layer_size(I);
     const float *zv = nc_tensor_data_const(z), *sv = nc_tensor_data_const(sp);
     int64_t fired = 0, saturated = 0;
@@ -498,7 +498,7 @@ static void test_maxpool(void **state)
     /* max commutes with ReLU: relu(max of currents) at step 1 is the ANN's MaxPool output */
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *ref = node_out(m, all, "/pool/MaxPool");
-    nc_tensor *tr = trace(s, x, 1, s->layers[2].name, 1);
+    nc_tensor *tr = trace(s, x, 1, s->layers[2].name, NC_TRACE_MEMBRANE);
     assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
     for (int64_t i = 0; i < nc_tensor_numel(ref); i++)
         assert_float_equal(fmax(0.0, ((const float *)nc_tensor_data_const(tr))[i]),
