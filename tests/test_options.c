@@ -212,11 +212,50 @@ static void test_init_equals_null(void **state)
     nc_model_free(m1);
 }
 
+/* neuroc 0.1's names still compile (deprecated) and reach the new functions. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void test_deprecated_aliases(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {3};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, shape, &s));
+    nc_snn_layer_info a, b;
+    NC_ASSERT_OK(nc_snn_get_layer(s, 0, &a));
+    NC_ASSERT_OK(nc_snn_layer_at(s, 0, &b));
+    assert_string_equal(a.name, b.name);
+    assert_int_equal(nc_snn_get_layer(s, 1, &a), NC_ERR_INVALID_ARG);
+    nc_snn_free(s);
+    nc_limits l;
+    nc_get_limits(&l);
+    assert_int_equal(l.max_graph_depth, 64);
+    assert_int_equal(nc_eval_timesteps(NULL), 0);
+    assert_int_equal(nc_eval_num_layers(NULL), 0);
+    assert_true(nc_eval_accuracy_at(NULL, 1) < 0);
+    nc_eval_layer_stats st;
+    assert_int_equal(nc_eval_layer(NULL, 0, &st), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_eval_layer(NULL, (size_t)1 << 40, &st), NC_ERR_INVALID_ARG);
+    nc_eval_cost c;
+    assert_int_equal(nc_eval_cost_get(NULL, &c), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_loihi_num_layers(NULL), 0);
+    nc_loihi_mapping mp;
+    assert_int_equal(nc_loihi_mapping_get(NULL, &mp), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_loihi_systems(NULL, NULL, 0), 0);
+    assert_true(nc_loihi_accuracy_at(NULL, 1) < 0);
+    nc_loihi_reset r = NC_LOIHI_RESET_ZERO;
+    assert_int_equal(r, NC_RESET_ZERO);
+    assert_int_equal(NC_LOIHI_RESET_SUBTRACT, NC_RESET_SUBTRACT);
+    assert_int_equal(NC_LOIHI_RESET_DEFAULT, NC_RESET_DEFAULT);
+}
+#pragma GCC diagnostic pop
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_documented_values),
         cmocka_unit_test(test_init_equals_null),
+        cmocka_unit_test(test_deprecated_aliases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
