@@ -148,6 +148,9 @@ typedef enum nc_dtype {
     NC_DTYPE_U8 = 2,
     NC_DTYPE_I64 = 7
 } nc_dtype;
+/* nc_data_load's `want` for "keep the file's type". No tensor has it, so it
+ * is not an enumerator (switches over a tensor's dtype need no case). */
+#define NC_DTYPE_NATIVE ((nc_dtype)0)
 
 /* A dense, C-ordered host tensor. Opaque; owned by whoever created it. */
 typedef struct nc_tensor nc_tensor;
@@ -178,7 +181,7 @@ NC_API const void *nc_tensor_data_const(const nc_tensor *t);
  * that exists as a file is always read as that file.
  * `want` is the dtype of the returned tensor: NC_DTYPE_F32 converts any
  * numeric data to float32 (values unchanged), NC_DTYPE_I64 accepts integer
- * data only, 0 keeps the file's type (float64 becomes float32). The caller
+ * data only, NC_DTYPE_NATIVE keeps the file's type (float64 becomes float32). The caller
  * owns *out. */
 NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
 
