@@ -25,6 +25,7 @@ typedef enum nc_loihi_target {
     NC_LOIHI_1 = 1
 } nc_loihi_target;
 
+/* The reset mode (nc_loihi_options.reset) is nc_reset_mode (<neuroc/snn.h>). */
 
 typedef enum nc_loihi_input {
     NC_LOIHI_INPUT_DEFAULT = 0, /* bias */
