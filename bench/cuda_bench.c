@@ -45,7 +45,7 @@ static int bench(const nc_snn *s, const char *backend, const char *strategy, int
         t = now_s() - t0;
     }
     int64_t ops = 0;
-    for (size_t i = 0; st == NC_OK && i < nc_snn_num_layers(s); i++) {
+    for (int i = 0; st == NC_OK && i < nc_snn_num_layers(s); i++) {
         int64_t n = 0;
         nc_session_synops(ss, (int)i, &n);
         ops += n;

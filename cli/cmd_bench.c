@@ -114,7 +114,7 @@ static void log_cb(nc_log_level level, const char *msg, void *user)
 static nc_tensor *make_batch(const nc_snn *s, const nc_tensor *x, int batch)
 {
     nc_snn_layer_info in;
-    if (nc_snn_get_layer(s, 0, &in) != NC_OK)
+    if (nc_snn_layer_at(s, 0, &in) != NC_OK)
         return NULL;
     int64_t shape[NC_MAX_DIMS + 1], per = 1;
     shape[0] = batch;
@@ -173,7 +173,7 @@ static int bench_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc
         nc_snn_layer_info L;
         nc_session_synops(ss, (int)i, &ops);
         nc_session_spike_count(ss, (int)i, &spikes);
-        nc_snn_get_layer(s, (int)i, &L);
+        nc_snn_layer_at(s, (int)i, &L);
         synops += ops;
         int64_t neurons = 1;
         for (int d = 0; d < L.ndim; d++)
@@ -238,11 +238,11 @@ static void print_table(const nc_snn *s, bench_cfg *cfg, int n_cfg, int n_backen
             n_batch++;
         }
     putchar('\n');
-    for (size_t i = 0; i < nc_snn_num_layers(s); i++) {
+    for (int i = 0; i < nc_snn_num_layers(s); i++) {
         if (cfg[0].density[i] < 0)
             continue;
         nc_snn_layer_info L;
-        nc_snn_get_layer(s, (int)i, &L);
+        nc_snn_layer_at(s, (int)i, &L);
         int64_t neurons = 1;
         for (int d = 0; d < L.ndim; d++)
             neurons *= L.shape[d];
@@ -276,11 +276,11 @@ static int write_json(const char *path, const char *model, const nc_snn *s, int 
             k ? "," : "", c->backend, c->batch, c->images_s, c->synops_s, c->synops_image, c->cpu_image, c->runs,
             c->seconds, c->peak_kib);
         int first = 1;
-        for (size_t i = 0; i < nc_snn_num_layers(s); i++) {
+        for (int i = 0; i < nc_snn_num_layers(s); i++) {
             if (c->density[i] < 0)
                 continue;
             nc_snn_layer_info L;
-            nc_snn_get_layer(s, (int)i, &L);
+            nc_snn_layer_at(s, (int)i, &L);
             OUT("%s\"", first ? "" : ", ");
             for (const char *p = L.name; *p; p++)
                 OUT(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
@@ -394,7 +394,7 @@ int cmd_bench(int argc, char **argv)
             goto done;
         }
         nc_snn_layer_info L;
-        nc_snn_get_layer(s, 0, &L);
+        nc_snn_layer_at(s, 0, &L);
         in.name = L.name;
         in.dtype = NC_DTYPE_F32;
         in.ndim = L.ndim + 1;
@@ -431,7 +431,7 @@ int cmd_bench(int argc, char **argv)
             rc = cli_fail(st);
             goto done;
         }
-        printf("converted %s: %zu layers\n", model, nc_snn_num_layers(s));
+        printf("converted %s: %d layers\n", model, nc_snn_num_layers(s));
     }
     if (x) {
         int64_t need = 1;

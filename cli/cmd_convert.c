@@ -182,203 +182,33 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
 
 /* ---------------------------------------------------------------- summary */
 
-/* The report's JSON is the converter's to shape; the summary only looks for
- * a "layers" array whose objects carry a "name" and a threshold ("threshold",
- * "theta", "v_threshold" or "lambda": a number or an array of numbers). */
+/* A layer's threshold as the summary shows it: one value, or the range
+ * over its channels (from nc_convert_report_layer). */
 typedef struct th_entry {
-    char name[128];
+    const char *name;
     double lo, hi;
     int64_t n;
 } th_entry;
 
 typedef struct th_list {
     th_entry *e;
-    int n, cap;
+    int n;
 } th_list;
 
-static void jws(const char **p)
+static int th_collect(const nc_convert_report *r, th_list *out)
 {
-    while (**p == ' ' || **p == '\n' || **p == '\r' || **p == '\t')
-        (*p)++;
-}
-
-/* A JSON string into out (truncated, escapes other than \" \\ kept raw). */
-static int jstring(const char **p, char *out, size_t len)
-{
-    if (**p != '"')
-        return 0;
-    size_t k = 0;
-    for ((*p)++; **p && **p != '"'; (*p)++) {
-        char c = **p;
-        if (c == '\\' && (*p)[1]) {
-            (*p)++;
-            c = **p;
-        }
-        if (k + 1 < len)
-            out[k++] = c;
-    }
-    if (len)
-        out[k] = '\0';
-    if (**p != '"')
-        return 0;
-    (*p)++;
-    return 1;
-}
-
-static int jvalue(const char **p, int depth, th_list *out, int in_layers);
-
-static int jnumber(const char **p, double *v)
-{
-    char *end;
-    *v = strtod(*p, &end);
-    if (end == *p)
-        return 0;
-    *p = end;
-    return 1;
-}
-
-/* A threshold value: a number, an array of numbers, or an object with
- * "min", "max" and "channels" (per-channel thresholds summarised). */
-static int jthreshold(const char **p, th_entry *e)
-{
-    double v;
-    jws(p);
-    if (**p == '{') {
-        e->lo = NAN, e->hi = NAN, e->n = 0;
-        int64_t ch = 0;
-        for ((*p)++, jws(p); **p && **p != '}';) {
-            char key[32];
-            if (!jstring(p, key, sizeof key))
-                return 0;
-            jws(p);
-            if (**p != ':')
-                return 0;
-            (*p)++;
-            jws(p);
-            if (!strcmp(key, "min") || !strcmp(key, "max") || !strcmp(key, "channels")) {
-                if (!jnumber(p, &v))
-                    return 0;
-                if (key[1] == 'i')
-                    e->lo = v;
-                else if (key[1] == 'a')
-                    e->hi = v;
-                else
-                    ch = (int64_t)v;
-            } else if (!jvalue(p, 1, NULL, 0)) {
-                return 0;
-            }
-            jws(p);
-            if (**p == ',')
-                (*p)++, jws(p);
-        }
-        if (**p != '}')
-            return 0;
-        (*p)++;
-        if (!isnan(e->lo) && !isnan(e->hi))
-            e->n = ch > 1 ? ch : 2;
+    int n = nc_convert_report_num_layers(r);
+    out->e = NULL, out->n = 0;
+    if (n <= 0)
         return 1;
-    }
-    if (**p == '[') {
-        (*p)++;
-        e->lo = INFINITY, e->hi = -INFINITY, e->n = 0;
-        for (jws(p); **p && **p != ']';) {
-            if (jnumber(p, &v))
-                e->lo = fmin(e->lo, v), e->hi = fmax(e->hi, v), e->n++;
-            else if (!jvalue(p, 1, NULL, 0))
-                return 0;
-            jws(p);
-            if (**p == ',')
-                (*p)++, jws(p);
-        }
-        if (**p != ']')
-            return 0;
-        (*p)++;
-        return 1;
-    }
-    if (jnumber(p, &v)) {
-        e->lo = e->hi = v, e->n = 1;
-        return 1;
-    }
-    e->n = 0;
-    return jvalue(p, 1, NULL, 0);
-}
-
-static int jobject(const char **p, int depth, th_list *out, int is_layer)
-{
-    th_entry e = {.n = 0};
-    (*p)++;
-    for (jws(p); **p && **p != '}';) {
-        char key[64];
-        if (!jstring(p, key, sizeof key))
-            return 0;
-        jws(p);
-        if (**p != ':')
-            return 0;
-        (*p)++;
-        jws(p);
-        int ok;
-        if (is_layer && strcmp(key, "name") == 0 && **p == '"')
-            ok = jstring(p, e.name, sizeof e.name);
-        else if (is_layer && e.n == 0 && (!strcmp(key, "threshold") || !strcmp(key, "theta") ||
-                                          !strcmp(key, "v_threshold") || !strcmp(key, "lambda")))
-            ok = jthreshold(p, &e);
-        else
-            ok = jvalue(p, depth + 1, out, strcmp(key, "layers") == 0);
-        if (!ok)
-            return 0;
-        jws(p);
-        if (**p == ',')
-            (*p)++, jws(p);
-    }
-    if (**p != '}')
+    if (!(out->e = calloc((size_t)n, sizeof *out->e)))
         return 0;
-    (*p)++;
-    if (is_layer && e.n > 0 && e.name[0] && out) {
-        if (out->n == out->cap) {
-            int cap = out->cap ? 2 * out->cap : 16;
-            th_entry *ne = realloc(out->e, (size_t)cap * sizeof *ne);
-            if (!ne)
-                return 0;
-            out->e = ne;
-            out->cap = cap;
-        }
-        out->e[out->n++] = e;
+    for (int i = 0; i < n; i++) {
+        nc_convert_layer_info L;
+        if (nc_convert_report_layer(r, i, &L) != NC_OK || L.threshold_channels < 1 || !L.name[0])
+            continue;
+        out->e[out->n++] = (th_entry){L.name, L.threshold_min, L.threshold_max, L.threshold_channels};
     }
-    return 1;
-}
-
-static int jvalue(const char **p, int depth, th_list *out, int in_layers)
-{
-    jws(p);
-    if (depth > 64)
-        return 0;
-    char c = **p;
-    if (c == '{')
-        return jobject(p, depth, out, in_layers == 2);
-    if (c == '[') {
-        (*p)++;
-        for (jws(p); **p && **p != ']';) {
-            if (!jvalue(p, depth + 1, out, in_layers ? 2 : 0))
-                return 0;
-            jws(p);
-            if (**p == ',')
-                (*p)++, jws(p);
-        }
-        if (**p != ']')
-            return 0;
-        (*p)++;
-        return 1;
-    }
-    if (c == '"') {
-        char tmp[8];
-        return jstring(p, tmp, sizeof tmp);
-    }
-    double v;
-    if (jnumber(p, &v))
-        return 1;
-    for (const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null"; *w; w++, (*p)++)
-        if (**p != *w)
-            return 0;
     return 1;
 }
 
@@ -403,15 +233,14 @@ static void th_str(const th_entry *e, char *buf, size_t len)
 void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r)
 {
     th_list th = {0};
-    const char *json = r ? nc_convert_report_json(r) : NULL;
-    if (json && !jvalue(&json, 0, &th, 0))
-        th.n = 0; /* not the JSON we expected: no thresholds shown */
+    if (r && !th_collect(r, &th))
+        th.n = 0; /* out of memory: no thresholds shown */
     size_t n = nc_snn_num_layers(s);
     int n_if = 0, matched = 0, w = 5;
     int64_t neurons = 0;
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
-        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+        if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
         int len = (int)strlen(L.name);
         w = len > w ? (len < 48 ? len : 48) : w;
@@ -427,7 +256,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
     printf("  %-3s %-*s %-9s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
-        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+        if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
         char sh[96], tb[64] = "";
         const th_entry *e = find_th(&th, L.name);
@@ -472,10 +301,9 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
                             int epochs, const char *lr, cli_progress *prog)
 {
     nc_finetune_options o;
-    memset(&o, 0, sizeof o);
+    nc_finetune_options_init(&o);
     o.timesteps = co->timesteps ? co->timesteps : 8;
     o.epochs = epochs;
-    o.lr = 1e-4f;
     o.batch = co->qcfs_batch ? co->qcfs_batch : 64;
     o.seed = co->seed;
     if (lr) {

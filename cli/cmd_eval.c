@@ -95,15 +95,15 @@ static char *count(double n, char *buf, size_t len)
 
 static void print_results(const nc_eval_result *r)
 {
-    int T = nc_eval_timesteps(r);
-    int64_t n = nc_eval_samples(r);
-    double ann = nc_eval_ann_accuracy(r);
+    int T = nc_eval_result_timesteps(r);
+    int64_t n = nc_eval_result_samples(r);
+    double ann = nc_eval_result_ann_accuracy(r);
     if (ann >= 0)
         printf("ANN accuracy: %.2f %% (%lld/%lld)\n", 100.0 * ann, (long long)llround(ann * (double)n),
                (long long)n);
     printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t):\n");
     for (int t = 1; t <= T; t = t < T && 2 * t > T ? T : 2 * t) {
-        double a = nc_eval_accuracy_at(r, t);
+        double a = nc_eval_result_accuracy_at(r, t);
         printf("  t = %-5d %6.2f %% (%lld/%lld)", t, 100.0 * a, (long long)llround(a * (double)n),
                (long long)n);
         if (ann >= 0)
@@ -113,9 +113,9 @@ static void print_results(const nc_eval_result *r)
             break;
     }
     int any = 0;
-    for (size_t i = 0; i < nc_eval_num_layers(r); i++) {
+    for (int i = 0; i < nc_eval_result_num_layers(r); i++) {
         nc_eval_layer_stats L;
-        if (nc_eval_layer(r, i, &L) != NC_OK ||
+        if (nc_eval_result_layer(r, i, &L) != NC_OK ||
             (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF))
             continue;
         if (!any++)
@@ -124,7 +124,7 @@ static void print_results(const nc_eval_result *r)
                (long long)L.neurons, (double)L.spikes / (double)n);
     }
     nc_eval_cost c;
-    if (nc_eval_cost_get(r, &c) != NC_OK)
+    if (nc_eval_result_cost(r, &c) != NC_OK)
         return;
     char b1[32], b2[32], b3[32];
     printf("synaptic operations per inference: %s (spike-driven adds)", count(c.synops, b1, sizeof b1));

@@ -139,7 +139,7 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
     if (a->optimizer) {
         if (strcmp(a->optimizer, "adam") != 0 && strcmp(a->optimizer, "sgd") != 0)
             return cli_usage_error("finetune", "--optimizer is adam or sgd, not '%s'", a->optimizer);
-        o->optimizer = strcmp(a->optimizer, "sgd") == 0;
+        o->optimizer = strcmp(a->optimizer, "sgd") == 0 ? NC_OPTIMIZER_SGD : NC_OPTIMIZER_ADAM;
     }
     o->detach_reset = a->detach_reset;
     o->train_thresholds = a->train_thresholds;
@@ -182,7 +182,7 @@ static void ckpt_options(const nc_finetune_options *o, char *buf, size_t n)
              "\"surrogate_width\": %g, \"optimizer\": \"%s\", \"train_thresholds\": %d, \"detach_reset\": %d",
              o->epochs, o->timesteps, (double)o->lr, o->batch, (unsigned long long)o->seed,
              SURROGATES[o->surrogate], (double)(o->surrogate_width ? o->surrogate_width : 1.0f),
-             o->optimizer ? "sgd" : "adam", o->train_thresholds, o->detach_reset);
+             o->optimizer == NC_OPTIMIZER_SGD ? "sgd" : "adam", o->train_thresholds, o->detach_reset);
 }
 
 /* Writes the optimiser state, then the network, then the JSON that names

@@ -95,9 +95,9 @@ static void print_net(const nc_loihi_net *net)
     printf("quantisation (weights: mantissa x 2^(6+exp); errors in float units):\n");
     printf("  %-28s %-7s %8s %5s %9s %8s %8s %10s %9s\n", "layer", "kind", "neurons", "wexp", "weights", "clipped",
            "zeroed", "max w err", "θ rel err");
-    for (size_t i = 1; i < nc_loihi_num_layers(net); i++) {
+    for (int i = 1; i < nc_loihi_net_num_layers(net); i++) {
         nc_loihi_layer_info L;
-        if (nc_loihi_layer(net, i, &L) != NC_OK)
+        if (nc_loihi_net_layer(net, i, &L) != NC_OK)
             continue;
         printf("  %-28.28s %-7s %8lld %5d %9s %8lld %8lld %10.3g %9.2g\n", L.name, L.kind, (long long)L.neurons,
                L.weight_exp, cli_human(L.weights, b1, sizeof b1), (long long)L.weights_clipped,
@@ -106,9 +106,9 @@ static void print_net(const nc_loihi_net *net)
     printf("\nmapping onto cores:\n");
     printf("  %-28s %8s %8s %6s %10s %10s %8s %8s\n", "layer", "neurons", "compart", "cores", "synapses",
            "words", "in-ax", "out-ax");
-    for (size_t i = 1; i < nc_loihi_num_layers(net); i++) {
+    for (int i = 1; i < nc_loihi_net_num_layers(net); i++) {
         nc_loihi_layer_info L;
-        if (nc_loihi_layer(net, i, &L) != NC_OK)
+        if (nc_loihi_net_layer(net, i, &L) != NC_OK)
             continue;
         printf("  %-28.28s %8lld %8lld %6lld %10s %10s %8lld %8lld\n", L.name, (long long)L.neurons,
                (long long)L.compartments, (long long)L.cores, cli_human(L.synapses, b1, sizeof b1),
@@ -116,13 +116,13 @@ static void print_net(const nc_loihi_net *net)
                (long long)L.max_output_axons);
     }
     nc_loihi_mapping m;
-    if (nc_loihi_mapping_get(net, &m) == NC_OK)
+    if (nc_loihi_net_mapping(net, &m) == NC_OK)
         printf("  total: %lld cores, %lld chip%s (%lld cores a chip); smallest named system: %s\n"
                "  pipeline latency: %d steps (one a hop)\n",
                (long long)m.cores, (long long)m.chips, m.chips == 1 ? "" : "s", (long long)m.cores_per_chip,
                m.smallest_system, m.latency_steps);
     nc_loihi_system sys[16];
-    size_t ns = nc_loihi_systems(net, sys, 16);
+    size_t ns = nc_loihi_net_systems(net, sys, 16);
     for (size_t i = 0; i < ns && i < 16; i++)
         printf("    %-16s %5lld chip%s  %-8s (%s)\n", sys[i].name, (long long)sys[i].chips, sys[i].chips == 1 ? " " : "s",
                sys[i].fits ? "fits" : "too small", sys[i].source);
@@ -137,13 +137,13 @@ static void print_run(const nc_loihi_result *r, const nc_eval_result *fe)
     for (int t = 1; t <= T; t = t < T && 2 * t > T ? T : 2 * t) {
         printf("  %6d", t);
         if (fe)
-            printf(" %9.2f%%", 100.0 * nc_eval_accuracy_at(fe, t));
+            printf(" %9.2f%%", 100.0 * nc_eval_result_accuracy_at(fe, t));
         else
             printf(" %10s", "-");
-        double a = nc_loihi_accuracy_at(r, t), b = nc_loihi_accuracy_at_step(r, t);
+        double a = nc_loihi_result_accuracy_at(r, t), b = nc_loihi_result_accuracy_at_step(r, t);
         printf(" %11.2f%% %13.2f%%", 100.0 * a, 100.0 * b);
         if (fe)
-            printf("   %+6.2f points", 100.0 * (a - nc_eval_accuracy_at(fe, t)));
+            printf("   %+6.2f points", 100.0 * (a - nc_eval_result_accuracy_at(fe, t)));
         putchar('\n');
         if (t == T)
             break;
@@ -155,7 +155,7 @@ static void print_run(const nc_loihi_result *r, const nc_eval_result *fe)
     printf("  %-28s %10s %10s %10s %10s %8s %8s %8s\n", "layer", "synops", "spikes", "messages", "updates",
            "u-wraps", "v-sats", "b-clips");
     char b[6][32];
-    for (size_t i = 0; i < (size_t)1 << 20; i++) {
+    for (int i = 0; i < 1 << 20; i++) {
         nc_loihi_counts c;
         if (nc_loihi_result_counts(r, i, &c) != NC_OK)
             break;
@@ -188,7 +188,7 @@ static void snn_input(const nc_snn *s, nc_value_info *in)
 {
     nc_snn_layer_info L;
     memset(in, 0, sizeof *in);
-    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
+    if (nc_snn_layer_at(s, 0, &L) != NC_OK)
         return;
     in->name = L.name;
     in->dtype = NC_DTYPE_F32;
@@ -268,9 +268,9 @@ int cmd_sim(int argc, char **argv)
     else
         return cli_usage_error("sim", "--target must be loihi1 or loihi2, not '%s'", a.target);
     if (a.mode && strcmp(a.mode, "reset-zero") == 0)
-        lo.reset = NC_LOIHI_RESET_ZERO;
+        lo.reset = NC_RESET_ZERO;
     else if (a.mode && strcmp(a.mode, "subtract") == 0)
-        lo.reset = NC_LOIHI_RESET_SUBTRACT;
+        lo.reset = NC_RESET_SUBTRACT;
     else if (a.mode)
         return cli_usage_error("sim", "--mode must be reset-zero or subtract, not '%s'", a.mode);
     if (a.input && strcmp(a.input, "bias") == 0)
@@ -341,7 +341,7 @@ loaded:
         goto done;
     }
     printf("%s on %s (reset: %s, input: %s)\n\n", path, lo.target == NC_LOIHI_1 ? "Loihi 1" : "Loihi 2",
-           lo.reset == NC_LOIHI_RESET_ZERO || (!lo.reset && lo.target == NC_LOIHI_1)
+           lo.reset == NC_RESET_ZERO || (lo.reset == NC_RESET_DEFAULT && lo.target == NC_LOIHI_1)
                ? "zero"
                : lo.target == NC_LOIHI_1 ? "subtract, two-compartment emulation" : "subtract, microcoded",
            lo.input != NC_LOIHI_INPUT_GRADED ? "bias-coded by the host"
@@ -358,7 +358,7 @@ loaded:
             goto done;
         }
     }
-    nc_loihi_run_options ro = {.timesteps = (int)T, .extra_steps = -1, .threads = (int)threads,
+    nc_loihi_run_options ro = {.timesteps = (int)T, .extra_steps = NC_LOIHI_EXTRA_LATENCY, .threads = (int)threads,
                                .progress = cli_progress_cb, .progress_user = &prog, .dist = cli_dist()};
     st = nc_loihi_run(net, x, y, &ro, &res);
     cli_progress_end(&prog);

@@ -22,7 +22,7 @@ int cli_info_snn(const char *path)
     int64_t total_params = 0, total_neurons = 0;
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
-        if ((st = nc_snn_get_layer(s, (int)i, &L)) != NC_OK) {
+        if ((st = nc_snn_layer_at(s, (int)i, &L)) != NC_OK) {
             nc_snn_free(s);
             return cli_fail(st);
         }
@@ -69,7 +69,7 @@ static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T,
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
         int64_t count = counts[i];
-        if (nc_snn_get_layer(s, (int)i, &L) != NC_OK)
+        if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
         if (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF)
             continue;
@@ -136,8 +136,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
 
     nc_snn_layer_info in_l, out_l;
-    nc_snn_get_layer(s, 0, &in_l);
-    nc_snn_get_layer(s, nc_snn_output_layer(s), &out_l);
+    nc_snn_layer_at(s, 0, &in_l);
+    nc_snn_layer_at(s, nc_snn_output_layer(s), &out_l);
     nc_value_info in;
     cli_snn_input_info(s, &in);
     int64_t row = 1, out_row = 1, rec_row = 1;
@@ -196,7 +196,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
     if (a->layer) {
         int id = nc_snn_find_layer(s, a->layer);
         nc_snn_layer_info rl;
-        if (id < 0 || nc_snn_get_layer(s, id, &rl) != NC_OK) {
+        if (id < 0 || nc_snn_layer_at(s, id, &rl) != NC_OK) {
             rc = cli_failf(NC_ERR_INVALID_ARG, "%s has no layer named '%s' (see neuroc info)", a->model,
                            a->layer);
             goto done;
@@ -243,7 +243,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
         st = nc_session_run(ss, x, &y);
         nc_tensor_free(x);
         if (st == NC_OK && rec)
-            st = nc_session_trace(ss, a->layer, 0, &tr);
+            st = nc_session_trace(ss, a->layer, NC_TRACE_SPIKES, &tr);
         if (st != NC_OK) {
             nc_tensor_free(y);
             cli_progress_end(&prog);
@@ -251,7 +251,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
             goto done;
         }
         copy_rows(nc_tensor_data(out), N, row0, nc_tensor_data(y), used, 0, out_T, used, out_row);
-        for (size_t i = 0; i < nc_snn_num_layers(s); i++) {
+        for (int i = 0; i < nc_snn_num_layers(s); i++) {
             int64_t c = 0;
             nc_session_spike_count(ss, (int)i, &c);
             counts[i] += c;

@@ -104,7 +104,7 @@ int cli_load_data(const char *cmd, const char *path, const data_opts *d, const n
 {
     *out = NULL;
     nc_tensor *raw = NULL, *f = NULL;
-    nc_status st = nc_data_load(path, 0, &raw);
+    nc_status st = nc_data_load(path, NC_DTYPE_NATIVE, &raw);
     if (st != NC_OK)
         return cli_fail(st);
     if (nc_tensor_dtype(raw) == NC_DTYPE_F32) {

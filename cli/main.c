@@ -81,7 +81,7 @@ static int dispatch(int argc, char **argv)
     /* HDF5 files (.nir, file.h5:/x) are read in a child process first, so a
      * corrupt one that crashes HDF5 is an error message, not a crash */
     nc_limits lim;
-    nc_get_limits(&lim);
+    nc_limits_current(&lim);
     lim.isolate_hdf5 = 1;
     /* Options before the command apply to every command: the input limits. */
     for (;;) {

@@ -177,7 +177,7 @@ void cli_snn_input_info(const nc_snn *s, nc_value_info *in)
 {
     nc_snn_layer_info L;
     memset(in, 0, sizeof *in);
-    if (nc_snn_get_layer(s, 0, &L) != NC_OK)
+    if (nc_snn_layer_at(s, 0, &L) != NC_OK)
         return;
     in->name = L.name;
     in->dtype = NC_DTYPE_F32;

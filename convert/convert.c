@@ -15,6 +15,24 @@
 
 #define NC_CALIB_BATCH 64
 
+/* The defaults fill_defaults gives zero fields, written out (levels stays
+ * 0: "8, or what the QCFS pattern says"). */
+void nc_convert_options_init(nc_convert_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->method = NC_THRESHOLD_PERCENTILE;
+    o->percentile = 99.9;
+    o->timesteps = 8;
+    o->calib_samples = 1000;
+    o->reset = NC_RESET_SUBTRACT;
+    o->maxpool = NC_MAXPOOL_CURRENTS;
+    o->qcfs_lr = 1e-3f;
+    o->qcfs_batch = 64;
+    o->correction_rounds = 1;
+}
+
 static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -38,7 +56,7 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown threshold method %d", (int)o->method);
     if (o->maxpool != NC_MAXPOOL_CURRENTS && o->maxpool != NC_MAXPOOL_AVERAGE)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown maxpool mode %d", (int)o->maxpool);
-    if (o->reset != NC_RESET_SUBTRACT && o->reset != NC_RESET_ZERO)
+    if (o->reset != NC_RESET_DEFAULT && o->reset != NC_RESET_SUBTRACT && o->reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown reset mode %d", (int)o->reset);
     if (o->timesteps < 0 || o->timesteps > 1000000 || o->levels < 0 || o->levels > 65536 ||
         o->calib_samples < 0 || o->qcfs_epochs < 0 || o->qcfs_batch < 0 || !(o->qcfs_lr > 0.0f) ||

@@ -10,19 +10,46 @@
 #include "snn/base/error.h"
 #include "snn/base/tensor.h"
 
+/* The facts of the JSON, as C values for nc_convert_report_layer and
+ * nc_convert_report_summary (so programs need not parse the JSON). Every
+ * string is the report's own copy. */
+typedef struct report_layer {
+    nc_convert_layer_info info;  /* name and ann_nodes point at the two below */
+    char *name;
+    char **nodes;
+} report_layer;
+
 struct nc_convert_report {
     char *json;
     char **warnings;
     size_t n_warnings;
+    char **notes;
+    size_t n_notes;
+    report_layer *layers;
+    int n_layers;
+    nc_convert_summary summary;  /* readout points at readout_name */
+    char *readout_name;
 };
+
+static void free_strings(char **s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        nc_free(s[i]);
+    nc_free(s);
+}
 
 void nc_convert_report_free(nc_convert_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_warnings; i++)
-        nc_free(r->warnings[i]);
-    nc_free(r->warnings);
+    free_strings(r->warnings, r->n_warnings);
+    free_strings(r->notes, r->n_notes);
+    for (int i = 0; r->layers && i < r->n_layers; i++) {
+        nc_free(r->layers[i].name);
+        free_strings(r->layers[i].nodes, (size_t)r->layers[i].info.n_ann_nodes);
+    }
+    nc_free(r->layers);
+    nc_free(r->readout_name);
     nc_free(r->json);
     nc_free(r);
 }
@@ -40,6 +67,37 @@ size_t nc_convert_report_num_warnings(const nc_convert_report *r)
 const char *nc_convert_report_warning(const nc_convert_report *r, size_t i)
 {
     return r && i < r->n_warnings ? r->warnings[i] : "";
+}
+
+size_t nc_convert_report_num_notes(const nc_convert_report *r)
+{
+    return r ? r->n_notes : 0;
+}
+
+const char *nc_convert_report_note(const nc_convert_report *r, size_t i)
+{
+    return r && i < r->n_notes ? r->notes[i] : "";
+}
+
+int nc_convert_report_num_layers(const nc_convert_report *r)
+{
+    return r ? r->n_layers : 0;
+}
+
+nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_layer_info *out)
+{
+    if (!r || !out || i < 0 || i >= r->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert_report_layer: no layer %d", i);
+    *out = r->layers[i].info;
+    return NC_OK;
+}
+
+nc_status nc_convert_report_summary(const nc_convert_report *r, nc_convert_summary *out)
+{
+    if (!r || !out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert_report_summary: NULL argument");
+    *out = r->summary;
+    return NC_OK;
 }
 
 static const char *method_name(nc_threshold_method m)
@@ -60,6 +118,18 @@ static const char *rule_name(nc_theta_rule r)
     }
 }
 
+/* min, mean and max of θ over its n values (channels). */
+static void theta_stats(const float *v, int64_t n, double *lo, double *mean, double *hi)
+{
+    double l = v[0], h = v[0], sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        l = v[i] < l ? v[i] : l;
+        h = v[i] > h ? v[i] : h;
+        sum += v[i];
+    }
+    *lo = l, *hi = h, *mean = n == 1 ? v[0] : sum / (double)n;
+}
+
 /* θ of a layer: one number, or min/mean/max over channels. */
 static void put_theta(nc_json *j, const char *key, const float *v, int64_t n)
 {
@@ -67,16 +137,12 @@ static void put_theta(nc_json *j, const char *key, const float *v, int64_t n)
         nc_json_number(j, key, v[0]);
         return;
     }
-    double lo = v[0], hi = v[0], sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        lo = v[i] < lo ? v[i] : lo;
-        hi = v[i] > hi ? v[i] : hi;
-        sum += v[i];
-    }
+    double lo, mean, hi;
+    theta_stats(v, n, &lo, &mean, &hi);
     nc_json_begin_object(j, key);
     nc_json_int(j, "channels", n);
     nc_json_number(j, "min", lo);
-    nc_json_number(j, "mean", sum / (double)n);
+    nc_json_number(j, "mean", mean);
     nc_json_number(j, "max", hi);
     nc_json_end_object(j);
 }
@@ -177,6 +243,106 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
     nc_json_end_object(j);
 }
 
+static nc_threshold_rule public_rule(nc_theta_rule r)
+{
+    switch (r) {
+    case NC_THETA_CLIP: return NC_THRESHOLD_RULE_CLIP;
+    case NC_THETA_QCFS: return NC_THRESHOLD_RULE_QCFS;
+    default: return NC_THRESHOLD_RULE_CALIBRATION;
+    }
+}
+
+/* The record of one site, as put_site writes it; strings copied. */
+static nc_status take_site(const nc_report_input *in, const nc_if_site *site, report_layer *R)
+{
+    const nc_snn_layer *L = &in->snn->layers[site->layer];
+    nc_convert_layer_info *I = &R->info;
+    if (!(R->name = nc_strdup(L->name)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (site->n_nodes > 0) {
+        if (!(R->nodes = nc_calloc((size_t)site->n_nodes, sizeof *R->nodes)))
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < site->n_nodes; k++, I->n_ann_nodes++)
+            if (!(R->nodes[k] = nc_strdup(site->nodes[k])))
+                return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    I->name = R->name;
+    I->ann_nodes = (const char *const *)R->nodes;
+    I->neurons = nc_snn_layer_size(L);
+    I->rule = public_rule(site->rule);
+    I->levels = site->rule == NC_THETA_QCFS ? site->levels : 0;
+    I->maxpool_before = site->maxpool;
+    I->threshold_channels = L->threshold->numel;
+    theta_stats(nc_f32(L->threshold), L->threshold->numel, &I->threshold_min, &I->threshold_mean,
+                &I->threshold_max);
+    I->finetuned = site->theta0 != NULL;
+    I->threshold_before_min = I->threshold_before_mean = I->threshold_before_max = NAN;
+    if (site->theta0) {
+        I->threshold_before_channels = site->n_theta0;
+        theta_stats(site->theta0, site->n_theta0, &I->threshold_before_min, &I->threshold_before_mean,
+                    &I->threshold_before_max);
+    }
+    I->activation_max = I->layer_statistic = I->zero_fraction = NAN;
+    if (site->rule == NC_THETA_CALIB && site->n_values > 0) {
+        I->activation_max = site->act_max;
+        I->layer_statistic = site->stat;
+        I->zero_fraction = (double)site->n_zeros / (double)site->n_values;
+        I->fallback_channels = site->fallback_channels;
+    }
+    I->bias_shift = site->bias_shift;
+    I->potential_shift = site->v0_shift;
+    return NC_OK;
+}
+
+static nc_status copy_strings(const nc_strlist *l, char ***out, size_t *n)
+{
+    if (l->n == 0)
+        return NC_OK;
+    if (!(*out = nc_calloc((size_t)l->n, sizeof **out)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < l->n; i++, (*n)++)
+        if (!((*out)[i] = nc_strdup(l->s[i])))
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    return NC_OK;
+}
+
+/* Everything but the JSON: the C view of the report. */
+static nc_status take_facts(const nc_report_input *in, nc_convert_report *r)
+{
+    const nc_cgraph *cg = in->cg;
+    nc_status st;
+    if ((st = copy_strings(&cg->warnings, &r->warnings, &r->n_warnings)) != NC_OK ||
+        (st = copy_strings(&cg->notes, &r->notes, &r->n_notes)) != NC_OK)
+        return st;
+    if (cg->n_sites > 0) {
+        if (!(r->layers = nc_calloc((size_t)cg->n_sites, sizeof *r->layers)))
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < cg->n_sites; i++, r->n_layers++)
+            if ((st = take_site(in, &cg->sites[i], &r->layers[i])) != NC_OK) {
+                r->n_layers++; /* freed with the others */
+                return st;
+            }
+    }
+    nc_convert_summary *S = &r->summary;
+    int n_calib = 0;
+    for (int i = 0; i < cg->n_sites; i++)
+        n_calib += cg->sites[i].rule == NC_THETA_CALIB;
+    if (in->calib_used > 0) {
+        S->calib_samples = in->calib_used;
+        S->calib_batch = in->calib_batch;
+    }
+    S->if_layers_calibrated = n_calib;
+    S->qcfs_samples = in->train_samples > 0 ? in->train_samples : 0;
+    S->levels = in->levels;
+    S->layers = in->final_layers;
+    S->if_layers = cg->n_sites;
+    S->scale_layers = in->n_scale_layers;
+    if (!(r->readout_name = nc_strdup(in->snn->layers[cg->readout].name)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    S->readout = r->readout_name;
+    return NC_OK;
+}
+
 static void put_list(nc_json *j, const char *key, const nc_strlist *l)
 {
     nc_json_begin_array(j, key);
@@ -228,17 +394,10 @@ nc_status nc_convert_report_build(const nc_report_input *in, nc_convert_report *
         nc_free(r);
         return nc_errorf(NC_ERR_NOMEM, "out of memory writing the conversion report");
     }
-    if (cg->warnings.n) {
-        r->warnings = nc_calloc((size_t)cg->warnings.n, sizeof *r->warnings);
-        if (!r->warnings) {
-            nc_convert_report_free(r);
-            return nc_errorf(NC_ERR_NOMEM, "out of memory");
-        }
-        for (int i = 0; i < cg->warnings.n; i++, r->n_warnings++)
-            if (!(r->warnings[i] = nc_strdup(cg->warnings.s[i]))) {
-                nc_convert_report_free(r);
-                return nc_errorf(NC_ERR_NOMEM, "out of memory");
-            }
+    nc_status st = take_facts(in, r);
+    if (st != NC_OK) {
+        nc_convert_report_free(r);
+        return st;
     }
     *out = r;
     return NC_OK;

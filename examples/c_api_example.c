@@ -81,7 +81,7 @@ int main(int argc, char **argv)
             goto done;
         print_value("output", &v);
     }
-    printf("  %zu layers\n", nc_model_num_layers(model));
+    printf("  %d layers\n", nc_model_num_layers(model));
 
     /* The models are trained on pixels scaled to [0,1]; the .npy already holds
      * float32 in that range. Ask for float32 whatever the file stores. */

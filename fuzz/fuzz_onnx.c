@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nc_model *m = NULL;
     if (nc_model_load_onnx_memory(data, size, "fuzz.onnx", NULL, &m) == NC_OK) {
         nc_layer_info li;
-        for (size_t i = 0; i < nc_model_num_layers(m); i++)
+        for (int i = 0; i < nc_model_num_layers(m); i++)
             nc_model_layer(m, i, &li);
         run_on_zeros(m);
         nc_model_free(m);

@@ -4,7 +4,7 @@
 #
 #   bash scripts/fuzz.sh [-t SECONDS] [-j JOBS] [--no-merge] [--minimise] [--triage] [TARGET...]
 #
-# TARGETs: onnx nir npy idx (default: all). Each runs for SECONDS (default
+# TARGETs: onnx nir npy idx json (default: all). Each runs for SECONDS (default
 # 300; 0 only merges the inputs earlier runs found) on a working corpus in build-libfuzzer/fuzz/<target>/corpus seeded
 # from fuzz/corpus/<target>; JOBS targets run at once (default 1), at
 # nice 19. Crashes are written to build-libfuzzer/fuzz/<target>/crash-*;
@@ -28,11 +28,11 @@ while [ $# -gt 0 ]; do
     --no-merge) merge=0; shift ;;
     --minimise|--minimize) minimise=1; shift ;;
     --triage) triage=1; shift ;;
-    onnx|nir|npy|idx) targets+=("$1"); shift ;;
+    onnx|nir|npy|idx|json) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(onnx nir npy idx)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx nir npy idx json)
 B=build-libfuzzer
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 1; }
 cmake -S . -B $B -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEUROC_FUZZ=ON \

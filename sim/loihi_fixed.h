@@ -26,11 +26,13 @@
 #define NC_LF_VTH_MAX ((1 << 17) - 1)         /* 17-bit threshold mantissa */
 #define NC_LF_BIAS_MANT_MAX 4095              /* 13-bit signed bias mantissa */
 
-/* Reset behaviours after a spike. */
+/* Reset behaviours after a spike: nc_reset_mode's values (<neuroc/snn.h>;
+ * written out so this header stands alone for CUDA, checked in
+ * sim_report.c), plus the Loihi 1 emulation of subtraction. */
 enum {
-    NC_LF_RESET_ZERO = 0,     /* Loihi 1: v = 0 */
-    NC_LF_RESET_SUBTRACT = 1, /* Loihi 2 microcode: v = v − vth·64 */
-    NC_LF_RESET_TWO_COMP = 2  /* Loihi 1 emulation of subtraction (see nc_lf_two_comp_step) */
+    NC_LF_RESET_SUBTRACT = 1, /* NC_RESET_SUBTRACT; Loihi 2 microcode: v = v − vth·64 */
+    NC_LF_RESET_ZERO = 2,     /* NC_RESET_ZERO; Loihi 1: v = 0 */
+    NC_LF_RESET_TWO_COMP = 3  /* Loihi 1 emulation of subtraction (see nc_lf_two_comp_step) */
 };
 
 /* x / 2^s rounded toward zero, for |x| < 2^62 and 0 <= s < 63. */

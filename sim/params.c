@@ -10,15 +10,12 @@
  * "source" and "grade"); "common" applies to both targets, the target's own
  * section after it. Unknown keys are an error (a misspelt key would silently
  * keep the default). */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sim_internal.h"
-#include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/json_read.h"
 
 #define DAVIES2018                                                                              \
     "M. Davies et al., \"Loihi: A Neuromorphic Manycore Processor with On-Chip Learning\", "   \
@@ -137,276 +134,79 @@ void ls_params_default(ls_params *p, int loihi1)
     }
 }
 
-/* ---- a minimal JSON reader: objects, strings, numbers, true/false/null;
- * arrays are skipped */
+/* ---- the override file, read with snn/base/json_read */
 
-typedef struct jr {
-    const char *s, *path;
-    size_t i, n;
-} jr;
-
-static void ws(jr *r)
+/* One constant: a number or {"value": x, "source": s, "grade": g} (other
+ * members, such as "unit", are documentation and ignored). */
+static nc_status take_const(const nc_json_doc *d, const nc_json_value *v, const char *key, ls_const *c)
 {
-    while (r->i < r->n && strchr(" \t\r\n", r->s[r->i]))
-        r->i++;
-}
-
-static nc_status jerr(jr *r, const char *what)
-{
-    size_t line = 1;
-    for (size_t k = 0; k < r->i && k < r->n; k++)
-        line += r->s[k] == '\n';
-    return nc_errorf(NC_ERR_PARSE, "%s:%zu: %s", r->path, line, what);
-}
-
-/* A string into buf (escapes \" \\ \/ \n \t kept simple; \u written as '?'). */
-static nc_status jstring(jr *r, char *buf, size_t len)
-{
-    ws(r);
-    if (r->i >= r->n || r->s[r->i] != '"')
-        return jerr(r, "expected a string");
-    r->i++;
-    size_t o = 0;
-    while (r->i < r->n && r->s[r->i] != '"') {
-        char ch = r->s[r->i++];
-        if (ch == '\\' && r->i < r->n) {
-            char e = r->s[r->i++];
-            ch = e == 'n' ? '\n' : e == 't' ? '\t' : e;
-            if (e == 'u') {
-                r->i += 4;
-                ch = '?';
-            }
-        }
-        if (o + 1 < len)
-            buf[o++] = ch;
+    if (v->type == NC_JSON_NUMBER) {
+        c->value = v->num;
+    } else if (v->type == NC_JSON_OBJECT) {
+        const nc_json_value *val = nc_json_get(d, v, "value"), *src = nc_json_get(d, v, "source"),
+                            *grade = nc_json_get(d, v, "grade");
+        if (!val)
+            return nc_json_errorf(d, v, NC_ERR_PARSE, "parameter '%s': a constant object needs \"value\"", key);
+        if (val->type != NC_JSON_NUMBER)
+            return nc_json_errorf(d, val, NC_ERR_PARSE, "parameter '%s': \"value\" must be a number, not %s", key,
+                                  nc_json_type_name(val->type));
+        for (const nc_json_value *t = src; t; t = t == src ? grade : NULL)
+            if (t->type != NC_JSON_STRING)
+                return nc_json_errorf(d, t, NC_ERR_PARSE, "parameter '%s': \"%s\" must be a string", key, t->key);
+        c->value = val->num;
+        if (src)
+            snprintf(c->source, sizeof c->source, "%s", src->str);
+        if (grade)
+            snprintf(c->grade, sizeof c->grade, "%s", grade->str);
+    } else {
+        return nc_json_errorf(d, v, NC_ERR_PARSE, "parameter '%s' must be a number or an object, not %s", key,
+                              nc_json_type_name(v->type));
     }
-    if (r->i >= r->n)
-        return jerr(r, "unterminated string");
-    r->i++;
-    buf[o] = 0;
+    if (c->value < 0)
+        return nc_json_errorf(d, v, NC_ERR_PARSE, "parameter '%s' is negative", key);
     return NC_OK;
 }
 
-static nc_status jnumber(jr *r, double *v)
+/* Applies section `want` ("common", "loihi1" or "loihi2") of the file, in
+ * file order (a section given twice applies twice: the last value wins). */
+static nc_status apply_section(const nc_json_doc *d, ls_params *p, const char *want)
 {
-    ws(r);
-    char tmp[64];
-    size_t k = 0;
-    while (r->i < r->n && k + 1 < sizeof tmp && strchr("+-0123456789.eE", r->s[r->i]))
-        tmp[k++] = r->s[r->i++];
-    tmp[k] = 0;
-    char *end;
-    errno = 0;
-    *v = strtod(tmp, &end);
-    if (k == 0 || *end || errno || !isfinite(*v))
-        return jerr(r, "expected a number");
+    for (const nc_json_value *sec = nc_json_first(d, nc_json_root(d)); sec; sec = nc_json_next(d, sec)) {
+        if (strcmp(sec->key, want) != 0)
+            continue;
+        for (const nc_json_value *m = nc_json_first(d, sec); m; m = nc_json_next(d, m)) {
+            int k = 0;
+            while (k < P_COUNT && strcmp(p->c[k].key, m->key) != 0)
+                k++;
+            if (k == P_COUNT)
+                return nc_json_errorf(d, m, NC_ERR_PARSE, "unknown parameter '%s' in section '%s'", m->key, want);
+            nc_status st = take_const(d, m, m->key, &p->c[k]);
+            if (st != NC_OK)
+                return st;
+        }
+    }
     return NC_OK;
-}
-
-static nc_status jskip(jr *r)
-{
-    ws(r);
-    if (r->i >= r->n)
-        return jerr(r, "unexpected end of file");
-    char ch = r->s[r->i];
-    if (ch == '"') {
-        char dummy[8];
-        return jstring(r, dummy, sizeof dummy);
-    }
-    if (ch == '{' || ch == '[') {
-        char close = ch == '{' ? '}' : ']';
-        r->i++;
-        ws(r);
-        if (r->i < r->n && r->s[r->i] == close) {
-            r->i++;
-            return NC_OK;
-        }
-        for (;;) {
-            nc_status st;
-            if (ch == '{') {
-                char key[8];
-                if ((st = jstring(r, key, sizeof key)) != NC_OK)
-                    return st;
-                ws(r);
-                if (r->i >= r->n || r->s[r->i++] != ':')
-                    return jerr(r, "expected ':'");
-            }
-            if ((st = jskip(r)) != NC_OK)
-                return st;
-            ws(r);
-            if (r->i < r->n && r->s[r->i] == ',') {
-                r->i++;
-                continue;
-            }
-            if (r->i < r->n && r->s[r->i] == close) {
-                r->i++;
-                return NC_OK;
-            }
-            return jerr(r, "expected ',' or a closing bracket");
-        }
-    }
-    const char *lit = ch == 't' ? "true" : ch == 'f' ? "false" : ch == 'n' ? "null" : NULL;
-    if (lit) {
-        size_t l = strlen(lit);
-        if (r->n - r->i < l || strncmp(r->s + r->i, lit, l) != 0)
-            return jerr(r, "unknown literal");
-        r->i += l;
-        return NC_OK;
-    }
-    double v;
-    return jnumber(r, &v);
-}
-
-/* Reads one constant: a number or {"value": x, "source": s, "grade": g}. */
-static nc_status jconst(jr *r, ls_const *c)
-{
-    ws(r);
-    if (r->i < r->n && r->s[r->i] != '{')
-        return jnumber(r, &c->value);
-    r->i++;
-    int have_value = 0;
-    for (;;) {
-        char key[32];
-        nc_status st;
-        ws(r);
-        if (r->i < r->n && r->s[r->i] == '}') {
-            r->i++;
-            break;
-        }
-        if ((st = jstring(r, key, sizeof key)) != NC_OK)
-            return st;
-        ws(r);
-        if (r->i >= r->n || r->s[r->i++] != ':')
-            return jerr(r, "expected ':'");
-        if (strcmp(key, "value") == 0) {
-            if ((st = jnumber(r, &c->value)) != NC_OK)
-                return st;
-            have_value = 1;
-        } else if (strcmp(key, "source") == 0) {
-            if ((st = jstring(r, c->source, sizeof c->source)) != NC_OK)
-                return st;
-        } else if (strcmp(key, "grade") == 0) {
-            if ((st = jstring(r, c->grade, sizeof c->grade)) != NC_OK)
-                return st;
-        } else if ((st = jskip(r)) != NC_OK) {
-            return st;
-        }
-        ws(r);
-        if (r->i < r->n && r->s[r->i] == ',')
-            r->i++;
-    }
-    return have_value ? NC_OK : jerr(r, "a constant object needs \"value\"");
-}
-
-/* Applies section `want` ("common", "loihi1" or "loihi2") of the file. */
-static nc_status apply_section(jr *r, ls_params *p, const char *want)
-{
-    r->i = 0;
-    ws(r);
-    if (r->i >= r->n || r->s[r->i++] != '{')
-        return jerr(r, "expected a JSON object");
-    for (;;) {
-        char sec[32];
-        nc_status st;
-        ws(r);
-        if (r->i < r->n && r->s[r->i] == '}')
-            return NC_OK;
-        if ((st = jstring(r, sec, sizeof sec)) != NC_OK)
-            return st;
-        ws(r);
-        if (r->i >= r->n || r->s[r->i++] != ':')
-            return jerr(r, "expected ':'");
-        ws(r);
-        int is_sec = !strcmp(sec, "common") || !strcmp(sec, "loihi1") || !strcmp(sec, "loihi2");
-        if (strcmp(sec, want) != 0 || r->i >= r->n || r->s[r->i] != '{') {
-            if (is_sec && (r->i >= r->n || r->s[r->i] != '{'))
-                return jerr(r, "a section must be an object");
-            if ((st = jskip(r)) != NC_OK)
-                return st;
-        } else {
-            r->i++;
-            for (;;) {
-                char key[64];
-                ws(r);
-                if (r->i < r->n && r->s[r->i] == '}') {
-                    r->i++;
-                    break;
-                }
-                if ((st = jstring(r, key, sizeof key)) != NC_OK)
-                    return st;
-                ws(r);
-                if (r->i >= r->n || r->s[r->i++] != ':')
-                    return jerr(r, "expected ':'");
-                int k = 0;
-                while (k < P_COUNT && strcmp(p->c[k].key, key) != 0)
-                    k++;
-                if (k == P_COUNT)
-                    return nc_errorf(NC_ERR_PARSE, "%s: unknown parameter '%s' in section '%s'", r->path, key,
-                                     sec);
-                if ((st = jconst(r, &p->c[k])) != NC_OK)
-                    return st;
-                if (p->c[k].value < 0)
-                    return nc_errorf(NC_ERR_PARSE, "%s: parameter '%s' is negative", r->path, key);
-                ws(r);
-                if (r->i < r->n && r->s[r->i] == ',')
-                    r->i++;
-            }
-        }
-        ws(r);
-        if (r->i < r->n && r->s[r->i] == ',')
-            r->i++;
-        else if (r->i < r->n && r->s[r->i] == '}')
-            return NC_OK;
-        else
-            return jerr(r, "expected ',' or '}'");
-    }
 }
 
 nc_status ls_params_load(ls_params *p, int loihi1, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nc_errorf(NC_ERR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            if (cap > ((size_t)1 << 24)) {
-                fclose(f);
-                nc_free(buf);
-                return nc_errorf(NC_ERR_LIMIT, "%s: a parameter file over 16 MiB", path);
-            }
-            cap = cap ? 2 * cap : 8192;
-            char *nb = nc_realloc(buf, cap);
-            if (!nb) {
-                fclose(f);
-                nc_free(buf);
-                return nc_errorf(NC_ERR_NOMEM, "out of memory reading %s", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        nc_free(buf);
-        return nc_errorf(NC_ERR_IO, "%s: read error", path);
-    }
-    jr r = {buf, path, 0, n};
-    nc_status st = jskip(&r); /* validates the whole file first */
-    if (st == NC_OK) {
-        ws(&r);
-        if (r.i != r.n)
-            st = jerr(&r, "trailing text after the JSON object");
-    }
+    nc_json_doc *d = NULL;
+    nc_status st = nc_json_read_file(path, 0, 0, &d);
+    if (st != NC_OK)
+        return st;
+    const nc_json_value *root = nc_json_root(d);
+    if (root->type != NC_JSON_OBJECT)
+        st = nc_json_errorf(d, root, NC_ERR_PARSE, "expected a JSON object, not %s", nc_json_type_name(root->type));
+    /* the three sections must be objects wherever they are used; other
+     * top-level members (e.g. "comment") are free */
+    for (const nc_json_value *m = nc_json_first(d, root); st == NC_OK && m; m = nc_json_next(d, m))
+        if ((!strcmp(m->key, "common") || !strcmp(m->key, "loihi1") || !strcmp(m->key, "loihi2")) &&
+            m->type != NC_JSON_OBJECT)
+            st = nc_json_errorf(d, m, NC_ERR_PARSE, "section '%s' must be an object", m->key);
     if (st == NC_OK)
-        st = apply_section(&r, p, "common");
+        st = apply_section(d, p, "common");
     if (st == NC_OK)
-        st = apply_section(&r, p, loihi1 ? "loihi1" : "loihi2");
-    nc_free(buf);
+        st = apply_section(d, p, loihi1 ? "loihi1" : "loihi2");
+    nc_json_doc_free(d);
     return st;
 }

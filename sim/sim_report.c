@@ -35,6 +35,11 @@
     "Convolution weights are stored per synapse (not shared) unless shared_conv_weights is 1, when a "   \
     "core stores the kernel slices of its output channels once. Pooling windows share one input axon."
 
+/* loihi_fixed.h writes nc_reset_mode's values out (it stands alone for CUDA) */
+_Static_assert((int)NC_LF_RESET_SUBTRACT == (int)NC_RESET_SUBTRACT && (int)NC_LF_RESET_ZERO == (int)NC_RESET_ZERO &&
+                   (int)NC_LF_RESET_TWO_COMP != (int)NC_RESET_DEFAULT,
+               "loihi_fixed.h's reset values are nc_reset_mode's");
+
 static const char *reset_name(int reset)
 {
     switch (reset) {
@@ -85,7 +90,7 @@ nc_status nc_loihi_compile(const nc_snn *s, const nc_loihi_options *opt, nc_loih
         o = *opt;
     if (o.target != NC_LOIHI_1 && o.target != NC_LOIHI_2)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_compile: unknown target %d", (int)o.target);
-    if (o.reset < NC_LOIHI_RESET_DEFAULT || o.reset > NC_LOIHI_RESET_SUBTRACT || o.input < NC_LOIHI_INPUT_DEFAULT ||
+    if ((int)o.reset < (int)NC_RESET_DEFAULT || (int)o.reset > (int)NC_RESET_ZERO || o.input < NC_LOIHI_INPUT_DEFAULT ||
         o.input > NC_LOIHI_INPUT_GRADED)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_compile: unknown reset or input mode");
     if (o.weight_bits && (o.weight_bits < 2 || o.weight_bits > 8))
@@ -107,7 +112,7 @@ nc_status nc_loihi_compile(const nc_snn *s, const nc_loihi_options *opt, nc_loih
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     net->loihi1 = loihi1;
     net->input_graded = o.input == NC_LOIHI_INPUT_GRADED;
-    if (o.reset == NC_LOIHI_RESET_ZERO || (o.reset == NC_LOIHI_RESET_DEFAULT && loihi1))
+    if (o.reset == NC_RESET_ZERO || (o.reset == NC_RESET_DEFAULT && loihi1))
         net->reset = NC_LF_RESET_ZERO;
     else
         net->reset = loihi1 ? NC_LF_RESET_TWO_COMP : NC_LF_RESET_SUBTRACT;
@@ -141,13 +146,39 @@ nc_status nc_loihi_compile(const nc_snn *s, const nc_loihi_options *opt, nc_loih
     return NC_OK;
 }
 
-const char *nc_loihi_net_json(const nc_loihi_net *n) { return n && n->json ? n->json : "{}"; }
-size_t nc_loihi_num_layers(const nc_loihi_net *n) { return n ? (size_t)n->n_pops : 0; }
-
-nc_status nc_loihi_layer(const nc_loihi_net *n, size_t i, nc_loihi_layer_info *out)
+/* The defaults nc_loihi_compile and nc_loihi_run (loihi_sim.c) give zero
+ * fields, written out; reset stays NC_RESET_DEFAULT (the target's own). */
+void nc_loihi_options_init(nc_loihi_options *o)
 {
-    if (!n || !out || i >= (size_t)n->n_pops)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_layer: no layer %zu", i);
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->target = NC_LOIHI_2;
+    o->reset = NC_RESET_DEFAULT;
+    o->input = NC_LOIHI_INPUT_BIAS;
+    o->weight_bits = 8;
+    o->headroom_bits = 4;
+    o->timesteps = 64;
+    o->input_min = 0.0f;
+    o->input_max = 1.0f;
+    o->calib_samples = 256;
+}
+
+void nc_loihi_run_options_init(nc_loihi_run_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->timesteps = 32;
+}
+
+const char *nc_loihi_net_json(const nc_loihi_net *n) { return n && n->json ? n->json : "{}"; }
+int nc_loihi_net_num_layers(const nc_loihi_net *n) { return n ? n->n_pops : 0; }
+
+nc_status nc_loihi_net_layer(const nc_loihi_net *n, int i, nc_loihi_layer_info *out)
+{
+    if (!n || !out || i < 0 || i >= n->n_pops)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_net_layer: no layer %d", i);
     const ls_pop *P = &n->pops[i];
     memset(out, 0, sizeof *out);
     out->name = P->name;
@@ -174,10 +205,10 @@ nc_status nc_loihi_layer(const nc_loihi_net *n, size_t i, nc_loihi_layer_info *o
     return NC_OK;
 }
 
-nc_status nc_loihi_mapping_get(const nc_loihi_net *n, nc_loihi_mapping *out)
+nc_status nc_loihi_net_mapping(const nc_loihi_net *n, nc_loihi_mapping *out)
 {
     if (!n || !out)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_mapping_get: NULL argument");
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_net_mapping: NULL argument");
     out->cores = n->cores;
     out->chips = n->chips;
     out->cores_per_chip = (int64_t)n->params.c[P_CORES_PER_CHIP].value;
@@ -188,7 +219,7 @@ nc_status nc_loihi_mapping_get(const nc_loihi_net *n, nc_loihi_mapping *out)
     return NC_OK;
 }
 
-size_t nc_loihi_systems(const nc_loihi_net *n, nc_loihi_system *out, size_t cap)
+size_t nc_loihi_net_systems(const nc_loihi_net *n, nc_loihi_system *out, size_t cap)
 {
     size_t k = 0;
     for (int i = 0; n && i < ls_n_systems; i++) {
@@ -361,21 +392,21 @@ int nc_loihi_result_timesteps(const nc_loihi_result *r) { return r ? r->T : 0; }
 int nc_loihi_result_steps_run(const nc_loihi_result *r) { return r ? r->steps : 0; }
 int64_t nc_loihi_result_samples(const nc_loihi_result *r) { return r ? r->N : 0; }
 
-double nc_loihi_accuracy_at_step(const nc_loihi_result *r, int step)
+double nc_loihi_result_accuracy_at_step(const nc_loihi_result *r, int step)
 {
     if (!r || !r->correct || step < 1 || step > r->steps)
         return -1.0;
     return (double)r->correct[step - 1] / (double)r->N;
 }
 
-double nc_loihi_accuracy_at(const nc_loihi_result *r, int t)
+double nc_loihi_result_accuracy_at(const nc_loihi_result *r, int t)
 {
     if (!r || t < 1 || t > r->T)
         return -1.0;
     int step = t + r->latency;
     if (step > r->steps)
         return -1.0;
-    return nc_loihi_accuracy_at_step(r, step);
+    return nc_loihi_result_accuracy_at_step(r, step);
 }
 
 nc_status nc_loihi_result_readout(const nc_loihi_result *r, nc_tensor **out)
@@ -398,10 +429,10 @@ nc_status nc_loihi_result_readout(const nc_loihi_result *r, nc_tensor **out)
     return NC_OK;
 }
 
-nc_status nc_loihi_result_counts(const nc_loihi_result *r, size_t layer, nc_loihi_counts *out)
+nc_status nc_loihi_result_counts(const nc_loihi_result *r, int layer, nc_loihi_counts *out)
 {
-    if (!r || !out || layer >= (size_t)r->n_pops)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_result_counts: no layer %zu", layer);
+    if (!r || !out || layer < 0 || layer >= r->n_pops)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_loihi_result_counts: no layer %d", layer);
     const int64_t *c = r->pops[layer].cnt;
     double N = (double)r->N;
     out->name = r->pops[layer].name;
@@ -451,19 +482,19 @@ nc_status ls_result_json(nc_loihi_result *r, const nc_loihi_net *net)
     if (r->correct) {
         nc_json_begin_array(&j, "accuracy");
         for (int t = 1; t <= r->T; t++)
-            nc_json_number(&j, NULL, nc_loihi_accuracy_at(r, t));
+            nc_json_number(&j, NULL, nc_loihi_result_accuracy_at(r, t));
         nc_json_end_array(&j);
         nc_json_string(&j, "accuracy_note", "accuracy[t-1]: after the readout integrated t steps of input, "
                                             "i.e. at chip step t + latency_steps (null when not run)");
         nc_json_begin_array(&j, "accuracy_per_step");
         for (int s = 1; s <= r->steps; s++)
-            nc_json_number(&j, NULL, nc_loihi_accuracy_at_step(r, s));
+            nc_json_number(&j, NULL, nc_loihi_result_accuracy_at_step(r, s));
         nc_json_end_array(&j);
     }
     nc_json_begin_array(&j, "layers");
     for (int p = 0; p < r->n_pops; p++) {
         nc_loihi_counts c;
-        nc_loihi_result_counts(r, (size_t)p, &c);
+        nc_loihi_result_counts(r, p, &c);
         nc_json_begin_object(&j, NULL);
         nc_json_string(&j, "name", r->pops[p].name);
         nc_json_string(&j, "kind", kind_name(r->pops[p].kind));

@@ -55,7 +55,7 @@ NET_FN nc_tensor *net_rand_tensor(int ndim, const int64_t *shape, float lo, floa
 NET_FN nc_tensor *net_rand_input(const nc_snn *s, int T, int N)
 {
     nc_snn_layer_info in;
-    NET_OK(nc_snn_get_layer(s, 0, &in));
+    NET_OK(nc_snn_layer_at(s, 0, &in));
     int64_t shape[NC_MAX_DIMS + 2];
     int nd = 0;
     if (T > 0)
@@ -75,7 +75,7 @@ NET_FN int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride
                     int64_t groups, float wscale)
 {
     nc_snn_layer_info X;
-    NET_OK(nc_snn_get_layer(s, from, &X));
+    NET_OK(nc_snn_layer_at(s, from, &X));
     int64_t ws[4] = {cout, X.shape[0] / groups, k, k}, bs[1] = {cout};
     nc_tensor *w = net_rand_tensor(4, ws, -wscale, wscale), *b = net_rand_tensor(1, bs, -0.1f, 0.3f);
     nc_conv2d_params p = {{stride, stride}, {pad, pad}, {dil, dil}, groups};
@@ -89,7 +89,7 @@ NET_FN int net_conv(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride
 NET_FN int net_affine(nc_snn *s, int from, int64_t out, float wscale)
 {
     nc_snn_layer_info X;
-    NET_OK(nc_snn_get_layer(s, from, &X));
+    NET_OK(nc_snn_layer_at(s, from, &X));
     int64_t in = 1;
     for (int d = 0; d < X.ndim; d++)
         in *= X.shape[d];
@@ -107,7 +107,7 @@ NET_FN int net_affine(nc_snn *s, int from, int64_t out, float wscale)
 NET_FN int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
 {
     nc_snn_layer_info X;
-    NET_OK(nc_snn_get_layer(s, from, &X));
+    NET_OK(nc_snn_layer_at(s, from, &X));
     int64_t size = 1;
     for (int d = 0; d < X.ndim; d++)
         size *= X.shape[d];

@@ -14,6 +14,7 @@
 #include "convert/convert_graph.h"
 #include "convert/ann/ann_exec.h"
 #include "convert/ann/model.h"
+#include "snn/base/json_read.h"
 #include "snn/ir/snn_ir.h"
 
 static nc_model *load(const char *rel)
@@ -72,7 +73,7 @@ static const nc_tensor *node_out(const nc_model *m, nc_tensor **all, const char 
 }
 
 /* Runs s on x for T steps recording `layer`; returns its trace of `kind`. */
-static nc_tensor *trace(const nc_snn *s, const nc_tensor *x, int T, const char *layer, int kind)
+static nc_tensor *trace(const nc_snn *s, const nc_tensor *x, int T, const char *layer, nc_trace_kind kind)
 {
     const char *rec[1] = {layer};
     nc_session_options o = {.timesteps = T, .record = rec, .n_record = 1};
@@ -102,12 +103,103 @@ static int count_kind(const nc_snn *s, nc_snn_layer_kind k)
     return n;
 }
 
-static int count_str(const char *hay, const char *needle)
+/* The report's IF layers with threshold rule `rule`. */
+static int count_rule(const nc_convert_report *r, nc_threshold_rule rule)
 {
     int n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-        n++;
+    for (int i = 0; i < nc_convert_report_num_layers(r); i++) {
+        nc_convert_layer_info L;
+        NC_ASSERT_OK(nc_convert_report_layer(r, i, &L));
+        n += L.rule == rule;
+    }
     return n;
+}
+
+/* The report's IF layers whose bias (which = 0) or potential (1) correction ran. */
+static int count_corrected(const nc_convert_report *r, int which)
+{
+    int n = 0;
+    for (int i = 0; i < nc_convert_report_num_layers(r); i++) {
+        nc_convert_layer_info L;
+        NC_ASSERT_OK(nc_convert_report_layer(r, i, &L));
+        n += !isnan(which ? L.potential_shift : L.bias_shift);
+    }
+    return n;
+}
+
+static int has_note(const nc_convert_report *r, const char *text)
+{
+    for (size_t i = 0; i < nc_convert_report_num_notes(r); i++)
+        if (strstr(nc_convert_report_note(r, i), text))
+            return 1;
+    return 0;
+}
+
+static nc_convert_summary summary_of(const nc_convert_report *r)
+{
+    nc_convert_summary S;
+    NC_ASSERT_OK(nc_convert_report_summary(r, &S));
+    return S;
+}
+
+static nc_convert_layer_info report_layer(const nc_convert_report *r, const char *name)
+{
+    for (int i = 0; i < nc_convert_report_num_layers(r); i++) {
+        nc_convert_layer_info L;
+        NC_ASSERT_OK(nc_convert_report_layer(r, i, &L));
+        if (strcmp(L.name, name) == 0)
+            return L;
+    }
+    fail_msg("no layer '%s' in the report", name);
+    nc_convert_layer_info none = {0};
+    return none;
+}
+
+/* The report's JSON holds what the accessors give: read back with the
+ * library's JSON reader, each "layers" entry and the summary agree. */
+static void check_report_json(const nc_convert_report *r)
+{
+    const char *text = nc_convert_report_json(r);
+    nc_json_doc *d = NULL;
+    NC_ASSERT_OK(nc_json_parse(text, strlen(text), "report", 0, 0, &d));
+    const nc_json_value *root = nc_json_root(d), *layers = nc_json_get(d, root, "layers");
+    assert_non_null(layers);
+    assert_int_equal(layers->n, nc_convert_report_num_layers(r));
+    int i = 0;
+    for (const nc_json_value *e = nc_json_first(d, layers); e; e = nc_json_next(d, e), i++) {
+        nc_convert_layer_info L;
+        NC_ASSERT_OK(nc_convert_report_layer(r, i, &L));
+        assert_string_equal(nc_json_get(d, e, "name")->str, L.name);
+        assert_true(nc_json_get(d, e, "neurons")->num == (double)L.neurons);
+        static const char *rules[] = {"calibration", "clip", "qcfs"};
+        assert_string_equal(nc_json_get(d, e, "rule")->str, rules[L.rule]);
+        const nc_json_value *th = nc_json_get(d, e, "threshold");
+        if (L.threshold_channels == 1) {
+            assert_true(th->type == NC_JSON_NUMBER && (float)th->num == (float)L.threshold_min);
+        } else {
+            assert_true(nc_json_get(d, th, "channels")->num == (double)L.threshold_channels);
+            assert_true((float)nc_json_get(d, th, "min")->num == (float)L.threshold_min);
+            assert_true((float)nc_json_get(d, th, "max")->num == (float)L.threshold_max);
+        }
+        assert_int_equal(nc_json_get(d, e, "threshold_before_finetune") != NULL, L.finetuned);
+        assert_int_equal(nc_json_get(d, e, "bias_correction_mean_shift") != NULL, !isnan(L.bias_shift));
+        assert_int_equal(nc_json_get(d, e, "potential_correction_mean_shift") != NULL, !isnan(L.potential_shift));
+        assert_int_equal(nc_json_get(d, e, "activation_max") != NULL, !isnan(L.activation_max));
+        assert_int_equal(nc_json_get(d, e, "ann_nodes")->n, L.n_ann_nodes);
+    }
+    nc_convert_summary S = summary_of(r);
+    const nc_json_value *cal = nc_json_get(d, root, "calibration"), *snn = nc_json_get(d, root, "snn");
+    if (S.calib_samples == 0)
+        assert_int_equal(cal->type, NC_JSON_NULL);
+    else
+        assert_true(nc_json_get(d, cal, "samples_used")->num == (double)S.calib_samples);
+    assert_true(nc_json_get(d, snn, "layers")->num == S.layers);
+    assert_true(nc_json_get(d, snn, "if_layers")->num == S.if_layers);
+    assert_true(nc_json_get(d, snn, "scale_layers")->num == S.scale_layers);
+    assert_string_equal(nc_json_get(d, snn, "readout")->str, S.readout);
+    assert_int_equal(nc_json_get(d, root, "warnings")->n, (int)nc_convert_report_num_warnings(r));
+    assert_int_equal(nc_json_get(d, root, "notes")->n, (int)nc_convert_report_num_notes(r));
+    nc_json_doc_free(d);
 }
 
 /* Σ over groups of `group` consecutive neurons (a channel: its plane; a
@@ -118,7 +210,7 @@ static double mean_error(const nc_snn *net, const nc_tensor *x, const nc_tensor 
 {
     const nc_snn_layer *I = layer_named(net, layer);
     float th = ((const float *)I->threshold->data)[0];
-    nc_tensor *spk = trace(net, x, T, layer, 0);
+    nc_tensor *spk = trace(net, x, T, layer, NC_TRACE_SPIKES);
     const float *av = nc_tensor_data_const(a), *sv = nc_tensor_data_const(spk);
     int64_t n = nc_tensor_numel(a), size = nc_snn_layer_size(I);
     double err = 0;
@@ -149,7 +241,7 @@ static void expect_folded(const char *model, const char *snn_layer, const char *
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *ref = node_out(m, all, bn_node);
-    nc_tensor *tr = trace(s, x, 1, snn_layer, 1);
+    nc_tensor *tr = trace(s, x, 1, snn_layer, NC_TRACE_MEMBRANE);
     assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
     const float *a = nc_tensor_data_const(ref), *b = nc_tensor_data_const(tr);
     double worst = 0.0;
@@ -209,18 +301,18 @@ static void expect_qcfs(const char *model, int L, const float lam[3])
             fail_msg("%s: θ of %s is %.9g, λ is %.9g", model, names[k], (double)got, (double)lam[k]);
     }
     assert_int_equal(count_kind(s, NC_SNN_IF), 3);
-    const char *json = nc_convert_report_json(r);
-    char want[64];
-    snprintf(want, sizeof want, "\"levels\": %d", L);
-    assert_int_equal(count_str(json, "\"rule\": \"qcfs\""), 3);
-    assert_int_equal(count_str(json, want), 4); /* the options and each layer */
+    assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_QCFS), 3);
+    assert_int_equal(summary_of(r).levels, L);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(report_layer(r, names[k]).levels, L);
+    check_report_json(r);
 
     /* With T = L, v(0) = θ/2 and a constant current, the first IF layer
      * emits exactly the QCFS ANN's level: h·L/λ spikes. */
     nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *h = node_out(m, all, "/act1/Mul_1");
-    nc_tensor *tr = trace(s, x, L, "/act1", 0);
+    nc_tensor *tr = trace(s, x, L, "/act1", NC_TRACE_SPIKES);
     int64_t n = nc_tensor_numel(h);
     assert_int_equal(nc_tensor_numel(tr), (int64_t)L * n);
     const float *sp = nc_tensor_data_const(tr), *hv = nc_tensor_data_const(h);
@@ -262,7 +354,7 @@ static void expect_first_counts(const char *model, const char *syn, const char *
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, NULL));
     const nc_snn_layer *I = layer_named(s, ifl);
     assert_int_equal(I->inputs[0], nc_snn_find_layer(s, syn));
-    nc_tensor *z = trace(s, x, 1, syn, 1), *sp = trace(s, x, T, ifl, 0);
+    nc_tensor *z = trace(s, x, 1, syn, NC_TRACE_MEMBRANE), *sp = trace(s, x, T, ifl, NC_TRACE_SPIKES);
     int64_t n = nc_tensor_numel(z), size = nc_snn_layer_size(I);
     const float *zv = nc_tensor_data_const(z), *sv = nc_tensor_data_const(sp);
     int64_t fired = 0, saturated = 0;
@@ -372,7 +464,7 @@ static void test_refused_layouts(void **state)
     const nc_snn_layer *out = &s->layers[nc_snn_output_layer(s)];
     assert_int_equal(out->kind, NC_SNN_READOUT);
     assert_int_equal(s->layers[out->inputs[0]].kind, NC_SNN_AFFINE);
-    assert_non_null(strstr(nc_convert_report_json(r), "the final Softmax '/1/Softmax' was dropped"));
+    assert_true(has_note(r, "the final Softmax '/1/Softmax' was dropped"));
     assert_int_equal(nc_convert_report_num_warnings(r), 0);
     nc_convert_report_free(r);
     nc_snn_free(s);
@@ -400,13 +492,13 @@ static void test_maxpool(void **state)
     const char *w = nc_convert_report_warning(r, 0);
     assert_non_null(strstr(w, "MaxPool '/pool/MaxPool'"));
     assert_non_null(strstr(w, "does not commute with rate coding"));
-    assert_non_null(strstr(nc_convert_report_json(r), "does not commute with rate coding"));
+    check_report_json(r);
     assert_string_equal(nc_convert_report_warning(r, 5), "");
 
     /* max commutes with ReLU: relu(max of currents) at step 1 is the ANN's MaxPool output */
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *ref = node_out(m, all, "/pool/MaxPool");
-    nc_tensor *tr = trace(s, x, 1, s->layers[2].name, 1);
+    nc_tensor *tr = trace(s, x, 1, s->layers[2].name, NC_TRACE_MEMBRANE);
     assert_int_equal(nc_tensor_numel(tr), nc_tensor_numel(ref));
     for (int64_t i = 0; i < nc_tensor_numel(ref); i++)
         assert_float_equal(fmax(0.0, ((const float *)nc_tensor_data_const(tr))[i]),
@@ -450,8 +542,10 @@ static void test_clip(void **state)
         const nc_snn_layer *I = layer_named(s, "/act/Clip");
         assert_int_equal(I->threshold->numel, 1);
         assert_true(((const float *)I->threshold->data)[0] == 6.0f);
-        assert_int_equal(count_str(nc_convert_report_json(r), "\"rule\": \"clip\""), 1);
-        assert_non_null(strstr(nc_convert_report_json(r), "\"calibration\": null"));
+        assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_CLIP), 1);
+        assert_int_equal(summary_of(r).calib_samples, 0);
+        assert_int_equal(summary_of(r).calib_batch, 0);
+        check_report_json(r);
         nc_convert_report_free(r);
         nc_snn_free(s);
         nc_model_free(m);
@@ -545,7 +639,7 @@ static void test_binary_spikes(void **state)
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, cx, NULL, &o0, &s0, NULL));
     NC_ASSERT_OK(nc_convert(m, cx, NULL, &o, &s1, &r));
-    assert_non_null(strstr(nc_convert_report_json(r), "\"scale_layers\": 0"));
+    assert_int_equal(summary_of(r).scale_layers, 0);
     assert_int_equal(s0->n_layers, s1->n_layers);
     nc_tensor *y0 = run_sum(s0, cx, 16), *y1 = run_sum(s1, cx, 16);
     for (int64_t i = 0; i < nc_tensor_numel(y0); i++)
@@ -620,10 +714,14 @@ static void test_calibration(void **state)
     for (int c = 0; c < 4; c++)
         if (mx[c] > 0)
             assert_true(((const float *)I->threshold->data)[c] == mx[c]);
-    const char *json = nc_convert_report_json(r);
-    assert_non_null(strstr(json, "\"samples_used\": 16"));
-    assert_non_null(strstr(json, "\"method\": \"max\""));
-    assert_non_null(strstr(json, "\"channels\": 4"));
+    assert_int_equal(summary_of(r).calib_samples, 16);
+    nc_convert_layer_info RL = report_layer(r, "/Relu");
+    assert_int_equal(RL.rule, NC_THRESHOLD_RULE_CALIBRATION);
+    assert_int_equal(RL.threshold_channels, 4);
+    assert_true(RL.threshold_max == fmax(fmax(mx[0], mx[1]), fmax(mx[2], mx[3])));
+    assert_true(RL.activation_max >= RL.threshold_max);
+    assert_true(RL.zero_fraction >= 0 && RL.zero_fraction <= 1);
+    check_report_json(r);
     nc_convert_report_free(r);
     nc_snn_free(s);
 
@@ -646,7 +744,8 @@ static void test_calibration(void **state)
     nc_snn *sb = NULL, *s0 = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o0, &s0, NULL));
     NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, &r));
-    assert_int_equal(count_str(nc_convert_report_json(r), "\"bias_correction_mean_shift\""), 3);
+    assert_int_equal(count_corrected(r, 0), 3);
+    check_report_json(r);
     double err[2] = {mean_error(s0, x, a, 8, "/Relu", 36), mean_error(sb, x, a, 8, "/Relu", 36)};
     if (!(err[1] < 0.5 * err[0]))
         fail_msg("bias correction: per-channel error %g before, %g after", err[0], err[1]);
@@ -664,9 +763,8 @@ static void test_calibration(void **state)
         NC_ASSERT_OK(nc_convert(m, x, NULL, &oz, &sz, NULL));
         NC_ASSERT_OK(nc_convert(m, x, NULL, &op1, &s1, &r));
         NC_ASSERT_OK(nc_convert(m, x, NULL, &op2, &s2, NULL));
-        const char *json = nc_convert_report_json(r);
-        assert_int_equal(count_str(json, "\"potential_correction_mean_shift\""), 3);
-        assert_int_equal(count_str(json, "\"bias_correction_mean_shift\""), 0);
+        assert_int_equal(count_corrected(r, 1), 3);
+        assert_int_equal(count_corrected(r, 0), 0);
         const nc_snn_layer *I = layer_named(s1, "/Relu");
         assert_non_null(I->v_init);
         assert_int_equal(I->v_init->numel, nc_snn_layer_size(I));
@@ -691,7 +789,7 @@ static void test_calibration(void **state)
     nc_tensor *fx = load_f32("examples/data/fmnist_test_x.npy"), *ten = rows(fx, 10);
     NC_ASSERT_OK(nc_convert(m, ten, NULL, NULL, &s, &r));
     assert_int_equal(count_kind(s, NC_SNN_IF), 3);
-    assert_non_null(strstr(nc_convert_report_json(r), "\"samples_used\": 10"));
+    assert_int_equal(summary_of(r).calib_samples, 10);
     nc_convert_report_free(r);
     nc_snn_free(s);
     nc_tensor_free(ten);
@@ -716,10 +814,13 @@ static void test_qcfs_finetune(void **state)
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s0, NULL));
     NC_ASSERT_OK(nc_convert(m, x, y, &o, &s, &r));
-    const char *json = nc_convert_report_json(r);
-    assert_non_null(strstr(json, "\"threshold_before_finetune\""));
-    assert_non_null(strstr(json, "\"samples\": 16"));
-    assert_non_null(strstr(json, "bias and potential correction are skipped"));
+    nc_convert_layer_info FL = report_layer(r, "/net/net.3/Relu");
+    assert_true(FL.finetuned);
+    assert_int_equal(FL.threshold_before_channels, 1);
+    assert_true(FL.threshold_before_min != FL.threshold_min);
+    assert_int_equal(summary_of(r).qcfs_samples, 16);
+    assert_true(has_note(r, "bias and potential correction are skipped"));
+    check_report_json(r);
     const nc_snn_layer *a = layer_named(s0, "/net/net.3/Relu"), *b = layer_named(s, "/net/net.3/Relu");
     assert_true(((const float *)a->threshold->data)[0] != ((const float *)b->threshold->data)[0]);
     nc_convert_report_free(r);

@@ -50,7 +50,7 @@ static void run_backend(const nc_snn *s, const char *backend, const nc_tensor *x
     const char *names[64];
     for (int i = 0; i < nl; i++) {
         nc_snn_layer_info L;
-        NC_ASSERT_OK(nc_snn_get_layer(s, i, &L));
+        NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
         names[i] = L.name;
     }
     nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 7,
@@ -62,8 +62,8 @@ static void run_backend(const nc_snn *s, const char *backend, const nc_tensor *x
     for (int i = 0; i < nl; i++) {
         NC_ASSERT_OK(nc_session_spike_count(ss, i, &r->spikes[i]));
         NC_ASSERT_OK(nc_session_synops(ss, i, &r->synops[i]));
-        NC_ASSERT_OK(nc_session_trace(ss, names[i], 0, &r->spk[i]));
-        NC_ASSERT_OK(nc_session_trace(ss, names[i], 1, &r->mem[i]));
+        NC_ASSERT_OK(nc_session_trace(ss, names[i], NC_TRACE_SPIKES, &r->spk[i]));
+        NC_ASSERT_OK(nc_session_trace(ss, names[i], NC_TRACE_MEMBRANE, &r->mem[i]));
     }
     nc_session_free(ss);
 }

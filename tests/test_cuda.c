@@ -55,7 +55,7 @@ static void run(const nc_snn *s, const char *backend, const char *strategy, cons
     const char *names[64];
     for (int i = 0; i < nl; i++) {
         nc_snn_layer_info L;
-        NET_OK(nc_snn_get_layer(s, i, &L));
+        NET_OK(nc_snn_layer_at(s, i, &L));
         names[i] = L.name;
     }
     nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 3, .per_step = per_step,

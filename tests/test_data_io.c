@@ -113,7 +113,7 @@ static void round_trip(nc_dtype dt, int ndim, const int64_t *shape, const void *
     NC_ASSERT_OK(nc_tensor_create_from(dt, ndim, shape, data, &t));
     const char *p = tpath(name);
     NC_ASSERT_OK(nc_npy_save(p, t));
-    NC_ASSERT_OK(nc_data_load(p, 0, &back));
+    NC_ASSERT_OK(nc_data_load(p, NC_DTYPE_NATIVE, &back));
     assert_int_equal(nc_tensor_dtype(back), dt);
     assert_shape(back, ndim, shape);
     size_t es = dt == NC_DTYPE_F32 ? 4 : dt == NC_DTYPE_U8 ? 1 : 8;
@@ -184,7 +184,7 @@ static void test_float64_converted(void **state)
     const char *p = write_npy("f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
                               d, sizeof d);
     nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(p, 0, &t));
+    NC_ASSERT_OK(nc_data_load(p, NC_DTYPE_NATIVE, &t));
     assert_int_equal(nc_tensor_dtype(t), NC_DTYPE_F32);
     int64_t shape[] = {2, 2};
     assert_shape(t, 2, shape);
@@ -217,14 +217,14 @@ static void test_versions_and_int_types(void **state)
     const float *fv = nc_tensor_data(t);
     assert_true(fv[0] == 0.0f && fv[1] == 200.0f && fv[2] == 255.0f && fv[3] == 7.0f);
     nc_tensor_free(t);
-    NC_ASSERT_OK(nc_data_load(p3, 0, &t));
+    NC_ASSERT_OK(nc_data_load(p3, NC_DTYPE_NATIVE, &t));
     assert_int_equal(nc_tensor_dtype(t), NC_DTYPE_U8);
     nc_tensor_free(t);
 
     int64_t i8[] = {9, -1};
     const char *p1 = write_npy("i8.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
                                i8, sizeof i8);
-    NC_ASSERT_OK(nc_data_load(p1, 0, &t));
+    NC_ASSERT_OK(nc_data_load(p1, NC_DTYPE_NATIVE, &t));
     assert_int_equal(nc_tensor_dtype(t), NC_DTYPE_I64);
     assert_memory_equal(nc_tensor_data(t), i8, sizeof i8);
     nc_tensor_free(t);
@@ -233,7 +233,7 @@ static void test_versions_and_int_types(void **state)
     /* Fortran order of a 1-D array is the same bytes: accepted. */
     const char *pf = write_npy("f1d.npy", 1, "{'descr': '<i8', 'fortran_order': True, 'shape': (2,), }",
                                i8, sizeof i8);
-    NC_ASSERT_OK(nc_data_load(pf, 0, &t));
+    NC_ASSERT_OK(nc_data_load(pf, NC_DTYPE_NATIVE, &t));
     nc_tensor_free(t);
 }
 
@@ -245,7 +245,7 @@ static void test_idx_small(void **state)
                            0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0x01, 0x2c, 0, 0x01, 0x11, 0x70};
     const char *p = write_bytes("ints.idx", idx, sizeof idx);
     nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(p, 0, &t));
+    NC_ASSERT_OK(nc_data_load(p, NC_DTYPE_NATIVE, &t));
     assert_int_equal(nc_tensor_dtype(t), NC_DTYPE_I64);
     const int64_t *v = nc_tensor_data(t);
     assert_true(v[0] == 1 && v[1] == -2 && v[2] == 300 && v[3] == 70000);
@@ -276,7 +276,7 @@ static void test_fashion_mnist(void **state)
         skip();
     }
     nc_tensor *img = NULL, *lab = NULL;
-    NC_ASSERT_OK(nc_data_load(FMNIST_DIR "/t10k-images-idx3-ubyte.gz", 0, &img));
+    NC_ASSERT_OK(nc_data_load(FMNIST_DIR "/t10k-images-idx3-ubyte.gz", NC_DTYPE_NATIVE, &img));
     int64_t shape[] = {10000, 28, 28};
     assert_shape(img, 3, shape);
     assert_int_equal(nc_tensor_dtype(img), NC_DTYPE_U8);
@@ -434,7 +434,7 @@ static void test_save_failure(void **state)
     write_bytes("over.npy", "old", 3);
     NC_ASSERT_OK(nc_npy_save(q, t));
     nc_tensor *back = NULL;
-    NC_ASSERT_OK(nc_data_load(q, 0, &back));
+    NC_ASSERT_OK(nc_data_load(q, NC_DTYPE_NATIVE, &back));
     assert_int_equal(nc_tensor_numel(back), 2);
     nc_tensor_free(back);
     nc_tensor_free(t);

@@ -93,13 +93,13 @@ static void test_accuracy_every_step(void **state)
     for (int batch = 1; batch <= 4; batch++) { /* batches of 1, 2, 3 (+1) and 4 agree */
         prog_log pl = {0};
         nc_eval_result *r = evaluate_two_class(batch, &pl);
-        assert_int_equal(nc_eval_timesteps(r), 6);
-        assert_int_equal(nc_eval_samples(r), 4);
+        assert_int_equal(nc_eval_result_timesteps(r), 6);
+        assert_int_equal(nc_eval_result_samples(r), 4);
         for (int t = 1; t <= 6; t++)
-            assert_true(nc_eval_accuracy_at(r, t) == want[t - 1]);
-        assert_true(nc_eval_accuracy_at(r, 0) < 0);
-        assert_true(nc_eval_accuracy_at(r, 7) < 0);
-        assert_true(nc_eval_ann_accuracy(r) < 0);
+            assert_true(nc_eval_result_accuracy_at(r, t) == want[t - 1]);
+        assert_true(nc_eval_result_accuracy_at(r, 0) < 0);
+        assert_true(nc_eval_result_accuracy_at(r, 7) < 0);
+        assert_true(nc_eval_result_ann_accuracy(r) < 0);
         assert_true(pl.calls >= 2);
         assert_int_equal(pl.last_done, 4);
         assert_int_equal(pl.last_total, 4);
@@ -112,25 +112,25 @@ static void test_spikes_and_synops(void **state)
     (void)state;
     prog_log pl = {0};
     nc_eval_result *r = evaluate_two_class(3, &pl);
-    assert_int_equal(nc_eval_num_layers(r), 5);
+    assert_int_equal(nc_eval_result_num_layers(r), 5);
     nc_eval_layer_stats L;
-    NC_ASSERT_OK(nc_eval_layer(r, 2, &L));
+    NC_ASSERT_OK(nc_eval_result_layer(r, 2, &L));
     assert_string_equal(L.name, "if1");
     assert_int_equal(L.kind, NC_SNN_IF);
     assert_int_equal(L.neurons, 2);
     assert_int_equal(L.spikes, 17);
     assert_true(fabs(L.spike_rate - 17.0 / 48.0) < 1e-12);
-    NC_ASSERT_OK(nc_eval_layer(r, 1, &L));
+    NC_ASSERT_OK(nc_eval_result_layer(r, 1, &L));
     assert_string_equal(L.name, "fc1");
     assert_int_equal(L.analog_input, 1);
     assert_true(L.synops == 14.0 / 4.0);
-    NC_ASSERT_OK(nc_eval_layer(r, 3, &L));
+    NC_ASSERT_OK(nc_eval_result_layer(r, 3, &L));
     assert_int_equal(L.analog_input, 0);
     assert_true(L.synops == 34.0 / 4.0);
-    assert_int_equal(nc_eval_layer(r, 5, &L), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_eval_result_layer(r, 5, &L), NC_ERR_INVALID_ARG);
 
     nc_eval_cost c;
-    NC_ASSERT_OK(nc_eval_cost_get(r, &c));
+    NC_ASSERT_OK(nc_eval_result_cost(r, &c));
     assert_true(c.synops == 8.5);
     assert_true(c.input_macs == 3.5);
     assert_true(c.ann_macs < 0 && c.ann_joules < 0);
@@ -192,8 +192,8 @@ static void test_poisson_noise_per_batch(void **state)
     NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x4, y4, &o, &r4));
     NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x8t, y8, &o, &r8));
     nc_eval_layer_stats a, b;
-    NC_ASSERT_OK(nc_eval_layer(r4, 2, &a));
-    NC_ASSERT_OK(nc_eval_layer(r8, 2, &b));
+    NC_ASSERT_OK(nc_eval_result_layer(r4, 2, &a));
+    NC_ASSERT_OK(nc_eval_result_layer(r8, 2, &b));
     assert_true(a.spikes > 0);
     assert_true(b.spikes != 2 * a.spikes); /* the second batch drew other spikes */
 
@@ -283,9 +283,9 @@ static void test_with_ann(void **state)
     nc_eval_options o = {.timesteps = 2};
     nc_eval_result *r = NULL;
     NC_ASSERT_OK(nc_snn_evaluate(s, m, x, y, &o, &r));
-    assert_true(nc_eval_ann_accuracy(r) == 0.75);
+    assert_true(nc_eval_result_ann_accuracy(r) == 0.75);
     nc_eval_cost c;
-    NC_ASSERT_OK(nc_eval_cost_get(r, &c));
+    NC_ASSERT_OK(nc_eval_result_cost(r, &c));
     assert_true(c.ann_macs == 12.0);
     assert_true(fabs(c.ann_joules - 12 * 4.6e-12) < 1e-24);
     const char *j = nc_eval_result_json(r);
@@ -312,7 +312,7 @@ static void test_with_ann(void **state)
 static int64_t run_series(nc_snn *s, int id, int T, const float *x, int64_t per, float *y, int64_t out)
 {
     nc_snn_layer_info in;
-    NC_ASSERT_OK(nc_snn_get_layer(s, 0, &in));
+    NC_ASSERT_OK(nc_snn_layer_at(s, 0, &in));
     int64_t shape[NC_MAX_DIMS + 2] = {T, 1};
     memcpy(shape + 2, in.shape, (size_t)in.ndim * sizeof *shape);
     nc_tensor *xt = tensor(in.ndim + 2, shape, x), *yt = NULL;
@@ -424,7 +424,7 @@ static void test_conv_matches_dense(void **state)
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, wt, bt, &p, "conv", &cv));
     NC_ASSERT_OK(nc_snn_add_readout(s, cv, "out", &ro));
     nc_snn_layer_info L;
-    NC_ASSERT_OK(nc_snn_get_layer(s, cv, &L));
+    NC_ASSERT_OK(nc_snn_layer_at(s, cv, &L));
     int64_t OH = L.shape[1], OW = L.shape[2], n_out = K * OH * OW;
     float *y = malloc((size_t)n_out * sizeof *y);
     assert_non_null(y);

@@ -46,7 +46,7 @@ static nc_status read_loops(void *arg)
 static void set_isolation(int on, int timeout_s)
 {
     nc_limits l;
-    nc_get_limits(&l);
+    nc_limits_current(&l);
     l.isolate_hdf5 = on;
     l.hdf5_timeout_s = timeout_s;
     nc_set_limits(&l);

@@ -40,7 +40,7 @@ static void expect_nir(const char *rel, nc_status want, const char *what)
 static void expect_data(const char *path, nc_status want, const char *what)
 {
     nc_tensor *t = (nc_tensor *)0x1;
-    expect_msg(nc_data_load(path, 0, &t), want, path, what);
+    expect_msg(nc_data_load(path, NC_DTYPE_NATIVE, &t), want, path, what);
     assert_null(t);
 }
 
@@ -67,14 +67,14 @@ static void test_defaults(void **state)
 {
     (void)state;
     nc_limits l;
-    nc_get_limits(&l);
+    nc_limits_current(&l);
     assert_true(l.max_tensor_bytes == (int64_t)4 << 30);
     assert_true(l.max_model_bytes == (int64_t)16 << 30);
     assert_int_equal(l.max_string_len, 65536);
     assert_int_equal(l.max_graph_depth, 64);
     nc_limits half = {.max_tensor_bytes = 1 << 20};
     nc_set_limits(&half);
-    nc_get_limits(&l);
+    nc_limits_current(&l);
     assert_int_equal(l.max_tensor_bytes, 1 << 20);
     assert_int_equal(l.max_graph_depth, 64); /* 0 means default */
 }
@@ -190,7 +190,7 @@ static void test_npy_limit(void **state)
     unsigned char buf[1024];
     const char *path = tmp_file("100.npy", buf, npy_bytes(buf, "(100,)", 400));
     nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(path, 0, &t));
+    NC_ASSERT_OK(nc_data_load(path, NC_DTYPE_NATIVE, &t));
     nc_tensor_free(t);
     nc_limits small = {.max_tensor_bytes = 100};
     nc_set_limits(&small);
@@ -233,12 +233,12 @@ static void test_h5_data_limit(void **state)
     char spec[4200];
     snprintf(spec, sizeof spec, "%s:/node/nodes/input/shape", src("tests/fixtures/bad/huge_weight.nir"));
     nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(spec, 0, &t));
+    NC_ASSERT_OK(nc_data_load(spec, NC_DTYPE_NATIVE, &t));
     nc_tensor_free(t);
     nc_limits small = {.max_tensor_bytes = 4}; /* one int64 */
     nc_set_limits(&small);
     t = (nc_tensor *)0x1;
-    nc_status st = nc_data_load(spec, 0, &t);
+    nc_status st = nc_data_load(spec, NC_DTYPE_NATIVE, &t);
     assert_null(t);
     if (st != NC_ERR_LIMIT || !strstr(nc_last_error(), "huge_weight.nir") ||
         !strstr(nc_last_error(), "tensor size limit"))

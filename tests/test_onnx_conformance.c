@@ -286,7 +286,7 @@ done:
             snprintf(pre, sizeof pre, "test_%s", k_families[f].family);
             int hit = strncmp(low, pre, strlen(pre)) == 0;
             /* test_constant_pad, test_ZeroPad2d: the op a case runs counts too */
-            for (size_t l = 0; !hit && l < nc_model_num_layers(m); l++) {
+            for (int l = 0; !hit && l < nc_model_num_layers(m); l++) {
                 nc_layer_info li;
                 hit = nc_model_layer(m, l, &li) == NC_OK && strcmp(li.op, k_families[f].op) == 0;
             }

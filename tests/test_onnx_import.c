@@ -323,7 +323,7 @@ static void test_external_data(void **state)
 static int count_op(const nc_model *m, const char *op)
 {
     int c = 0;
-    for (size_t i = 0; i < nc_model_num_layers(m); i++) {
+    for (int i = 0; i < nc_model_num_layers(m); i++) {
         nc_layer_info li;
         if (nc_model_layer(m, i, &li) == NC_OK && strcmp(li.op, op) == 0)
             c++;

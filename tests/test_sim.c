@@ -272,7 +272,7 @@ static double readout_scale(const nc_snn *s, const nc_loihi_options *o)
     nc_loihi_net *net = NULL;
     NC_ASSERT_OK(nc_loihi_compile(s, o, &net));
     nc_loihi_layer_info L;
-    NC_ASSERT_OK(nc_loihi_layer(net, nc_loihi_num_layers(net) - 1, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, nc_loihi_net_num_layers(net) - 1, &L));
     assert_string_equal(L.kind, "readout");
     assert_true(L.scale_min == L.scale_max);
     assert_int_equal(L.weights_clipped, 0);
@@ -325,7 +325,7 @@ static void test_exact_against_float(void **state)
 {
     (void)state;
     nc_snn *s = conv_net(NC_RESET_SUBTRACT);
-    nc_loihi_options l2 = {.target = NC_LOIHI_2}, l1 = {.target = NC_LOIHI_1, .reset = NC_LOIHI_RESET_SUBTRACT},
+    nc_loihi_options l2 = {.target = NC_LOIHI_2}, l1 = {.target = NC_LOIHI_1, .reset = NC_RESET_SUBTRACT},
                      pl = {.target = NC_LOIHI_2, .per_layer_scale = 1};
     expect_matches_float(s, &l2);
     expect_matches_float(s, &l1); /* the two-compartment emulation, exactly */
@@ -355,14 +355,14 @@ static void test_latency_one_step_a_hop(void **state)
     nc_loihi_net *net = NULL;
     NC_ASSERT_OK(nc_loihi_compile(s, &o, &net));
     nc_loihi_mapping m;
-    NC_ASSERT_OK(nc_loihi_mapping_get(net, &m));
+    NC_ASSERT_OK(nc_loihi_net_mapping(net, &m));
     assert_int_equal(m.latency_steps, 2);
     nc_loihi_layer_info L;
-    NC_ASSERT_OK(nc_loihi_layer(net, 1, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 1, &L));
     assert_int_equal(L.depth, 1);
-    NC_ASSERT_OK(nc_loihi_layer(net, 2, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 2, &L));
     assert_int_equal(L.depth, 2);
-    NC_ASSERT_OK(nc_loihi_layer(net, 3, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 3, &L));
     assert_int_equal(L.depth, 3);
     double scale = L.scale_min;
     nc_loihi_run_options run = {.timesteps = 4, .extra_steps = 0};
@@ -372,7 +372,7 @@ static void test_latency_one_step_a_hop(void **state)
     const int64_t *v = nc_tensor_data_const(cy);
     assert_true(v[0] == 0 && v[1] == 0);
     assert_true((double)v[2] == scale && (double)v[3] == 2 * scale); /* one spike each step from step 3 */
-    assert_true(nc_loihi_accuracy_at(r, 1) < 0); /* no labels */
+    assert_true(nc_loihi_result_accuracy_at(r, 1) < 0); /* no labels */
     nc_tensor_free(cy);
     nc_loihi_result_free(r);
     nc_loihi_net_free(net);
@@ -453,9 +453,9 @@ static void test_counters_and_energy(void **state)
     assert_non_null(strstr(k.evidence, "pre-silicon"));
     assert_non_null(strstr(k.gpu_source, "A100"));
     /* labels 0 for the one sample; class 0 leads once the readout has input */
-    assert_true(nc_loihi_accuracy_at(r, 8) == 1.0);
-    assert_true(nc_loihi_accuracy_at_step(r, 9) == 1.0);
-    assert_true(nc_loihi_accuracy_at(r, 9) < 0);
+    assert_true(nc_loihi_result_accuracy_at(r, 8) == 1.0);
+    assert_true(nc_loihi_result_accuracy_at_step(r, 9) == 1.0);
+    assert_true(nc_loihi_result_accuracy_at(r, 9) < 0);
     const char *json = nc_loihi_result_json(r);
     assert_non_null(strstr(json, "\"accuracy\""));
     assert_non_null(strstr(json, "pre-silicon estimate for Loihi 1, applied to Loihi 2"));
@@ -493,9 +493,9 @@ static int64_t cores_of(const nc_snn *s, const nc_loihi_options *o, int64_t *lay
     nc_loihi_net *net = NULL;
     NC_ASSERT_OK(nc_loihi_compile(s, o, &net));
     nc_loihi_mapping m;
-    NC_ASSERT_OK(nc_loihi_mapping_get(net, &m));
+    NC_ASSERT_OK(nc_loihi_net_mapping(net, &m));
     nc_loihi_layer_info L;
-    NC_ASSERT_OK(nc_loihi_layer(net, 1, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 1, &L));
     *layer1 = L.cores;
     assert_true(L.max_output_axons <= 4096);
     nc_loihi_net_free(net);
@@ -510,7 +510,7 @@ static void test_mapping(void **state)
     nc_loihi_options o = {.target = NC_LOIHI_1};
     assert_int_equal(cores_of(s, &o, &l1), 4); /* 2500 compartments: 3 cores; the readout 1 */
     assert_int_equal(l1, 3);
-    o.reset = NC_LOIHI_RESET_SUBTRACT; /* two compartments a neuron: 512 a core */
+    o.reset = NC_RESET_SUBTRACT; /* two compartments a neuron: 512 a core */
     assert_int_equal(cores_of(s, &o, &l1), 6);
     assert_int_equal(l1, 5);
     nc_loihi_options o2 = {.target = NC_LOIHI_2};
@@ -521,19 +521,19 @@ static void test_mapping(void **state)
     nc_loihi_net *net = NULL;
     NC_ASSERT_OK(nc_loihi_compile(s, &o, &net));
     nc_loihi_layer_info L;
-    NC_ASSERT_OK(nc_loihi_layer(net, 2, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 2, &L));
     /* readout: 2500 axons, each a list of 10 synapses of 8 + 10 bits = 3 words */
     assert_int_equal(L.synapses, 25000);
     assert_int_equal(L.synapse_words, 7500);
     assert_int_equal(L.max_input_axons, 2500);
     nc_loihi_mapping m;
-    NC_ASSERT_OK(nc_loihi_mapping_get(net, &m));
+    NC_ASSERT_OK(nc_loihi_net_mapping(net, &m));
     assert_int_equal(m.chips, 1);
     assert_string_equal(m.smallest_system, "Kapoho Bay");
     assert_int_equal(m.ann_macs, 2500 + 25000);
     assert_non_null(strstr(nc_loihi_net_json(net), "Pohoiki Springs"));
     nc_loihi_system sys[8];
-    size_t ns = nc_loihi_systems(net, sys, 8);
+    size_t ns = nc_loihi_net_systems(net, sys, 8);
     assert_true(ns >= 3 && ns <= 8);
     assert_string_equal(sys[0].name, "Kapoho Bay");
     assert_true(sys[0].chips == 2 && sys[0].fits);
@@ -632,7 +632,7 @@ static void test_quantisation_report(void **state)
     nc_loihi_net *net = NULL;
     NC_ASSERT_OK(nc_loihi_compile(s, &o, &net));
     nc_loihi_layer_info L;
-    NC_ASSERT_OK(nc_loihi_layer(net, 2, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 2, &L));
     /* M = 1: one level each side, at the clip α that minimises the error
      * of 0.5 and −0.25 together */
     assert_int_equal(L.weights, 48);
@@ -643,11 +643,11 @@ static void test_quantisation_report(void **state)
     nc_loihi_net_free(net);
     o.weight_bits = 8;
     NC_ASSERT_OK(nc_loihi_compile(s, &o, &net));
-    NC_ASSERT_OK(nc_loihi_layer(net, 2, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 2, &L));
     assert_int_equal(L.weights_clipped, 0);
     assert_int_equal(L.weights_zeroed, 0);
     assert_true(L.weight_max_abs_err < 0.5 / 127);
-    NC_ASSERT_OK(nc_loihi_layer(net, 1, &L));
+    NC_ASSERT_OK(nc_loihi_net_layer(net, 1, &L));
     assert_int_equal(L.thresholds_clipped, 0);
     assert_true(L.threshold_max_rel_err < 1e-4);
     nc_loihi_net_free(net);

@@ -45,7 +45,7 @@ static void spike_train(nc_snn *s, const float *current, int T, float *spikes)
     nc_tensor *x = NULL, *y = NULL, *tr = NULL;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 3, shape, current, &x));
     NC_ASSERT_OK(nc_session_run(ss, x, &y));
-    NC_ASSERT_OK(nc_session_trace(ss, "if", 0, &tr));
+    NC_ASSERT_OK(nc_session_trace(ss, "if", NC_TRACE_SPIKES, &tr));
     assert_int_equal(nc_tensor_numel(tr), T);
     memcpy(spikes, nc_tensor_data(tr), (size_t)T * sizeof(float));
     nc_tensor_free(x);

@@ -186,7 +186,15 @@ void nc_model_free(nc_model *m)
 
 size_t nc_model_num_inputs(const nc_model *m) { return m ? (size_t)m->g->n_inputs : 0; }
 size_t nc_model_num_outputs(const nc_model *m) { return m ? (size_t)m->g->n_outputs : 0; }
-size_t nc_model_num_layers(const nc_model *m) { return m ? (size_t)m->n_layers : 0; }
+int nc_model_num_layers(const nc_model *m) { return m ? m->n_layers : 0; }
+
+void nc_load_options_init(nc_load_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->max_tensor_elems = INT64_C(1) << 31; /* onnx_import.c's default for 0 */
+}
 
 nc_status nc_model_input(const nc_model *m, size_t i, nc_value_info *out)
 {
@@ -204,10 +212,10 @@ nc_status nc_model_output(const nc_model *m, size_t i, nc_value_info *out)
     return NC_OK;
 }
 
-nc_status nc_model_layer(const nc_model *m, size_t i, nc_layer_info *out)
+nc_status nc_model_layer(const nc_model *m, int i, nc_layer_info *out)
 {
-    if (!m || !out || i >= (size_t)m->n_layers)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_model_layer: no layer %zu", i);
+    if (!m || !out || i < 0 || i >= m->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_model_layer: no layer %d", i);
     *out = m->layers[i];
     return NC_OK;
 }

@@ -20,6 +20,23 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The defaults resolve() and nc_train's options give zero fields, written out. */
+void nc_finetune_options_init(nc_finetune_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->timesteps = 4;
+    o->epochs = 3;
+    o->lr = 1e-4f;
+    o->batch = 64;
+    o->surrogate = NC_SURROGATE_KIND_TRIANGLE;
+    o->surrogate_width = 1.0f;
+    o->optimizer = NC_OPTIMIZER_ADAM;
+    o->momentum = 0.9f;
+    o->threads = 1;
+}
+
 static nc_status resolve(const nc_finetune_options *in, nc_finetune_options *o)
 {
     static const nc_finetune_options none;
@@ -34,12 +51,12 @@ static nc_status resolve(const nc_finetune_options *in, nc_finetune_options *o)
         o->batch = 64;
     if (o->timesteps < 1 || o->timesteps > 100000 || o->epochs < 1 || o->batch < 1 || !(o->lr > 0.0f) ||
         o->max_memory < 0 || o->start_epoch < 0 || (int)o->surrogate < 0 ||
-        (int)o->surrogate > NC_SURROGATE_KIND_ATAN || o->optimizer < 0 || o->optimizer > 1)
+        (int)o->surrogate > NC_SURROGATE_KIND_ATAN || (int)o->optimizer < 0 || (int)o->optimizer > NC_OPTIMIZER_SGD)
         return nc_errorf(NC_ERR_INVALID_ARG,
                          "fine-tuning: bad options (T %d, epochs %d, batch %d, lr %g, max memory %lld, start epoch "
                          "%d, surrogate %d, optimizer %d)",
                          o->timesteps, o->epochs, o->batch, (double)o->lr, (long long)o->max_memory,
-                         o->start_epoch, (int)o->surrogate, o->optimizer);
+                         o->start_epoch, (int)o->surrogate, (int)o->optimizer);
     return NC_OK;
 }
 

@@ -827,7 +827,7 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
             L->dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
         }
         L->threshold = ftake(nd, "v_threshold");
-        L->reset = R->opt.reset;
+        L->reset = R->opt.reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT;
         break;
     }
     default:
@@ -1064,7 +1064,7 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     R.path = path;
     if (opt)
         R.opt = *opt;
-    if (R.opt.reset != NC_RESET_SUBTRACT && R.opt.reset != NC_RESET_ZERO)
+    if (R.opt.reset != NC_RESET_DEFAULT && R.opt.reset != NC_RESET_SUBTRACT && R.opt.reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown reset mode %d", (int)R.opt.reset);
     preflight_args pa = {path, opt};
     nc_status pst = nc_isolated_preflight(path, preflight_load, &pa);
@@ -1088,4 +1088,13 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     nc_h5_quiet_end(&q);
     rd_free(&R);
     return st;
+}
+
+void nc_nir_options_init(nc_nir_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->reset = NC_RESET_SUBTRACT;
+    o->dt = 1e-4;
 }

@@ -517,7 +517,7 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
             (st = put_opt(g, "spike_value", L->spike_value)) == NC_OK && (st = put_opt(g, "tau", L->tau)) == NC_OK &&
             (st = put_opt(g, "r", L->r)) == NC_OK && (st = put_opt(g, "v_leak", L->v_leak)) == NC_OK &&
             (st = put_opt(g, "tau_syn", L->tau_syn)) == NC_OK && (st = put_opt(g, "w_in", L->w_in)) == NC_OK &&
-            (st = nc_h5_write_i64_scalar(g, "reset", L->reset)) == NC_OK)
+            (st = nc_h5_write_i64_scalar(g, "reset", L->reset == NC_RESET_ZERO)) == NC_OK)
             st = nc_h5_write_f64_scalar(g, "dt", L->dt);
     }
     return st;

@@ -109,10 +109,10 @@ static int is_pow2(int t) { return t > 0 && (t & (t - 1)) == 0; }
 static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
 {
     const double x0 = 78, x1 = WIDTH - 28, y0 = top + 58, y1 = top + 318;
-    double ann = nc_eval_ann_accuracy(r) * 100.0;
+    double ann = nc_eval_result_ann_accuracy(r) * 100.0;
     double lo = 100.0, hi = 0.0;
     for (int t = 1; t <= r->T; t++) {
-        double a = nc_eval_accuracy_at(r, t) * 100.0;
+        double a = nc_eval_result_accuracy_at(r, t) * 100.0;
         lo = fmin(lo, a);
         hi = fmax(hi, a);
     }
@@ -185,13 +185,13 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
     sb_printf(b, "<polyline fill=\"none\" stroke=\"" C_SNN "\" stroke-width=\"2\" stroke-linejoin=\"round\" "
                  "points=\"");
     for (int t = 1; t <= r->T; t++)
-        sb_printf(b, "%s%.1f,%.1f", t > 1 ? " " : "", xpos(&ax, t), YPOS(nc_eval_accuracy_at(r, t) * 100.0));
+        sb_printf(b, "%s%.1f,%.1f", t > 1 ? " " : "", xpos(&ax, t), YPOS(nc_eval_result_accuracy_at(r, t) * 100.0));
     sb_printf(b, "\"/>\n<g fill=\"" C_SNN "\">\n");
     for (int t = 1; t <= r->T; t++)
         if (r->T <= 64 || is_pow2(t) || t == r->T)
             sb_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>t = %d: %.2f %%</title></circle>\n",
-                      xpos(&ax, t), YPOS(nc_eval_accuracy_at(r, t) * 100.0), r->T <= 32 ? "3.5" : "2.5", t,
-                      nc_eval_accuracy_at(r, t) * 100.0);
+                      xpos(&ax, t), YPOS(nc_eval_result_accuracy_at(r, t) * 100.0), r->T <= 32 ? "3.5" : "2.5", t,
+                      nc_eval_result_accuracy_at(r, t) * 100.0);
     sb_printf(b, "</g>\n");
     /* legend: lower right, where rising curves leave room, unless the curves
      * pass through that corner and the upper right is free */
@@ -199,7 +199,7 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
     double lw = 228, lh = 14 + 20 * rows, lx = x1 - lw - 10, ly = y1 - lh - 10;
     int low_hit = 0, high_hit = 0;
     for (int t = 1; t <= r->T; t++) {
-        double x = xpos(&ax, t), y = YPOS(nc_eval_accuracy_at(r, t) * 100.0);
+        double x = xpos(&ax, t), y = YPOS(nc_eval_result_accuracy_at(r, t) * 100.0);
         if (x >= lx - 4 && x <= lx + lw + 4) {
             low_hit |= y >= ly - 4 && y <= ly + lh + 4;
             high_hit |= y >= y0 + 6 && y <= y0 + 14 + lh;
@@ -218,7 +218,7 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
                  "stroke-width=\"2\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"" C_SNN "\"/>\n",
               lx + 10, ry, lx + 40, ry, lx + 25, ry);
     sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">SNN (t = %d: %.2f %%)</text>\n", lx + 48, ry + 4,
-              r->T, nc_eval_accuracy_at(r, r->T) * 100.0);
+              r->T, nc_eval_result_accuracy_at(r, r->T) * 100.0);
     if (ann >= 0) {
         ry += 20;
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_ANN "\" "

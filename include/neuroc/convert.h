@@ -31,6 +31,12 @@ typedef enum nc_maxpool_mode {
     NC_MAXPOOL_AVERAGE = 1    /* replace MaxPool by average pooling */
 } nc_maxpool_mode;
 
+/* Defaults (nc_convert_options_init): NC_THRESHOLD_PERCENTILE at 99.9 over
+ * the positive activations, per layer, timesteps 8, levels 0 (8, or what a
+ * QCFS pattern says), 1000 calibration samples, NC_RESET_SUBTRACT, v(0) =
+ * θ/2, spikes carrying θ, NC_MAXPOOL_CURRENTS, no QCFS fine-tuning (lr 1e-3,
+ * batch 64, seed 0 when on), no progress, no bias or potential correction
+ * (1 round when on), one process. */
 typedef struct nc_convert_options {
     nc_threshold_method method;
     double percentile;        /* for NC_THRESHOLD_PERCENTILE; 0 = 99.9 */
@@ -39,7 +45,7 @@ typedef struct nc_convert_options {
     int timesteps;            /* T the network is meant for (MSE clip); 0 = 8 */
     int levels;               /* QCFS levels L; 0 = 8, or what the QCFS pattern says */
     int64_t calib_samples;    /* 0 = 1000 (or all if fewer) */
-    nc_reset_mode reset;      /* default subtraction */
+    nc_reset_mode reset;      /* NC_RESET_DEFAULT = subtraction */
     int v_init_zero;          /* v(0) = 0 instead of θ/2 */
     int binary_spikes;        /* spikes carry 1 and θ is folded into the next weights */
     nc_maxpool_mode maxpool;
@@ -83,6 +89,7 @@ typedef struct nc_convert_options {
      * as the rate is a step function of bias and v(0)); 0 = 1. */
     int correction_rounds;
 } nc_convert_options;
+NC_API void nc_convert_options_init(nc_convert_options *o);
 
 /* What conversion did: one record per spiking layer, plus warnings. */
 typedef struct nc_convert_report nc_convert_report;
@@ -97,13 +104,70 @@ NC_API nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_
                             const nc_convert_options *opt, nc_snn **out,
                             nc_convert_report **report);
 NC_API void nc_convert_report_free(nc_convert_report *r);
-/* The report as JSON text (owned by the report). */
+/* The report as JSON text (owned by the report): everything below, plus
+ * the options used and how calibration was done, in words. */
 NC_API const char *nc_convert_report_json(const nc_convert_report *r);
 NC_API size_t nc_convert_report_num_warnings(const nc_convert_report *r);
 NC_API const char *nc_convert_report_warning(const nc_convert_report *r, size_t i);
+/* Notes: what conversion did that is not a problem (e.g. corrections
+ * skipped after QCFS fine-tuning). Strings owned by the report. */
+NC_API size_t nc_convert_report_num_notes(const nc_convert_report *r);
+NC_API const char *nc_convert_report_note(const nc_convert_report *r, size_t i);
+
+/* Where an IF layer's threshold came from. */
+typedef enum nc_threshold_rule {
+    NC_THRESHOLD_RULE_CALIBRATION = 0, /* calibrated on the data (nc_convert_options.method) */
+    NC_THRESHOLD_RULE_CLIP = 1,        /* the c of a Clip(0, c) activation */
+    NC_THRESHOLD_RULE_QCFS = 2         /* the λ of a QCFS activation */
+} nc_threshold_rule;
+
+/* One IF layer the conversion made, as the report's "layers" hold it.
+ * Statistics over channels are of θ as set (after fine-tuning, if any);
+ * a number that does not apply is NaN. Strings are owned by the report. */
+typedef struct nc_convert_layer_info {
+    const char *name;            /* the IF layer (nc_snn_find_layer finds it) */
+    int64_t neurons;             /* per sample */
+    int n_ann_nodes;             /* the ANN nodes it replaces, e.g. Relu */
+    const char *const *ann_nodes;
+    nc_threshold_rule rule;
+    int levels;                  /* QCFS levels L (rule QCFS), else 0 */
+    int maxpool_before;          /* a MaxPool was moved before the neuron */
+    int64_t threshold_channels;  /* 1: one θ for the layer; C: per channel */
+    double threshold_min, threshold_mean, threshold_max;
+    int finetuned;               /* θ changed by QCFS fine-tuning: the _before_ fields hold */
+    int64_t threshold_before_channels;
+    double threshold_before_min, threshold_before_mean, threshold_before_max;
+    /* rule CALIBRATION with data: the largest activation, the layer's
+     * statistic (percentile, max or MSE clip), the fraction of zero
+     * activations, and the channels that fell back to the layer's θ
+     * (per channel, a channel without positive activations). */
+    double activation_max, layer_statistic, zero_fraction;
+    int64_t fallback_channels;
+    double bias_shift;           /* bias correction's mean shift; NaN when not run */
+    double potential_shift;      /* potential correction's mean v(0) shift; NaN when not run */
+} nc_convert_layer_info;
+NC_API int nc_convert_report_num_layers(const nc_convert_report *r);
+NC_API nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_layer_info *out);
+
+/* The conversion as a whole. */
+typedef struct nc_convert_summary {
+    int64_t calib_samples;       /* rows calibrated on; 0 when no layer needed calibration */
+    int calib_batch;             /* rows per calibration batch (0 likewise) */
+    int if_layers_calibrated;    /* IF layers with rule CALIBRATION */
+    int64_t qcfs_samples;        /* rows of QCFS fine-tuning; 0 when not fine-tuned */
+    int levels;                  /* QCFS levels L in use */
+    int layers;                  /* layers of the network returned */
+    int if_layers;
+    int scale_layers;            /* scale layers the binary-spike fold inserted */
+    const char *readout;         /* the readout layer's name, owned by the report */
+} nc_convert_summary;
+NC_API nc_status nc_convert_report_summary(const nc_convert_report *r, nc_convert_summary *out);
 
 /* ---------------------------------------------------------------- evaluation */
 
+/* Defaults (nc_eval_options_init): backend "cpu", timesteps 64, batch 64,
+ * NC_ENCODING_DIRECT, seed 0, energy_per_synop 0.9e-12 J and
+ * energy_per_mac 4.6e-12 J, no progress, one process. */
 typedef struct nc_eval_options {
     const char *backend;      /* NULL = "cpu" */
     int timesteps;            /* 0 = 64 */
@@ -124,6 +188,7 @@ typedef struct nc_eval_options {
      * result one process would get, bit for bit. */
     const nc_dist *dist;
 } nc_eval_options;
+NC_API void nc_eval_options_init(nc_eval_options *o);
 
 /* Result of evaluating an SNN on labelled data. */
 typedef struct nc_eval_result nc_eval_result;
@@ -135,12 +200,12 @@ NC_API nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_
                                  const nc_tensor *labels, const nc_eval_options *opt,
                                  nc_eval_result **out);
 NC_API void nc_eval_result_free(nc_eval_result *r);
-NC_API int nc_eval_timesteps(const nc_eval_result *r);
-NC_API int64_t nc_eval_samples(const nc_eval_result *r);
+NC_API int nc_eval_result_timesteps(const nc_eval_result *r);
+NC_API int64_t nc_eval_result_samples(const nc_eval_result *r);
 /* Accuracy after t steps, 1 ≤ t ≤ T. */
-NC_API double nc_eval_accuracy_at(const nc_eval_result *r, int t);
+NC_API double nc_eval_result_accuracy_at(const nc_eval_result *r, int t);
 /* The ANN's accuracy, or a negative value when no ANN was given. */
-NC_API double nc_eval_ann_accuracy(const nc_eval_result *r);
+NC_API double nc_eval_result_ann_accuracy(const nc_eval_result *r);
 /* The whole result (per-step accuracy, spike rates per layer, synaptic ops
  * against MACs, energy with its sources) as JSON; owned by the result. */
 NC_API const char *nc_eval_result_json(const nc_eval_result *r);
@@ -158,8 +223,8 @@ typedef struct nc_eval_layer_stats {
     double synops;             /* synaptic operations per inference (nc_session_synops) */
     int analog_input;          /* 1: the layer reads the analog input, so its ops are MACs */
 } nc_eval_layer_stats;
-NC_API size_t nc_eval_num_layers(const nc_eval_result *r);
-NC_API nc_status nc_eval_layer(const nc_eval_result *r, size_t i, nc_eval_layer_stats *out);
+NC_API int nc_eval_result_num_layers(const nc_eval_result *r);
+NC_API nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_stats *out);
 
 typedef struct nc_eval_cost {
     double synops;             /* spike-driven synaptic operations per inference */
@@ -170,7 +235,7 @@ typedef struct nc_eval_cost {
     double energy_per_synop, energy_per_mac; /* joules, as used */
     const char *energy_source; /* the citation (static string) */
 } nc_eval_cost;
-NC_API nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out);
+NC_API nc_status nc_eval_result_cost(const nc_eval_result *r, nc_eval_cost *out);
 
 /* ---------------------------------------------------------- BPTT fine-tuning */
 
@@ -201,6 +266,16 @@ typedef struct nc_finetune_epoch {
  * anything but NC_OK stops fine-tuning with that status. */
 typedef nc_status (*nc_finetune_epoch_fn)(const nc_snn *s, const nc_finetune_epoch *e, void *user);
 
+typedef enum nc_optimizer {
+    NC_OPTIMIZER_ADAM = 0,     /* default */
+    NC_OPTIMIZER_SGD = 1       /* SGD with momentum */
+} nc_optimizer;
+
+/* Defaults (nc_finetune_options_init): timesteps 4, epochs 3, lr 1e-4,
+ * batch 64, NC_SURROGATE_KIND_TRIANGLE of width 1, gradient through the
+ * reset, fixed thresholds, NC_OPTIMIZER_ADAM (momentum 0.9 for SGD), no
+ * weight decay or clipping, seed 0, no memory limit, start_epoch 0, fresh
+ * moments, 1 thread, no callbacks, one process. */
 typedef struct nc_finetune_options {
     int timesteps;             /* T; 0 = 4 */
     int epochs;                /* 0 = 3 */
@@ -210,7 +285,7 @@ typedef struct nc_finetune_options {
     float surrogate_width;     /* γ as a fraction of each IF layer's mean θ; 0 = 1 */
     int detach_reset;          /* no gradient through the reset term */
     int train_thresholds;      /* θ trainable too */
-    int optimizer;             /* 0 Adam, 1 SGD with momentum */
+    nc_optimizer optimizer;
     float momentum;            /* SGD; 0 = 0.9 */
     float weight_decay;
     float grad_clip;           /* global gradient-norm clip; 0 = off */
@@ -237,6 +312,7 @@ typedef struct nc_finetune_options {
      * every rank; write checkpoints from one. */
     const nc_dist *dist;
 } nc_finetune_options;
+NC_API void nc_finetune_options_init(nc_finetune_options *o);
 
 /* The batch fine-tuning would use and the training memory it needs, in
  * bytes: per sample 4·size·(3T + 1) for every layer (its output, gradient

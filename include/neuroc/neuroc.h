@@ -7,8 +7,18 @@
  *  - nc_last_error() holds the detail of the last failure on the calling
  *    thread (file, node, op, opset, what was expected).
  *  - `*_free(NULL)` is a no-op. Options structs are taken by const pointer;
- *    NULL means defaults.
+ *    NULL means defaults, and so does a zero field. Every options struct
+ *    has `nc_<struct>_init(&o)`, which fills it with those defaults written
+ *    out (the header of each struct lists them): start from it, change the
+ *    fields you need.
+ *  - Names: `nc_<object>_<noun>` reads a fact of an object
+ *    (nc_model_layer, nc_eval_result_cost), `nc_<object>_<verb>` acts on it
+ *    (nc_session_run); process-wide settings are nc_set_<noun> /
+ *    nc_<noun>_current. Layers are indexed by `int` everywhere (0-based,
+ *    the nc_*_num_layers count is an int too).
  *  - The library never prints; messages go to the log callback, if any.
+ *  - Old names of renamed functions remain as deprecated inline aliases in
+ *    <neuroc/deprecated.h> (included here) and will be removed in 0.2.
  */
 #ifndef NEUROC_NEUROC_H
 #define NEUROC_NEUROC_H
@@ -24,6 +34,15 @@ extern "C" {
 #define NC_API
 #else
 #define NC_API __attribute__((visibility("default")))
+#endif
+
+/* Marks an old name kept for source compatibility; the message names its
+ * replacement. Define NC_NO_DEPRECATED before including neuroc to hide the
+ * old names altogether. */
+#if defined(__GNUC__) || defined(__clang__)
+#define NC_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define NC_DEPRECATED(msg)
 #endif
 
 #define NC_MAX_DIMS 8
@@ -94,7 +113,7 @@ typedef struct nc_allocator {
 NC_API void nc_set_allocator(const nc_allocator *a);
 
 /* Bounds on what a file may make neuroc allocate or follow. A field <= 0
- * means its default. Files exceeding a limit fail with NC_ERR_LIMIT naming
+ * means its default (nc_limits_init writes them out). Files exceeding a limit fail with NC_ERR_LIMIT naming
  * the file and the tensor, string or graph. */
 typedef struct nc_limits {
     int64_t max_tensor_bytes; /* one tensor read from a file (ONNX, NIR, npy, IDX, HDF5); default 4 GiB */
@@ -117,7 +136,9 @@ typedef struct nc_limits {
  * use the library. */
 NC_API void nc_set_limits(const nc_limits *lim);
 /* The limits in force, defaults filled in. */
-NC_API void nc_get_limits(nc_limits *out);
+NC_API void nc_limits_current(nc_limits *out);
+/* The default limits: 4 GiB, 16 GiB, 65536, 64, isolate_hdf5 0, 60 s. */
+NC_API void nc_limits_init(nc_limits *out);
 
 /* ---------------------------------------------------------------- tensors */
 
@@ -127,6 +148,9 @@ typedef enum nc_dtype {
     NC_DTYPE_U8 = 2,
     NC_DTYPE_I64 = 7
 } nc_dtype;
+/* nc_data_load's `want` for "keep the file's type". No tensor has it, so it
+ * is not an enumerator (switches over a tensor's dtype need no case). */
+#define NC_DTYPE_NATIVE ((nc_dtype)0)
 
 /* A dense, C-ordered host tensor. Opaque; owned by whoever created it. */
 typedef struct nc_tensor nc_tensor;
@@ -157,7 +181,7 @@ NC_API const void *nc_tensor_data_const(const nc_tensor *t);
  * that exists as a file is always read as that file.
  * `want` is the dtype of the returned tensor: NC_DTYPE_F32 converts any
  * numeric data to float32 (values unchanged), NC_DTYPE_I64 accepts integer
- * data only, 0 keeps the file's type (float64 becomes float32). The caller
+ * data only, NC_DTYPE_NATIVE keeps the file's type (float64 becomes float32). The caller
  * owns *out. */
 NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
 
@@ -185,6 +209,8 @@ NC_API void nc_remove_temp_files(void);
 /* An imported ANN: immutable after loading, so several threads may run it. */
 typedef struct nc_model nc_model;
 
+/* Defaults (nc_load_options_init): max_tensor_elems 2^31,
+ * external_data_dir NULL. */
 typedef struct nc_load_options {
     /* Largest number of elements one tensor may declare; 0 = default (2^31).
      * nc_limits' max_tensor_bytes holds as well. */
@@ -192,6 +218,7 @@ typedef struct nc_load_options {
     /* Folder for external-data tensors; NULL = the model file's folder. */
     const char *external_data_dir;
 } nc_load_options;
+NC_API void nc_load_options_init(nc_load_options *o);
 
 /* Loads an ONNX model. The caller owns *out (free with nc_model_free). */
 NC_API nc_status nc_model_load_onnx(const char *path, const nc_load_options *opt,
@@ -229,8 +256,8 @@ typedef struct nc_layer_info {
     int64_t macs;         /* multiply-accumulates for one batch of in_shape */
 } nc_layer_info;
 
-NC_API size_t nc_model_num_layers(const nc_model *m);
-NC_API nc_status nc_model_layer(const nc_model *m, size_t i, nc_layer_info *out);
+NC_API int nc_model_num_layers(const nc_model *m);
+NC_API nc_status nc_model_layer(const nc_model *m, int i, nc_layer_info *out);
 
 /* Runs the ANN forward on the CPU reference path. `inputs` has one tensor per
  * graph input, in order (the caller keeps ownership); `outputs` receives
@@ -272,5 +299,6 @@ NC_API nc_status nc_cuda_device_count(int *count);
 #include "neuroc/convert.h"
 #include "neuroc/sim.h"
 #include "neuroc/batches.h"
+#include "neuroc/deprecated.h"
 
 #endif /* NEUROC_NEUROC_H */

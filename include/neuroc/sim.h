@@ -25,12 +25,7 @@ typedef enum nc_loihi_target {
     NC_LOIHI_1 = 1
 } nc_loihi_target;
 
-typedef enum nc_loihi_reset {
-    NC_LOIHI_RESET_DEFAULT = 0,  /* Loihi 1: reset to zero; Loihi 2: subtract */
-    NC_LOIHI_RESET_ZERO = 1,     /* v = 0 after a spike (Loihi 1's native neuron) */
-    NC_LOIHI_RESET_SUBTRACT = 2  /* v −= θ: Loihi 2 microcode; on Loihi 1 emulated with
-                                    two compartments and a self-inhibiting synapse */
-} nc_loihi_reset;
+/* The reset mode (nc_loihi_options.reset) is nc_reset_mode (<neuroc/snn.h>). */
 
 typedef enum nc_loihi_input {
     NC_LOIHI_INPUT_DEFAULT = 0, /* bias */
@@ -47,9 +42,18 @@ typedef enum nc_loihi_input {
     NC_LOIHI_INPUT_GRADED = 2
 } nc_loihi_input;
 
+/* Defaults (nc_loihi_options_init): NC_LOIHI_2, the target's native reset,
+ * bias-coded input, weight_bits 8, headroom_bits 4, a scale per channel,
+ * timesteps 64, input range [0, 1], no calibration samples (256 at most
+ * when given), built-in parameters, neurons_per_core 0 (the parameter
+ * file's). */
 typedef struct nc_loihi_options {
     nc_loihi_target target;
-    nc_loihi_reset reset;
+    /* NC_RESET_DEFAULT: the target's native neuron (Loihi 1: zero; Loihi 2:
+     * subtract, microcoded). NC_RESET_ZERO: v = 0 after a spike.
+     * NC_RESET_SUBTRACT: v −= θ; on Loihi 1 emulated with two compartments
+     * and a self-inhibiting synapse. */
+    nc_reset_mode reset;
     nc_loihi_input input;
     int weight_bits;        /* signed weight mantissa bits, 2..8; 0 = 8 */
     /* Thresholds land near 2^(23 − headroom_bits) so that currents and
@@ -80,6 +84,7 @@ typedef struct nc_loihi_options {
      * file's value (8192 by default). */
     int64_t neurons_per_core;
 } nc_loihi_options;
+NC_API void nc_loihi_options_init(nc_loihi_options *o);
 
 /* A quantised network mapped onto cores. Immutable after compiling, so
  * several threads may run it. */
@@ -121,8 +126,8 @@ typedef struct nc_loihi_layer_info {
     int64_t max_input_axons, max_output_axons; /* the largest per core */
 } nc_loihi_layer_info;
 
-NC_API size_t nc_loihi_num_layers(const nc_loihi_net *n);
-NC_API nc_status nc_loihi_layer(const nc_loihi_net *n, size_t i, nc_loihi_layer_info *out);
+NC_API int nc_loihi_net_num_layers(const nc_loihi_net *n);
+NC_API nc_status nc_loihi_net_layer(const nc_loihi_net *n, int i, nc_loihi_layer_info *out);
 
 typedef struct nc_loihi_mapping {
     int64_t cores;               /* neuro cores in all */
@@ -135,7 +140,7 @@ typedef struct nc_loihi_mapping {
      * (static string). */
     const char *smallest_system;
 } nc_loihi_mapping;
-NC_API nc_status nc_loihi_mapping_get(const nc_loihi_net *n, nc_loihi_mapping *out);
+NC_API nc_status nc_loihi_net_mapping(const nc_loihi_net *n, nc_loihi_mapping *out);
 
 /* A named Intel system of the net's chip generation. Strings are static. */
 typedef struct nc_loihi_system {
@@ -145,14 +150,20 @@ typedef struct nc_loihi_system {
     const char *source;
 } nc_loihi_system;
 /* Up to `cap` systems into out (smallest first); returns how many there are. */
-NC_API size_t nc_loihi_systems(const nc_loihi_net *n, nc_loihi_system *out, size_t cap);
+NC_API size_t nc_loihi_net_systems(const nc_loihi_net *n, nc_loihi_system *out, size_t cap);
 
 /* ---------------------------------------------------------------- runs */
 
+/* extra_steps value: run the pipeline latency after T. */
+#define NC_LOIHI_EXTRA_LATENCY (-1)
+
+/* Defaults (nc_loihi_run_options_init): timesteps 32, no extra steps,
+ * threads 0 (OpenMP's default), no progress, one process. */
 typedef struct nc_loihi_run_options {
     int timesteps;          /* T; 0 = 32 */
     /* Extra steps run after T so the readout has seen T steps of input
-     * (the pipeline latency, one step a hop); -1 = that latency, 0 = none. */
+     * (the pipeline latency, one step a hop); NC_LOIHI_EXTRA_LATENCY = that
+     * latency, 0 = none. */
     int extra_steps;
     int threads;            /* OpenMP threads; 0 = the default. Results do not depend on it. */
     nc_progress_fn progress;
@@ -163,6 +174,7 @@ typedef struct nc_loihi_run_options {
      * rank gets the single-process result bit for bit. */
     const nc_dist *dist;
 } nc_loihi_run_options;
+NC_API void nc_loihi_run_options_init(nc_loihi_run_options *o);
 
 /* Result of a fixed-point run: readout values, counters, estimates. */
 typedef struct nc_loihi_result nc_loihi_result;
@@ -178,9 +190,9 @@ NC_API int nc_loihi_result_steps_run(const nc_loihi_result *r);  /* T + extra */
 NC_API int64_t nc_loihi_result_samples(const nc_loihi_result *r);
 /* Accuracy once the readout has integrated t steps of input: chip step
  * t + latency (when run), 1 ≤ t ≤ T. -1 without labels or out of range. */
-NC_API double nc_loihi_accuracy_at(const nc_loihi_result *r, int t);
+NC_API double nc_loihi_result_accuracy_at(const nc_loihi_result *r, int t);
 /* Accuracy at chip step t, 1 ≤ t ≤ steps run (pipeline latency included). */
-NC_API double nc_loihi_accuracy_at_step(const nc_loihi_result *r, int step);
+NC_API double nc_loihi_result_accuracy_at_step(const nc_loihi_result *r, int step);
 /* The readout's v after every chip step: (steps, N, classes), int64. The
  * caller owns *out. */
 NC_API nc_status nc_loihi_result_readout(const nc_loihi_result *r, nc_tensor **out);
@@ -195,7 +207,8 @@ typedef struct nc_loihi_counts {
     double u_wraps, v_saturations;
     double bias_clips;        /* host-written input currents clipped to the bias range */
 } nc_loihi_counts;
-NC_API nc_status nc_loihi_result_counts(const nc_loihi_result *r, size_t layer, nc_loihi_counts *out);
+/* `layer` indexes the net's layers (nc_loihi_net_layer). */
+NC_API nc_status nc_loihi_result_counts(const nc_loihi_result *r, int layer, nc_loihi_counts *out);
 
 typedef struct nc_loihi_cost {
     double energy_j;          /* per inference: the sum of the four parts below */

@@ -39,9 +39,21 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_MAXPOOL2D   /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
 } nc_snn_layer_kind;
 
+/* What a neuron's membrane does after a spike: the one reset enum of IF
+ * layers (nc_if_params), conversion (nc_convert_options), NIR loading
+ * (nc_nir_options) and the Loihi simulator (nc_loihi_options). */
 typedef enum nc_reset_mode {
-    NC_RESET_SUBTRACT = 0, /* v = m − θ·s (DESIGN §3 default) */
-    NC_RESET_ZERO = 1      /* v = 0 after a spike */
+    /* The context's default: subtraction for IF layers, conversion and NIR;
+     * for Loihi the target's native neuron (Loihi 1: zero, Loihi 2: subtract). */
+    NC_RESET_DEFAULT = 0,
+    NC_RESET_SUBTRACT = 1, /* v = m − θ·s (DESIGN §3); on Loihi 1 two compartments emulate it */
+    NC_RESET_ZERO = 2,     /* v = 0 after a spike */
+#ifndef NC_NO_DEPRECATED
+    /* neuroc 0.1's names for the Loihi simulator (values were 0, 1, 2) */
+    NC_LOIHI_RESET_DEFAULT NC_DEPRECATED("use NC_RESET_DEFAULT") = NC_RESET_DEFAULT,
+    NC_LOIHI_RESET_ZERO NC_DEPRECATED("use NC_RESET_ZERO") = NC_RESET_ZERO,
+    NC_LOIHI_RESET_SUBTRACT NC_DEPRECATED("use NC_RESET_SUBTRACT") = NC_RESET_SUBTRACT
+#endif
 } nc_reset_mode;
 
 /* Returns the name of a layer kind ("IF", "Conv2d", ...). Static string. */
@@ -105,14 +117,17 @@ typedef struct nc_snn_layer_info {
     int64_t params;             /* weights + biases + neuron parameters */
 } nc_snn_layer_info;
 
-NC_API size_t nc_snn_num_layers(const nc_snn *s);
-NC_API nc_status nc_snn_get_layer(const nc_snn *s, int id, nc_snn_layer_info *out);
+NC_API int nc_snn_num_layers(const nc_snn *s);
+/* Layer `id` (0 .. nc_snn_num_layers − 1). Named _at, not nc_snn_layer,
+ * because that names the IR's own layer record inside the library. */
+NC_API nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out);
 /* Id of the layer named `name`, or -1. */
 NC_API int nc_snn_find_layer(const nc_snn *s, const char *name);
 NC_API int nc_snn_output_layer(const nc_snn *s);
 
 /* ---------------------------------------------------------------- NIR */
 
+/* Defaults (nc_nir_options_init): reset NC_RESET_SUBTRACT, dt 1e-4. */
 typedef struct nc_nir_options {
     /* For IF/LIF nodes in files without neuroc's own group: reset mode
      * (plain NIR leaves it open; neuroc assumes subtraction by default). */
@@ -120,6 +135,7 @@ typedef struct nc_nir_options {
     /* Time step in seconds for LIF/CubaLIF dynamics; 0 = 1e-4. */
     double dt;
 } nc_nir_options;
+NC_API void nc_nir_options_init(nc_nir_options *o);
 
 /* Loads a .nir (HDF5) file written by neuroc or another tool. The caller owns
  * *out. Unsupported node types are an error naming the node. */
@@ -146,11 +162,14 @@ typedef enum nc_cuda_precision {
     NC_CUDA_BF16 = 2
 } nc_cuda_precision;
 
+/* Defaults (nc_session_options_init): backend "cpu", timesteps 1,
+ * NC_ENCODING_DIRECT, seed 0, per_step 0, no recorded layers,
+ * cuda_strategy NULL ("auto"), cuda_dense_threshold 0.25, NC_CUDA_FP32. */
 typedef struct nc_session_options {
     /* "cpu" (reference; default), "cpu-fast" or "cuda"; "cuda:STRATEGY" sets
      * cuda_strategy too (e.g. "cuda:dense"). */
     const char *backend;
-    int timesteps;           /* T for static inputs; ignored for time-series input */
+    int timesteps;           /* T for static inputs (0 = 1); ignored for time-series input */
     nc_encoding encoding;
     uint64_t seed;           /* for Poisson encoding */
     int per_step;            /* output every step (T, N, ...) instead of the sum */
@@ -169,6 +188,7 @@ typedef struct nc_session_options {
     float cuda_dense_threshold;       /* 0 = 0.25 (non-zero inputs per input) */
     nc_cuda_precision cuda_precision; /* of the dense GEMMs */
 } nc_session_options;
+NC_API void nc_session_options_init(nc_session_options *o);
 
 /* A network bound to a backend and a configuration. One thread at a time. */
 typedef struct nc_session nc_session;
@@ -203,10 +223,13 @@ NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *c
  * layers. A layer fed only by a direct-encoded (static) input is computed,
  * and counted, once per sample, not once per step. */
 NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count);
-/* Recorded trace of a layer from the last run: kind 0 = spikes (0/1),
- * 1 = membrane potential after the update; shape (T, N, *layer_shape). The
- * caller owns *out. */
-NC_API nc_status nc_session_trace(const nc_session *ss, const char *layer, int kind,
+typedef enum nc_trace_kind {
+    NC_TRACE_SPIKES = 0,   /* 0/1 per neuron and step */
+    NC_TRACE_MEMBRANE = 1  /* the membrane potential after the step's update */
+} nc_trace_kind;
+/* Recorded trace of a layer (named in nc_session_options.record) from the
+ * last run, shape (T, N, *layer_shape). The caller owns *out. */
+NC_API nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kind kind,
                                   nc_tensor **out);
 
 #ifdef __cplusplus

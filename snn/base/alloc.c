@@ -102,9 +102,9 @@ void nc_set_limits(const nc_limits *lim)
         memset(&g_limits, 0, sizeof g_limits);
 }
 
-nc_limits nc_limits_now(void)
+/* `l` with every field <= 0 given its default. */
+static nc_limits limits_filled(nc_limits l)
 {
-    nc_limits l = g_limits;
     if (l.max_tensor_bytes <= 0)
         l.max_tensor_bytes = DEFAULT_TENSOR_BYTES;
     if (l.max_model_bytes <= 0)
@@ -118,10 +118,22 @@ nc_limits nc_limits_now(void)
     return l;
 }
 
-void nc_get_limits(nc_limits *out)
+nc_limits nc_limits_now(void)
+{
+    return limits_filled(g_limits);
+}
+
+void nc_limits_current(nc_limits *out)
 {
     if (out)
         *out = nc_limits_now();
+}
+
+void nc_limits_init(nc_limits *out)
+{
+    static const nc_limits none;
+    if (out)
+        *out = limits_filled(none);
 }
 
 nc_status nc_check_tensor_size(const char *what, int ndim, const int64_t *shape, size_t elem_size,

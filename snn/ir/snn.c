@@ -445,7 +445,7 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
         return st;
     if (!p || !p->threshold)
         return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': a threshold is required", name ? name : "");
-    if (p->reset != NC_RESET_SUBTRACT && p->reset != NC_RESET_ZERO)
+    if (p->reset != NC_RESET_DEFAULT && p->reset != NC_RESET_SUBTRACT && p->reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': unknown reset mode %d", name ? name : "", (int)p->reset);
     nc_status ast;
     nc_snn_layer *L = append(s, NC_SNN_IF, name, 1, &ast);
@@ -455,7 +455,7 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
     L->inputs[0] = from;
     L->ndim = X->ndim;
     memcpy(L->shape, X->shape, sizeof L->shape);
-    L->reset = p->reset;
+    L->reset = p->reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT; /* the IR never holds DEFAULT */
     if ((st = nc_snn_check_param(p->threshold, L, "threshold")) != NC_OK ||
         (st = nc_snn_check_param(p->v_init, L, "v_init")) != NC_OK ||
         (st = nc_snn_check_param(p->spike_value, L, "spike_value")) != NC_OK)
@@ -497,14 +497,14 @@ nc_status nc_snn_set_output(nc_snn *s, int id)
     return st;
 }
 
-size_t nc_snn_num_layers(const nc_snn *s) { return s ? (size_t)s->n_layers : 0; }
+int nc_snn_num_layers(const nc_snn *s) { return s ? s->n_layers : 0; }
 
 int nc_snn_output_layer(const nc_snn *s) { return s ? nc_snn_output_id(s) : -1; }
 
-nc_status nc_snn_get_layer(const nc_snn *s, int id, nc_snn_layer_info *out)
+nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
 {
     if (!s || !out || id < 0 || id >= s->n_layers)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_get_layer: no layer %d", id);
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_layer_at: no layer %d", id);
     const nc_snn_layer *L = &s->layers[id];
     memset(out, 0, sizeof *out);
     out->name = L->name;

@@ -41,17 +41,17 @@ void nc_eval_result_free(nc_eval_result *r)
     nc_free(r);
 }
 
-int nc_eval_timesteps(const nc_eval_result *r) { return r ? r->T : 0; }
-int64_t nc_eval_samples(const nc_eval_result *r) { return r ? r->n : 0; }
+int nc_eval_result_timesteps(const nc_eval_result *r) { return r ? r->T : 0; }
+int64_t nc_eval_result_samples(const nc_eval_result *r) { return r ? r->n : 0; }
 
-double nc_eval_accuracy_at(const nc_eval_result *r, int t)
+double nc_eval_result_accuracy_at(const nc_eval_result *r, int t)
 {
     if (!r || t < 1 || t > r->T || r->n <= 0)
         return -1.0;
     return (double)r->correct[t - 1] / (double)r->n;
 }
 
-double nc_eval_ann_accuracy(const nc_eval_result *r)
+double nc_eval_result_ann_accuracy(const nc_eval_result *r)
 {
     if (!r || r->ann_correct < 0 || r->n <= 0)
         return -1.0;
@@ -85,27 +85,27 @@ double nc_eval_spike_rate(const nc_eval_result *r, int i)
     return denom > 0 ? (double)L->spikes / denom : 0.0;
 }
 
-size_t nc_eval_num_layers(const nc_eval_result *r) { return r ? (size_t)r->n_layers : 0; }
+int nc_eval_result_num_layers(const nc_eval_result *r) { return r ? r->n_layers : 0; }
 
-nc_status nc_eval_layer(const nc_eval_result *r, size_t i, nc_eval_layer_stats *out)
+nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_stats *out)
 {
-    if (!r || !out || i >= (size_t)r->n_layers)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_layer: no layer %zu", i);
+    if (!r || !out || i < 0 || i >= r->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_result_layer: no layer %d", i);
     const nc_eval_lrec *L = &r->layers[i];
     out->name = L->name;
     out->kind = L->kind;
     out->neurons = L->neurons;
     out->spikes = L->spikes;
-    out->spike_rate = nc_eval_spike_rate(r, (int)i);
+    out->spike_rate = nc_eval_spike_rate(r, i);
     out->synops = r->n > 0 ? (double)L->synops / (double)r->n : 0.0;
     out->analog_input = L->analog_input;
     return NC_OK;
 }
 
-nc_status nc_eval_cost_get(const nc_eval_result *r, nc_eval_cost *out)
+nc_status nc_eval_result_cost(const nc_eval_result *r, nc_eval_cost *out)
 {
     if (!r || !out)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_cost_get: NULL argument");
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_result_cost: NULL argument");
     out->synops = nc_eval_synops_per_sample(r);
     out->input_macs = nc_eval_analog_per_sample(r);
     out->ann_macs = r->ann_macs >= 0 ? (double)r->ann_macs : -1.0;
@@ -314,7 +314,7 @@ static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor 
     /* A model with a fixed batch size gets full batches, the last padded. */
     int64_t fixed = in.shape[0] > 0 ? in.shape[0] : 0, chunk = fixed ? fixed : r->batch;
     int64_t macs = 0;
-    for (size_t i = 0; i < nc_model_num_layers(m); i++) {
+    for (int i = 0; i < nc_model_num_layers(m); i++) {
         nc_layer_info li;
         if (nc_model_layer(m, i, &li) == NC_OK)
             macs += li.macs;
@@ -379,14 +379,14 @@ static nc_status build_json(nc_eval_result *r)
     nc_json_end_array(&j);
     nc_json_begin_array(&j, "snn");
     for (int t = 1; t <= r->T; t++)
-        nc_json_number(&j, NULL, nc_eval_accuracy_at(r, t));
+        nc_json_number(&j, NULL, nc_eval_result_accuracy_at(r, t));
     nc_json_end_array(&j);
     nc_json_begin_array(&j, "snn_correct");
     for (int t = 0; t < r->T; t++)
         nc_json_int(&j, NULL, r->correct[t]);
     nc_json_end_array(&j);
     if (r->ann_correct >= 0) {
-        nc_json_number(&j, "ann", nc_eval_ann_accuracy(r));
+        nc_json_number(&j, "ann", nc_eval_result_ann_accuracy(r));
         nc_json_int(&j, "ann_correct", r->ann_correct);
     } else {
         nc_json_null(&j, "ann");

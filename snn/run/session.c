@@ -240,7 +240,7 @@ nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
     return NC_OK;
 }
 
-nc_status nc_session_trace(const nc_session *ss, const char *layer, int kind, nc_tensor **out)
+nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kind kind, nc_tensor **out)
 {
     if (!out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace: out is NULL");
@@ -248,7 +248,9 @@ nc_status nc_session_trace(const nc_session *ss, const char *layer, int kind, nc
     int id = ss ? nc_snn_find_layer(ss->snn, layer) : -1;
     if (id < 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "no layer named '%s'", layer ? layer : "(null)");
-    const float *src = kind == 0 ? ss->rec_spikes[id] : ss->rec_membrane[id];
+    if (kind != NC_TRACE_SPIKES && kind != NC_TRACE_MEMBRANE)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace: unknown trace kind %d", (int)kind);
+    const float *src = kind == NC_TRACE_SPIKES ? ss->rec_spikes[id] : ss->rec_membrane[id];
     if (!src)
         return nc_errorf(NC_ERR_INVALID_ARG, "layer '%s' was not recorded in the last run (pass it in "
                          "nc_session_options.record)", layer);
