@@ -54,8 +54,8 @@ int main(int argc, char **argv)
         ok = f && fputs(nc_eval_result_json(r), f) >= 0;
         if (f && fclose(f) != 0)
             ok = 0;
-        printf("mpi_c_user: %d ranks, %lld samples, accuracy %.4f\n", size, (long long)nc_eval_samples(r),
-               nc_eval_accuracy_at(r, nc_eval_timesteps(r)));
+        printf("mpi_c_user: %d ranks, %lld samples, accuracy %.4f\n", size, (long long)nc_eval_result_samples(r),
+               nc_eval_result_accuracy_at(r, nc_eval_result_timesteps(r)));
     }
 done:
     nc_eval_result_free(r);

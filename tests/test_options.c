@@ -68,7 +68,14 @@ static void test_documented_values(void **state)
     nc_load_options lopt;
     nc_load_options_init(&lopt);
     assert_int_equal(lopt.max_tensor_elems, INT64_C(1) << 31);
+    nc_batches_options bo;
+    nc_batches_options_init(&bo);
+    assert_int_equal(bo.batch, 64);
+    assert_int_equal(bo.shard, NC_BATCHES_SHARD_BATCHES);
+    assert_int_equal(bo.pad, 0);
+    assert_int_equal(bo.shuffle, 0);
     /* NULL is a no-op */
+    nc_batches_options_init(NULL);
     nc_session_options_init(NULL);
     nc_convert_options_init(NULL);
     nc_eval_options_init(NULL);

@@ -73,6 +73,11 @@ typedef struct nc_batches_options {
     void *progress_user;
 } nc_batches_options;
 
+/* Defaults (nc_batches_options_init): batch 64, all samples, no padding,
+ * one process, NC_BATCHES_SHARD_BATCHES, no shuffling, no progress. A
+ * zeroed struct, or NULL options, mean the same. NULL o is a no-op. */
+NC_API void nc_batches_options_init(nc_batches_options *o);
+
 /* One batch. Pointers are into the data, the labels or the iterator, valid
  * until the next nc_batches_next, nc_batches_rewind or nc_batches_free (and
  * while the data and labels live). */

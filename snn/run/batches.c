@@ -285,3 +285,9 @@ nc_status nc_batches_tensor(const nc_batches *it, const nc_batch *b, int sample_
     *out = t;
     return NC_OK;
 }
+
+void nc_batches_options_init(nc_batches_options *o)
+{
+    if (o)
+        *o = (nc_batches_options){.batch = DEFAULT_BATCH, .shard = NC_BATCHES_SHARD_BATCHES};
+}
