@@ -10,14 +10,43 @@ nc_room(base DIR snn/base EXCLUDE "/dist_mpi\\.c$"
         DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1> $<$<BOOL:${NEUROC_HAVE_MPI}>:NEUROC_HAVE_MPI=1>)
 nc_room(ir DIR snn/ir DEPS base kernels)
 nc_room(run DIR snn/run DEPS ir base kernels LIBS ${NC_OMP})
-nc_room(backends DIR snn/backends DEPS run ir base kernels)
+# The registry and module loader (snn/backends/registry.c, module.c) look
+# for backend modules next to the core, in lib/neuroc of an install, and in
+# the configured install folder.
+include(GNUInstallDirs)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(NC_MODULE_DIR_FROM_BIN "${CMAKE_INSTALL_LIBDIR}/neuroc")
+else()
+  file(RELATIVE_PATH NC_MODULE_DIR_FROM_BIN "/p/${CMAKE_INSTALL_BINDIR}" "/p/${CMAKE_INSTALL_LIBDIR}/neuroc")
+endif()
+nc_room(backends DIR snn/backends DEPS run ir base kernels LIBS ${CMAKE_DL_LIBS}
+        DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1>
+                NC_MODULE_INSTALL_DIR="${CMAKE_INSTALL_FULL_LIBDIR}/neuroc"
+                NC_MODULE_DIR_FROM_BIN="${NC_MODULE_DIR_FROM_BIN}")
 nc_room(cpu_ref DIR snn/backends/cpu_ref DEPS backends LIBS ${NC_OMP})
 nc_room(cpu_fast DIR snn/backends/cpu_fast DEPS backends LIBS ${NC_OMP})
+# The core's side of the cuda backend is its loader only: the backend is the
+# module libneuroc_cuda.so, which the core opens with dlopen on first use, so
+# neither the core library nor the program links a CUDA library.
+nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_loader.c)
 if(NEUROC_HAVE_CUDA)
-  nc_room(cuda DIR snn/backends/cuda DEPS backends EXCLUDE "/cuda_absent\\.c$"
-          LIBS CUDA::cudart CUDA::cublas CUDA::cusparse DEFINES NEUROC_HAVE_CUDA=1)
-else()
-  nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_absent.c)
+  set(NC_CUDA_DIR ${CMAKE_SOURCE_DIR}/snn/backends/cuda)
+  # The module compiles against the cuda room's include tree; it holds the
+  # kernels, the host code, the weight layout (stateless), and the bridge to
+  # the core's services (cuda_module.c: the host table of module.h).
+  add_library(neuroc_cuda MODULE ${NC_CUDA_DIR}/backend_cuda.c ${NC_CUDA_DIR}/cuda_kernels.cu
+              ${NC_CUDA_DIR}/cuda_device.cu ${NC_CUDA_DIR}/cuda_module.c
+              ${CMAKE_SOURCE_DIR}/snn/backends/weight_layout.c)
+  target_include_directories(neuroc_cuda PRIVATE ${CMAKE_BINARY_DIR}/rooms/cuda ${CMAKE_SOURCE_DIR}/include)
+  target_compile_definitions(neuroc_cuda PRIVATE NEUROC_HAVE_CUDA=1 NEUROC_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(neuroc_cuda PRIVATE CUDA::cudart CUDA::cublas CUDA::cusparse)
+  # exports nc_backend_module_init only; every symbol is resolved at link time
+  # (sanitizer runtimes are the loading program's, so not there)
+  target_link_options(neuroc_cuda PRIVATE "LINKER:--version-script=${NC_CUDA_DIR}/module.map")
+  if(NOT NEUROC_SANITIZE AND NOT NEUROC_FUZZ)
+    target_link_options(neuroc_cuda PRIVATE "LINKER:--no-undefined")
+  endif()
+  set_target_properties(neuroc_cuda PROPERTIES PREFIX lib SUFFIX .so LINK_DEPENDS ${NC_CUDA_DIR}/module.map)
 endif()
 # NC_CORE_OBJECTS: the core rooms' objects; NC_CORE_LINK_LIBS what they need.
 get_property(NC_CORE_TARGETS GLOBAL PROPERTY NC_ROOM_TARGETS)
@@ -25,7 +54,4 @@ set(NC_CORE_OBJECTS "")
 foreach(t ${NC_CORE_TARGETS})
   list(APPEND NC_CORE_OBJECTS $<TARGET_OBJECTS:${t}>)
 endforeach()
-set(NC_CORE_LINK_LIBS Threads::Threads ${MATH_LIB} ${NC_OMP})
-if(NEUROC_HAVE_CUDA)
-  list(APPEND NC_CORE_LINK_LIBS CUDA::cudart CUDA::cublas CUDA::cusparse)
-endif()
+set(NC_CORE_LINK_LIBS Threads::Threads ${MATH_LIB} ${NC_OMP} ${CMAKE_DL_LIBS})

@@ -38,6 +38,21 @@ libdir=$(dirname "$(dirname "$pc")")
 echo "libdir: ${libdir#"$prefix"/}"
 [ -f "$libdir/cmake/neuroc/neurocConfig.cmake" ] || fail "CMake package not installed"
 
+# ---- the cuda backend's module: installed in lib/neuroc when built with
+# CUDA, and found there by the installed program (it says why cuda cannot
+# run here, never that its module is missing)
+"$prefix/bin/neuroc" --version >"$tmp/version.txt" || fail "installed neuroc --version"
+if grep -q '^features:.* cuda' "$tmp/version.txt"; then
+    [ -f "$libdir/neuroc/libneuroc_cuda.so" ] || fail "CUDA build: $libdir/neuroc/libneuroc_cuda.so not installed"
+    grep -q '^backends:.* cuda (' "$tmp/version.txt" || { cat "$tmp/version.txt"; fail "no cuda backend listed"; }
+    if grep -q 'libneuroc_cuda.so not found' "$tmp/version.txt"; then
+        cat "$tmp/version.txt"
+        fail "the installed program does not find its cuda module"
+    fi
+else
+    [ ! -e "$libdir/neuroc/libneuroc_cuda.so" ] || fail "a build without CUDA installed a cuda module"
+fi
+
 # The example's output: the model's description and one line per shown row.
 check_output() {
     local out=$1
