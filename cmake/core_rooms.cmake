@@ -31,22 +31,34 @@ nc_room(cpu_fast DIR snn/backends/cpu_fast DEPS backends LIBS ${NC_OMP})
 nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_loader.c)
 if(NEUROC_HAVE_CUDA)
   set(NC_CUDA_DIR ${CMAKE_SOURCE_DIR}/snn/backends/cuda)
-  # The module compiles against the cuda room's include tree; it holds the
-  # kernels, the host code, the weight layout (stateless), and the bridge to
-  # the core's services (cuda_module.c: the host table of module.h).
+  # Two modules, compiled against the cuda room's include tree, each with the
+  # bridge to the core's services (cuda_module.c: the host table of
+  # module.h): libneuroc_cuda.so, the backend (kernels, host code, the
+  # stateless weight layout; cudart, cuBLAS, cuSPARSE), and
+  # libneuroc_cuda_probe.so, the device probe alone (cudart only), so that
+  # asking whether cuda can run here (neuroc --version, nc_cuda_device_count)
+  # does not map cuBLAS (~200 MB resident once loaded).
   add_library(neuroc_cuda MODULE ${NC_CUDA_DIR}/backend_cuda.c ${NC_CUDA_DIR}/cuda_kernels.cu
               ${NC_CUDA_DIR}/cuda_device.cu ${NC_CUDA_DIR}/cuda_module.c
               ${CMAKE_SOURCE_DIR}/snn/backends/weight_layout.c)
-  target_include_directories(neuroc_cuda PRIVATE ${CMAKE_BINARY_DIR}/rooms/cuda ${CMAKE_SOURCE_DIR}/include)
-  target_compile_definitions(neuroc_cuda PRIVATE NEUROC_HAVE_CUDA=1 NEUROC_VERSION="${PROJECT_VERSION}")
   target_link_libraries(neuroc_cuda PRIVATE CUDA::cudart CUDA::cublas CUDA::cusparse)
-  # exports nc_backend_module_init only; every symbol is resolved at link time
-  # (sanitizer runtimes are the loading program's, so not there)
-  target_link_options(neuroc_cuda PRIVATE "LINKER:--version-script=${NC_CUDA_DIR}/module.map")
-  if(NOT NEUROC_SANITIZE AND NOT NEUROC_FUZZ)
-    target_link_options(neuroc_cuda PRIVATE "LINKER:--no-undefined")
-  endif()
-  set_target_properties(neuroc_cuda PROPERTIES PREFIX lib SUFFIX .so LINK_DEPENDS ${NC_CUDA_DIR}/module.map)
+  add_library(neuroc_cuda_probe MODULE ${NC_CUDA_DIR}/cuda_device.cu ${NC_CUDA_DIR}/cuda_module.c)
+  target_link_libraries(neuroc_cuda_probe PRIVATE CUDA::cudart)
+  target_compile_definitions(neuroc_cuda_probe PRIVATE NC_CUDA_PROBE_ONLY=1)
+  foreach(m neuroc_cuda neuroc_cuda_probe)
+    target_include_directories(${m} PRIVATE ${CMAKE_BINARY_DIR}/rooms/cuda ${CMAKE_SOURCE_DIR}/include)
+    target_compile_definitions(${m} PRIVATE NEUROC_HAVE_CUDA=1 NEUROC_VERSION="${PROJECT_VERSION}")
+    # exports nc_backend_module_init only; every symbol is resolved at link time
+    # (sanitizer runtimes are the loading program's, so not there)
+    target_link_options(${m} PRIVATE "LINKER:--version-script=${NC_CUDA_DIR}/module.map")
+    if(NOT NEUROC_SANITIZE AND NOT NEUROC_FUZZ)
+      target_link_options(${m} PRIVATE "LINKER:--no-undefined")
+    endif()
+    # one shared CUDA runtime for both: the device the probe makes current is the backend's
+    set_target_properties(${m} PROPERTIES PREFIX lib SUFFIX .so LINK_DEPENDS ${NC_CUDA_DIR}/module.map
+                          CUDA_RUNTIME_LIBRARY Shared)
+  endforeach()
+  set(NC_CUDA_MODULES neuroc_cuda neuroc_cuda_probe)
 endif()
 # NC_CORE_OBJECTS: the core rooms' objects; NC_CORE_LINK_LIBS what they need.
 get_property(NC_CORE_TARGETS GLOBAL PROPERTY NC_ROOM_TARGETS)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # The cuda backend is a module (libneuroc_cuda.so) the core loads on first
-# use: the program and the library link no CUDA library, neuroc --version
-# lists every backend and whether it can run here, and each way the module
-# can fail to load (none in NEUROC_BACKEND_PATH, a file that is not a
-# library) is a clean one-line error naming the cause.
+# use, and whether it can run here is asked of a small probe module
+# (libneuroc_cuda_probe.so, cudart only): the program and the library link
+# no CUDA library, neuroc --version lists every backend and whether it can
+# run here, and each way a module can fail to load (none in
+# NEUROC_BACKEND_PATH, a file that is not a library) is a clean one-line
+# error naming the cause.
 # usage: bash test_backend_modules.sh <neuroc-binary> <source-dir> <build-dir>
 set -u
 
@@ -46,22 +48,39 @@ X=$SRC/examples/data/fmnist_test_x.npy
     { echo "conversion failed"; exit 1; }
 
 if [ "$cuda_built" = 1 ]; then
-    check "the module is built next to the program and exports its entry point only"
-    mod=$(dirname "$NEUROC")/libneuroc_cuda.so
-    expect_file "$mod"
-    if command -v nm >/dev/null; then
-        nm -D --defined-only "$mod" | awk '{print $NF}' >"$TMP/exports"
-        if [ "$(cat "$TMP/exports")" = nc_backend_module_init ]; then pass "exports: nc_backend_module_init"; else
-            fail "exports more than the entry point: $(head -5 "$TMP/exports" | tr '\n' ' ')"; fi
+    check "the modules are built next to the program and export their entry point only"
+    for m in libneuroc_cuda.so libneuroc_cuda_probe.so; do
+        mod=$(dirname "$NEUROC")/$m
+        expect_file "$mod"
+        if command -v nm >/dev/null; then
+            nm -D --defined-only "$mod" | awk '{print $NF}' >"$TMP/exports"
+            if [ "$(cat "$TMP/exports")" = nc_backend_module_init ]; then pass "$m exports nc_backend_module_init";
+            else fail "$m exports more than the entry point: $(head -5 "$TMP/exports" | tr '\n' ' ')"; fi
+        fi
+    done
+    if command -v ldd >/dev/null; then
+        if ldd "$(dirname "$NEUROC")/libneuroc_cuda_probe.so" | grep -qE 'libcublas|libcusparse'; then
+            fail "the probe module links cuBLAS or cuSPARSE"
+        else
+            pass "the probe module links neither cuBLAS nor cuSPARSE"
+        fi
     fi
 
     check "NEUROC_BACKEND_PATH overrides: an empty folder gives 'not found' naming it"
     mkdir "$TMP/empty"
     NEUROC_BACKEND_PATH=$TMP/empty "$NEUROC" --version >"$TMP/out" 2>"$TMP/err"
-    expect_in "$TMP/out" "cpu (available), cpu-fast (available), cuda (unavailable: module libneuroc_cuda.so not found (looked in $TMP/empty;"
+    expect_in "$TMP/out" "cpu (available), cpu-fast (available), cuda (unavailable: module libneuroc_cuda_probe.so not found (looked in $TMP/empty;"
     NEUROC_BACKEND_PATH=$TMP/empty run_cli 1 run "$TMP/net.nir" -i "$X" -T 2 --backend cuda
     expect_in "$TMP/err" "backend 'cuda' is unavailable: module libneuroc_cuda.so not found (looked in $TMP/empty;"
     expect_one_error_line
+
+    check "the probe module alone: the listing asks it, a session needs the backend's module"
+    mkdir "$TMP/probe"
+    ln -s "$(cd "$(dirname "$NEUROC")" && pwd)/libneuroc_cuda_probe.so" "$TMP/probe/"
+    NEUROC_BACKEND_PATH=$TMP/probe "$NEUROC" --version >"$TMP/out" 2>"$TMP/err"
+    expect_not_in "$TMP/out" "not found"
+    NEUROC_BACKEND_PATH=$TMP/probe run_cli 1 run "$TMP/net.nir" -i "$X" -T 2 --backend cuda
+    expect_in "$TMP/err" "module libneuroc_cuda.so not found (looked in $TMP/probe;"
 
     check "a module file that is not a library: dlopen's reason, one line"
     mkdir "$TMP/bad"

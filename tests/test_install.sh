@@ -43,11 +43,21 @@ echo "libdir: ${libdir#"$prefix"/}"
 # run here, never that its module is missing)
 "$prefix/bin/neuroc" --version >"$tmp/version.txt" || fail "installed neuroc --version"
 if grep -q '^features:.* cuda' "$tmp/version.txt"; then
-    [ -f "$libdir/neuroc/libneuroc_cuda.so" ] || fail "CUDA build: $libdir/neuroc/libneuroc_cuda.so not installed"
+    for m in libneuroc_cuda.so libneuroc_cuda_probe.so; do
+        [ -f "$libdir/neuroc/$m" ] || fail "CUDA build: $libdir/neuroc/$m not installed"
+    done
     grep -q '^backends:.* cuda (' "$tmp/version.txt" || { cat "$tmp/version.txt"; fail "no cuda backend listed"; }
-    if grep -q 'libneuroc_cuda.so not found' "$tmp/version.txt"; then
+    if grep -q 'libneuroc_cuda[a-z_]*.so not found' "$tmp/version.txt"; then
         cat "$tmp/version.txt"
-        fail "the installed program does not find its cuda module"
+        fail "the installed program does not find its cuda probe module"
+    fi
+    # a session loads the backend's module itself: on a GPU it runs, else says "no CUDA device"
+    "$prefix/bin/neuroc" convert "$model" --calib "$images" --calib-samples 8 -o "$tmp/net.nir" >/dev/null 2>&1 ||
+        fail "installed neuroc convert"
+    if ! "$prefix/bin/neuroc" run "$tmp/net.nir" -i "$images" -T 1 --backend cuda >/dev/null 2>"$tmp/cuda.err" &&
+        grep -q 'not found\|cannot load' "$tmp/cuda.err"; then
+        cat "$tmp/cuda.err"
+        fail "the installed program does not load its cuda module"
     fi
 else
     [ ! -e "$libdir/neuroc/libneuroc_cuda.so" ] || fail "a build without CUDA installed a cuda module"

@@ -152,7 +152,7 @@ nc_status nc_backend_module_load(const char *file, const nc_backend_module **out
         }
         const nc_backend_module *m = init(&g_host, NC_BACKEND_ABI);
         if (!m || m->abi != NC_BACKEND_ABI || !m->version || strcmp(m->version, NEUROC_VERSION) != 0 ||
-            !m->backend) {
+            (!m->backend && !m->probe)) {
             dlclose(h);
             return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "%s was built from other sources than this neuroc %s "
                              "(module ABI %u, version %s; the core's ABI %u): reinstall it with the library",

@@ -54,8 +54,8 @@ typedef struct nc_host_api {
 typedef struct nc_backend_module {
     uint32_t abi;              /* NC_BACKEND_ABI the module was built with */
     const char *version;       /* NEUROC_VERSION the module was built from */
-    const nc_backend *backend;
-    /* Optional: whether the backend can run on this machine now. NC_OK with
+    const nc_backend *backend; /* NULL in a probe module */
+    /* Optional in a backend module, set in a probe module: whether the backend can run on this machine now. NC_OK with
      * the number of devices in *devices, or NC_ERR_BACKEND_UNAVAILABLE /
      * NC_ERR_DEVICE with the bare reason ("no CUDA device (...)"). */
     nc_status (*probe)(int *devices);
@@ -79,9 +79,12 @@ NC_API const nc_backend_module *nc_backend_module_init(const nc_host_api *host, 
  * message). The module stays loaded for the life of the process. */
 nc_status nc_backend_module_load(const char *file, const nc_backend_module **out);
 
-/* The loaded module of backend `name` (registry.c; loads it on first use):
- * NC_ERR_BACKEND_UNAVAILABLE with the reason when it cannot be loaded, or
- * the backend is not a module. */
-nc_status nc_backend_module_of(const char *name, const nc_backend_module **out);
+/* Whether backend `name` can run on this machine (registry.c): NC_OK with
+ * the number of devices in *devices (1 for a CPU backend), else
+ * NC_ERR_BACKEND_UNAVAILABLE / NC_ERR_DEVICE with the bare reason. A module
+ * backend is asked through its probe module when it has one (a small
+ * module that loads none of the backend's heavy libraries), else its
+ * module's probe. Not cached: each call probes. */
+nc_status nc_backend_probe(const char *name, int *devices);
 
 #endif

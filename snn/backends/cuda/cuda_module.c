@@ -1,4 +1,6 @@
-/* The CUDA module's entry point, and its bridge to the core (module.h).
+/* The CUDA modules' entry point, and their bridge to the core (module.h):
+ * compiled into libneuroc_cuda.so (the backend) and, with
+ * NC_CUDA_PROBE_ONLY, into libneuroc_cuda_probe.so (the device probe).
  *
  * The module's code calls the core's error, log, allocation and IR
  * functions by their usual names (snn/base/error.h, alloc.h, snn_ir.h);
@@ -63,7 +65,11 @@ const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_
     static const nc_backend_module mod = {
         .abi = NC_BACKEND_ABI,
         .version = NEUROC_VERSION,
+#ifdef NC_CUDA_PROBE_ONLY
+        .backend = NULL,
+#else
         .backend = &nc_backend_cuda,
+#endif
         .probe = nc_cuda_probe,
     };
     /* a core from other sources: say who we are and let it refuse us */
