@@ -23,6 +23,21 @@ static const cli_command COMMANDS[] = {
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
+/* "backends: cpu (available), ..., cuda (unavailable: why)": whether each
+ * can run here (loads the CUDA module and probes for a device). */
+static void print_backends(void)
+{
+    printf("backends:");
+    for (int i = 0; i < nc_backend_count(); i++) {
+        nc_backend_info b;
+        if (nc_backend_get_info(i, &b) != NC_OK)
+            continue;
+        printf("%s %s (%s%s%s)", i ? "," : "", b.name, b.available ? "available" : "unavailable",
+               b.available ? "" : ": ", b.reason);
+    }
+    printf("\n");
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: neuroc [--max-tensor-size BYTES] [--no-isolate] <command> [options]\n"
@@ -111,6 +126,7 @@ static int dispatch(int argc, char **argv)
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
         printf("neuroc %s\nfeatures: %s\n", nc_version(), nc_build_features());
+        print_backends();
         return CLI_OK;
     }
     if (strcmp(a, "help") == 0) {

@@ -12,14 +12,55 @@ nc_room(base DIR snn/base
         DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1> $<$<BOOL:${NEUROC_HAVE_MPI}>:NEUROC_HAVE_MPI=1>)
 nc_room(ir DIR snn/ir DEPS base kernels)
 nc_room(run DIR snn/run DEPS ir base kernels LIBS ${NC_OMP})
-nc_room(backends DIR snn/backends DEPS run ir base kernels)
+# The registry and module loader (snn/backends/registry.c, module.c) look
+# for backend modules next to the core, in lib/neuroc of an install, and in
+# the configured install folder.
+include(GNUInstallDirs)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(NC_MODULE_DIR_FROM_BIN "${CMAKE_INSTALL_LIBDIR}/neuroc")
+else()
+  file(RELATIVE_PATH NC_MODULE_DIR_FROM_BIN "/p/${CMAKE_INSTALL_BINDIR}" "/p/${CMAKE_INSTALL_LIBDIR}/neuroc")
+endif()
+nc_room(backends DIR snn/backends DEPS run ir base kernels LIBS ${CMAKE_DL_LIBS}
+        DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1>
+                NC_MODULE_INSTALL_DIR="${CMAKE_INSTALL_FULL_LIBDIR}/neuroc"
+                NC_MODULE_DIR_FROM_BIN="${NC_MODULE_DIR_FROM_BIN}")
 nc_room(cpu_ref DIR snn/backends/cpu_ref DEPS backends LIBS ${NC_OMP})
 nc_room(cpu_fast DIR snn/backends/cpu_fast DEPS backends LIBS ${NC_OMP})
+# The core's side of the cuda backend is its loader only: the backend is the
+# module libneuroc_cuda.so, which the core opens with dlopen on first use, so
+# neither the core library nor the program links a CUDA library.
+nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_loader.c)
 if(NEUROC_HAVE_CUDA)
-  nc_room(cuda DIR snn/backends/cuda DEPS backends EXCLUDE "/cuda_absent\\.c$"
-          LIBS CUDA::cudart CUDA::cublas CUDA::cusparse DEFINES NEUROC_HAVE_CUDA=1)
-else()
-  nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_absent.c)
+  set(NC_CUDA_DIR ${CMAKE_SOURCE_DIR}/snn/backends/cuda)
+  # Two modules, compiled against the cuda room's include tree, each with the
+  # bridge to the core's services (cuda_module.c: the host table of
+  # module.h): libneuroc_cuda.so, the backend (kernels, host code, the
+  # stateless weight layout; cudart, cuBLAS, cuSPARSE), and
+  # libneuroc_cuda_probe.so, the device probe alone (cudart only), so that
+  # asking whether cuda can run here (neuroc --version, nc_cuda_device_count)
+  # does not map cuBLAS (~200 MB resident once loaded).
+  add_library(neuroc_cuda MODULE ${NC_CUDA_DIR}/backend_cuda.c ${NC_CUDA_DIR}/cuda_kernels.cu
+              ${NC_CUDA_DIR}/cuda_device.cu ${NC_CUDA_DIR}/cuda_module.c
+              ${CMAKE_SOURCE_DIR}/snn/backends/weight_layout.c)
+  target_link_libraries(neuroc_cuda PRIVATE CUDA::cudart CUDA::cublas CUDA::cusparse)
+  add_library(neuroc_cuda_probe MODULE ${NC_CUDA_DIR}/cuda_device.cu ${NC_CUDA_DIR}/cuda_module.c)
+  target_link_libraries(neuroc_cuda_probe PRIVATE CUDA::cudart)
+  target_compile_definitions(neuroc_cuda_probe PRIVATE NC_CUDA_PROBE_ONLY=1)
+  foreach(m neuroc_cuda neuroc_cuda_probe)
+    target_include_directories(${m} PRIVATE ${CMAKE_BINARY_DIR}/rooms/cuda ${CMAKE_SOURCE_DIR}/include)
+    target_compile_definitions(${m} PRIVATE NEUROC_HAVE_CUDA=1 NEUROC_VERSION="${PROJECT_VERSION}")
+    # exports nc_backend_module_init only; every symbol is resolved at link time
+    # (sanitizer runtimes are the loading program's, so not there)
+    target_link_options(${m} PRIVATE "LINKER:--version-script=${NC_CUDA_DIR}/module.map")
+    if(NOT NEUROC_SANITIZE AND NOT NEUROC_FUZZ)
+      target_link_options(${m} PRIVATE "LINKER:--no-undefined")
+    endif()
+    # one shared CUDA runtime for both: the device the probe makes current is the backend's
+    set_target_properties(${m} PROPERTIES PREFIX lib SUFFIX .so LINK_DEPENDS ${NC_CUDA_DIR}/module.map
+                          CUDA_RUNTIME_LIBRARY Shared)
+  endforeach()
+  set(NC_CUDA_MODULES neuroc_cuda neuroc_cuda_probe)
 endif()
 # NC_CORE_OBJECTS: the core rooms' objects; NC_CORE_LINK_LIBS what they need.
 get_property(NC_CORE_TARGETS GLOBAL PROPERTY NC_ROOM_TARGETS)
@@ -27,7 +68,4 @@ set(NC_CORE_OBJECTS "")
 foreach(t ${NC_CORE_TARGETS})
   list(APPEND NC_CORE_OBJECTS $<TARGET_OBJECTS:${t}>)
 endforeach()
-set(NC_CORE_LINK_LIBS Threads::Threads ${MATH_LIB} ${NC_OMP})
-if(NEUROC_HAVE_CUDA)
-  list(APPEND NC_CORE_LINK_LIBS CUDA::cudart CUDA::cublas CUDA::cusparse)
-endif()
+set(NC_CORE_LINK_LIBS Threads::Threads ${MATH_LIB} ${NC_OMP} ${CMAKE_DL_LIBS})

@@ -3,7 +3,10 @@
 # of HDF5, OpenBLAS or protobuf-c) as a static library, tests/test_cuda.c as
 # a plain C test (no cmocka, no ONNX: random networks and the example CNN's
 # shapes) and bench/cuda_bench.c. Only the CUDA toolkit (nvcc, cudart,
-# cuBLAS, cuSPARSE) is needed.
+# cuBLAS, cuSPARSE) is needed. As in the full build, the cuda backend is the
+# module libneuroc_cuda.so, with its probe libneuroc_cuda_probe.so
+# (core_rooms.cmake), built next to the programs, where the core's loader
+# finds them: the test runs the modules users get.
 if(NOT NEUROC_HAVE_CUDA)
   message(FATAL_ERROR "NEUROC_GPU_CHECK needs nvcc (the CUDA toolkit)")
 endif()
@@ -16,6 +19,7 @@ foreach(prog tests/test_cuda bench/cuda_bench)
   add_executable(${name} ${prog}.c)
   target_link_libraries(${name} PRIVATE neuroc_core)
   target_compile_definitions(${name} PRIVATE NC_TESTS_NO_ONNX NC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  add_dependencies(${name} ${NC_CUDA_MODULES})
 endforeach()
 enable_testing()
 add_test(NAME test_cuda COMMAND test_cuda)

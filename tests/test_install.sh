@@ -38,6 +38,31 @@ libdir=$(dirname "$(dirname "$pc")")
 echo "libdir: ${libdir#"$prefix"/}"
 [ -f "$libdir/cmake/neuroc/neurocConfig.cmake" ] || fail "CMake package not installed"
 
+# ---- the cuda backend's module: installed in lib/neuroc when built with
+# CUDA, and found there by the installed program (it says why cuda cannot
+# run here, never that its module is missing)
+"$prefix/bin/neuroc" --version >"$tmp/version.txt" || fail "installed neuroc --version"
+if grep -q '^features:.* cuda' "$tmp/version.txt"; then
+    for m in libneuroc_cuda.so libneuroc_cuda_probe.so; do
+        [ -f "$libdir/neuroc/$m" ] || fail "CUDA build: $libdir/neuroc/$m not installed"
+    done
+    grep -q '^backends:.* cuda (' "$tmp/version.txt" || { cat "$tmp/version.txt"; fail "no cuda backend listed"; }
+    if grep -q 'libneuroc_cuda[a-z_]*.so not found' "$tmp/version.txt"; then
+        cat "$tmp/version.txt"
+        fail "the installed program does not find its cuda probe module"
+    fi
+    # a session loads the backend's module itself: on a GPU it runs, else says "no CUDA device"
+    "$prefix/bin/neuroc" convert "$model" --calib "$images" --calib-samples 8 -o "$tmp/net.nir" >/dev/null 2>&1 ||
+        fail "installed neuroc convert"
+    if ! "$prefix/bin/neuroc" run "$tmp/net.nir" -i "$images" -T 1 --backend cuda >/dev/null 2>"$tmp/cuda.err" &&
+        grep -q 'not found\|cannot load' "$tmp/cuda.err"; then
+        cat "$tmp/cuda.err"
+        fail "the installed program does not load its cuda module"
+    fi
+else
+    [ ! -e "$libdir/neuroc/libneuroc_cuda.so" ] || fail "a build without CUDA installed a cuda module"
+fi
+
 # The example's output: the model's description and one line per shown row.
 check_output() {
     local out=$1

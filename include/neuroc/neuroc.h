@@ -287,8 +287,10 @@ NC_API int nc_dist_size(const nc_dist *d);
 /* Number of usable CUDA devices in *count, and makes this process's device
  * current: NEUROC_CUDA_DEVICE when set, else the node-local rank exported by
  * mpirun/srun modulo the count (one GPU per rank), else device 0.
- * NC_ERR_BACKEND_UNAVAILABLE when neuroc was built without CUDA or no
- * device/driver is present (count 0). */
+ * NC_ERR_BACKEND_UNAVAILABLE when neuroc was built without CUDA, its CUDA
+ * probe module (libneuroc_cuda_probe.so, loaded on the first call; see
+ * nc_backend_get_info) cannot be found or loaded, or no device/driver is
+ * present (count 0). */
 NC_API nc_status nc_cuda_device_count(int *count);
 
 #ifdef __cplusplus

@@ -145,6 +145,27 @@ NC_API nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc
  * Written to a temporary file that is renamed when complete. */
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
 
+/* ---------------------------------------------------------------- backends */
+
+/* One of the backends neuroc knows ("cpu", "cpu-fast", "cuda"), and whether
+ * it can run on this machine. */
+typedef struct nc_backend_info {
+    const char *name;
+    int available;      /* 1: a session on it can be created here */
+    const char *reason; /* when not available, why (e.g. "neuroc was built
+                         * without CUDA ...", "module libneuroc_cuda.so not
+                         * found (looked in ...)", "no CUDA device (...)");
+                         * "" when available */
+} nc_backend_info;
+
+/* The number of backends known, available or not. */
+NC_API int nc_backend_count(void);
+/* Backend i (0 ≤ i < nc_backend_count()) into *out. The first call for a
+ * backend held by a module loads the module and probes for a device; the
+ * answer is kept for the life of the process. The strings are static,
+ * owned by the library. NC_ERR_INVALID_ARG for an i out of range. */
+NC_API nc_status nc_backend_get_info(int i, nc_backend_info *out);
+
 /* ---------------------------------------------------------------- sessions */
 
 typedef enum nc_encoding {

@@ -45,14 +45,19 @@ typedef struct nc_backend {
                                  void **plan);
 } nc_backend;
 
-/* The backend called `name`, or NULL. */
-const nc_backend *nc_backend_find(const char *name);
-/* "cpu, ..." for messages. */
+/* The backend called `name` (snn/backends/registry.c), loading its module
+ * on first use: NC_OK with *out set, else NC_ERR_BACKEND_UNAVAILABLE (an
+ * unknown name, or a backend not built or whose module cannot be loaded,
+ * with the reason). Whether a device is present is check()'s to say. */
+nc_status nc_backend_find(const char *name, const nc_backend **out);
+/* "cpu, cpu-fast, cuda" for messages. */
 const char *nc_backend_names(void);
 
 extern const nc_backend nc_backend_cpu_ref;
 extern const nc_backend nc_backend_cpu_fast;
-extern const nc_backend nc_backend_cuda; /* backend_cuda.c, or cuda_absent.c without nvcc */
+/* In the CUDA module only (snn/backends/cuda/backend_cuda.c): the core
+ * reaches it through the registry, never by this name. */
+extern const nc_backend nc_backend_cuda;
 
 /* Deterministic uniform in [0,1) from (seed, step, index): Poisson coding
  * gives the same spikes on every backend and thread count. */

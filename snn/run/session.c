@@ -7,18 +7,6 @@
 #include "snn/base/error.h"
 #include "kernels/hash.h"
 
-static const nc_backend *const g_backends[] = {&nc_backend_cpu_ref, &nc_backend_cpu_fast, &nc_backend_cuda};
-
-const nc_backend *nc_backend_find(const char *name)
-{
-    for (size_t i = 0; i < sizeof g_backends / sizeof g_backends[0]; i++)
-        if (strcmp(g_backends[i]->name, name) == 0)
-            return g_backends[i];
-    return NULL;
-}
-
-const char *nc_backend_names(void) { return "cpu, cpu-fast, cuda"; }
-
 float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index)
 {
     return nc_hash_uniform(seed, step, index);
@@ -84,10 +72,10 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
     snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - o.backend) : (int)strlen(o.backend), o.backend);
     if (colon && !o.cuda_strategy)
         o.cuda_strategy = colon + 1;
-    const nc_backend *be = nc_backend_find(name);
-    if (!be)
-        return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "unknown backend '%s' (available: %s)", o.backend,
-                         nc_backend_names());
+    const nc_backend *be;
+    nc_status st = nc_backend_find(name, &be); /* the registry: snn/backends/registry.c */
+    if (st != NC_OK)
+        return st;
     if (o.encoding != NC_ENCODING_DIRECT && o.encoding != NC_ENCODING_POISSON)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown input encoding %d", (int)o.encoding);
     /* capability first, before any allocation */
@@ -97,7 +85,6 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
             return nc_errorf(NC_ERR_UNSUPPORTED, "backend '%s' cannot run layer '%s' (%s): %s", be->name,
                              s->layers[i].name, nc_snn_kind_name(s->layers[i].kind), why);
     }
-    nc_status st;
     if (be->check && (st = be->check(s, &o)) != NC_OK)
         return st;
     for (int k = 0; k < o.n_record; k++)

@@ -787,5 +787,5 @@ const nc_backend nc_backend_cuda = {
 };
 
 #else
-typedef int nc_backend_cuda_not_built; /* snn/backends/cuda/cuda_absent.c stands in */
+typedef int nc_backend_cuda_not_built; /* built only into the CUDA module (snn/backends/registry.c) */
 #endif

@@ -1,6 +1,9 @@
-// Device discovery for the CUDA backend. Compiled only when CMake finds nvcc,
-// so the CUDA build path (nvcc, architectures, cudart/cuBLAS/cuSPARSE linking)
-// is exercised in every build that can compile it.
+// Device discovery for the CUDA backend, in the CUDA module (built whenever
+// CMake finds nvcc, so the CUDA build path is exercised in every build that
+// can compile it). nc_cuda_probe is the module's probe (snn/backends/module.h):
+// the core's nc_cuda_device_count and its backend listing call it.
+#include <stdio.h>
+
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -8,13 +11,16 @@ extern "C" {
 #include "snn/base/error.h"
 
 extern "C" int nc_dist_device_for_process(int count);
+extern "C" nc_status nc_cuda_probe(int *count);
 }
 
 // A kernel that must run correctly for a device to count as usable: a driver
 // that reports devices but cannot launch is treated as no device.
 __global__ static void nc_cuda_probe_kernel(int *flag) { *flag = 42; }
 
-extern "C" nc_status nc_cuda_device_count(int *count)
+// The number of usable devices, with the bare reason when there is none
+// ("no CUDA device (...)"); makes this process's device current.
+extern "C" nc_status nc_cuda_probe(int *count)
 {
     if (!count)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_cuda_device_count: count is NULL");
@@ -22,9 +28,9 @@ extern "C" nc_status nc_cuda_device_count(int *count)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+        const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none";
         cudaGetLastError(); // clear the sticky error for later calls
-        return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "CUDA backend unavailable: %s", why);
+        return nc_errorf(NC_ERR_BACKEND_UNAVAILABLE, "no CUDA device (%s)", why);
     }
     // under mpirun each rank of a node takes its own GPU (by local rank)
     int dev = nc_dist_device_for_process(n);
@@ -44,4 +50,17 @@ extern "C" nc_status nc_cuda_device_count(int *count)
         return nc_errorf(NC_ERR_DEVICE, "CUDA probe kernel returned %d, expected 42", h_flag);
     *count = n;
     return NC_OK;
+}
+
+// The public function's message, as the core's nc_cuda_device_count gives it
+// (the cuda backend's check() calls this one, inside the module).
+extern "C" nc_status nc_cuda_device_count(int *count)
+{
+    nc_status st = nc_cuda_probe(count);
+    if (st == NC_ERR_BACKEND_UNAVAILABLE) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", nc_last_error());
+        return nc_errorf(st, "CUDA backend unavailable: %s", why);
+    }
+    return st;
 }
