@@ -178,7 +178,7 @@ static int bench_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc
         int64_t neurons = 1;
         for (int d = 0; d < L.ndim; d++)
             neurons *= L.shape[d];
-        int spiking = L.kind == NC_SNN_IF || L.kind == NC_SNN_LIF || L.kind == NC_SNN_CUBALIF;
+        int spiking = nc_snn_kind_is_neuron(L.kind);
         c->density[i] = spiking ? (double)spikes / ((double)neurons * T * c->batch) : -1.0;
     }
     c->cpu_image = (cpu_s() - c0) / ((double)runs * c->batch);

@@ -244,7 +244,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             continue;
         int len = (int)strlen(L.name);
         w = len > w ? (len < 48 ? len : 48) : w;
-        if (L.kind == NC_SNN_IF || L.kind == NC_SNN_LIF || L.kind == NC_SNN_CUBALIF) {
+        if (nc_snn_kind_is_neuron(L.kind)) {
             int64_t k = 1;
             for (int d = 0; d < L.ndim; d++)
                 k *= L.shape[d];

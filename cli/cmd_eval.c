@@ -116,7 +116,7 @@ static void print_results(const nc_eval_result *r)
     for (int i = 0; i < nc_eval_result_num_layers(r); i++) {
         nc_eval_layer_stats L;
         if (nc_eval_result_layer(r, i, &L) != NC_OK ||
-            (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF))
+            !nc_snn_kind_is_neuron(L.kind))
             continue;
         if (!any++)
             printf("spike rates (spikes per neuron per step):\n");

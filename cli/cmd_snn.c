@@ -31,7 +31,7 @@ int cli_info_snn(const char *path)
         for (int k = 0; k < L.n_inputs && off < sizeof ins; k++)
             off += (size_t)snprintf(ins + off, sizeof ins - off, "%s%d%s", k ? "," : "", L.inputs[k],
                                     L.inputs[k] >= (int)i ? "(t-1)" : "");
-        int spiking = L.kind == NC_SNN_IF || L.kind == NC_SNN_LIF || L.kind == NC_SNN_CUBALIF;
+        int spiking = nc_snn_kind_is_neuron(L.kind);
         int64_t neurons = 1;
         for (int d = 0; d < L.ndim; d++)
             neurons *= L.shape[d];
@@ -71,7 +71,7 @@ static void print_spike_rates(const nc_snn *s, const int64_t *counts, int64_t T,
         int64_t count = counts[i];
         if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
             continue;
-        if (L.kind != NC_SNN_IF && L.kind != NC_SNN_LIF && L.kind != NC_SNN_CUBALIF)
+        if (!nc_snn_kind_is_neuron(L.kind))
             continue;
         int64_t neurons = 1;
         for (int d = 0; d < L.ndim; d++)

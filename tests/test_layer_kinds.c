@@ -82,6 +82,18 @@ static nc_snn *every_kind(int *ids)
     return s;
 }
 
+/* The public predicate the CLI and C users ask reads the same rows. */
+static void test_public_neuron_predicate(void **state)
+{
+    (void)state;
+    for (int k = 0; k < NC_SNN_N_KINDS; k++)
+        assert_int_equal(nc_snn_kind_is_neuron((nc_snn_layer_kind)k), nc_snn_kind((nc_snn_layer_kind)k)->neuron);
+    assert_true(nc_snn_kind_is_neuron(NC_SNN_IF) && nc_snn_kind_is_neuron(NC_SNN_LIF) &&
+                nc_snn_kind_is_neuron(NC_SNN_CUBALIF));
+    assert_false(nc_snn_kind_is_neuron(NC_SNN_READOUT) || nc_snn_kind_is_neuron(NC_SNN_CONV2D) ||
+                 nc_snn_kind_is_neuron((nc_snn_layer_kind)999));
+}
+
 static void test_mark_static(void **state)
 {
     (void)state;
@@ -226,6 +238,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_rows),
+        cmocka_unit_test(test_public_neuron_predicate),
         cmocka_unit_test(test_mark_static),
         cmocka_unit_test(test_reference_agrees),
         cmocka_unit_test(test_param_expand),

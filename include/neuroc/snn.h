@@ -58,6 +58,10 @@ typedef enum nc_reset_mode {
 
 /* Returns the name of a layer kind ("IF", "Conv2d", ...). Static string. */
 NC_API const char *nc_snn_kind_name(nc_snn_layer_kind k);
+/* 1 for the kinds of spiking neurons, which carry a membrane from step to
+ * step (IF, LIF, CubaLIF), else 0: the layers whose spike rates and neuron
+ * counts a report shows. From the IR's one table of layer kinds. */
+NC_API int nc_snn_kind_is_neuron(nc_snn_layer_kind k);
 
 /* New network with one input layer of per-sample shape `shape` (e.g. {1,28,28}
  * or {784}); the input layer has id 0. The caller owns *out. */

@@ -60,6 +60,11 @@ static const nc_host_api g_host = {
     .snn_layer_size = nc_snn_layer_size,
     .snn_output_id = nc_snn_output_id,
     .snn_param = nc_snn_param,
+    .snn_kind = nc_snn_kind,
+    .snn_param_expand = nc_snn_param_expand,
+    .snn_spike_values = nc_snn_spike_values,
+    .snn_v_inits = nc_snn_v_inits,
+    .snn_mark_static = nc_snn_mark_static,
 };
 
 /* ---- where modules are looked for */

@@ -17,11 +17,12 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "snn/ir/layer_kinds.h"
 #include "snn/run/backend.h"
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 1u
+#define NC_BACKEND_ABI 2u
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -48,6 +49,12 @@ typedef struct nc_host_api {
     int64_t (*snn_layer_size)(const nc_snn_layer *L);
     int (*snn_output_id)(const nc_snn *s);
     float (*snn_param)(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt);
+    /* snn/ir/layer_kinds.h and the IR's per-neuron expansions */
+    const nc_snn_kind_traits *(*snn_kind)(nc_snn_layer_kind k);
+    float *(*snn_param_expand)(const nc_tensor *p, const nc_snn_layer *L, float dflt, int channel_last, int *fail);
+    float *(*snn_spike_values)(const nc_snn_layer *L, int channel_last, int *fail);
+    float *(*snn_v_inits)(const nc_snn_layer *L, int channel_last, int *fail);
+    void (*snn_mark_static)(const nc_snn *s, int series, nc_encoding enc, char *is_static);
 } nc_host_api;
 
 /* What a module gives back. */

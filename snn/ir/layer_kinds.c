@@ -33,6 +33,7 @@ const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k)
 }
 
 const char *nc_snn_kind_name(nc_snn_layer_kind k) { return nc_snn_kind(k)->name; }
+int nc_snn_kind_is_neuron(nc_snn_layer_kind k) { return nc_snn_kind(k)->neuron; }
 
 void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static)
 {

@@ -29,7 +29,6 @@ typedef struct nc_snn_kind_traits {
  * "unknown". Never NULL. */
 const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k);
 
-static inline int nc_snn_kind_is_neuron(nc_snn_layer_kind k) { return nc_snn_kind(k)->neuron; }
 static inline int nc_snn_kind_is_spiking(nc_snn_layer_kind k) { return nc_snn_kind(k)->spiking; }
 static inline int nc_snn_kind_is_synaptic(nc_snn_layer_kind k) { return nc_snn_kind(k)->synaptic; }
 

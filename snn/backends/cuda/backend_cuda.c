@@ -309,7 +309,7 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
-        if (rec_on && rec_on[i] && nc_snn_kind_is_neuron(L->kind))
+        if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->neuron)
             b += CL[i].size * 8;
     }
     return b * N;
@@ -716,7 +716,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
     /* value traces of the other layers (a static one repeats its value) */
     for (int i = 0; q->rec_membrane && i < nl; i++) {
         const cu_layer *C = &P->L[i];
-        if (q->rec_membrane[i] && !nc_snn_kind_is_neuron(s->layers[i].kind) &&
+        if (q->rec_membrane[i] && !nc_snn_kind(s->layers[i].kind)->neuron &&
             (st = download_steps(P, P->L[C->view].val, C->is_static, C->size, steps,
                                  q->rec_membrane[i] + t0 * N * C->size)) != NC_OK)
             return st;

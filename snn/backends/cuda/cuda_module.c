@@ -14,6 +14,7 @@
 #include "snn/base/alloc.h"
 #include "snn/base/dist.h"
 #include "snn/base/error.h"
+#include "snn/ir/layer_kinds.h"
 #include "snn/ir/snn_ir.h"
 
 #ifndef NEUROC_VERSION
@@ -58,6 +59,23 @@ int nc_snn_output_id(const nc_snn *s) { return g_host->snn_output_id(s); }
 float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt)
 {
     return g_host->snn_param(p, L, i, dflt);
+}
+const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k) { return g_host->snn_kind(k); }
+float *nc_snn_param_expand(const nc_tensor *p, const nc_snn_layer *L, float dflt, int channel_last, int *fail)
+{
+    return g_host->snn_param_expand(p, L, dflt, channel_last, fail);
+}
+float *nc_snn_spike_values(const nc_snn_layer *L, int channel_last, int *fail)
+{
+    return g_host->snn_spike_values(L, channel_last, fail);
+}
+float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail)
+{
+    return g_host->snn_v_inits(L, channel_last, fail);
+}
+void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static)
+{
+    g_host->snn_mark_static(s, series, enc, is_static);
 }
 
 const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_t abi)
