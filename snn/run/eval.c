@@ -405,7 +405,7 @@ static nc_status build_json(nc_eval_result *r)
             nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
             nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
         }
-        if (L->synops || L->kind == NC_SNN_AFFINE || L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D) {
+        if (L->synops || nc_snn_kind(L->kind)->counts_synops) {
             nc_json_string(&j, "input", L->analog_input ? "analog" : "spikes");
             nc_json_int(&j, "synops", L->synops);
             nc_json_number(&j, "synops_per_inference", (double)L->synops / n);
