@@ -14,7 +14,7 @@ pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev
       libhdf5-dev libcmocka-dev libopenblas-dev zlib1g-dev
       libonnx-testdata dataset-fashion-mnist
       libopenmpi-dev openmpi-bin
-      python3 python3-venv python3-numpy python3-h5py)
+      python3 python3-venv python3-numpy python3-h5py valgrind)
 if [[ "${1:-}" == "--torch" ]]; then
     pkgs+=(python3-torch python3-onnx)
 fi
