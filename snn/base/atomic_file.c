@@ -25,20 +25,30 @@
 static char g_path[SLOTS][SLOT_PATH];
 static atomic_int g_state[SLOTS];
 
-static int slot_take(const char *tmp)
+/* Takes a slot for a temporary file whose name mkstemp is about to make
+ * from `tmpl`, and copies the template into it: mkstemp then writes the
+ * name in the slot itself (slot_name), so a handler that runs at any moment,
+ * on any thread, unlinks whatever name the slot holds: the template or a
+ * name not yet created (nothing to remove), or the file. Blocking signals
+ * around mkstemp is not enough: it holds for the calling thread only, and a
+ * signal sent to the process is then handled by another one (an OpenMP
+ * worker), which used to find the slot not yet filled and left the file. */
+static int slot_take(const char *tmpl)
 {
-    if (strlen(tmp) >= SLOT_PATH)
+    if (strlen(tmpl) >= SLOT_PATH)
         return -1;
     for (int i = 0; i < SLOTS; i++) {
         int free_ = 0;
         if (atomic_compare_exchange_strong(&g_state[i], &free_, 1)) {
-            memcpy(g_path[i], tmp, strlen(tmp) + 1);
+            memcpy(g_path[i], tmpl, strlen(tmpl) + 1);
             atomic_store(&g_state[i], 2);
             return i;
         }
     }
     return -1; /* more than SLOTS files at once: this one is simply not registered */
 }
+
+static char *slot_name(int i) { return g_path[i]; }
 
 static void slot_release(int i)
 {
@@ -66,14 +76,20 @@ nc_status nc_atomic_open(const char *path, nc_atomic_file *af)
         return nc_errorf(NC_ERR_NOMEM, "%s: out of memory", path);
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, NC_TMP_SUFFIX "XXXXXX", sizeof NC_TMP_SUFFIX "XXXXXX");
-    /* Signals wait while the file is created and registered, so that a
-     * handler calling nc_remove_temp_files never misses one that exists. */
+    /* The slot holds the name while mkstemp makes it (slot_take), and this
+     * thread's signals wait meanwhile, so that a handler calling
+     * nc_remove_temp_files never misses a file that exists. */
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
-    int fd = mkstemp(tmp), err = errno;
-    if (fd >= 0)
-        af->slot = slot_take(tmp);
+    af->slot = slot_take(tmp);
+    int fd = mkstemp(af->slot >= 0 ? slot_name(af->slot) : tmp), err = errno;
+    if (af->slot >= 0)
+        memcpy(tmp, slot_name(af->slot), strlen(tmp) + 1);
+    if (fd < 0) {
+        slot_release(af->slot);
+        af->slot = -1;
+    }
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
         nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot create a temporary file next to it: %s", path,
