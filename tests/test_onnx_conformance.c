@@ -42,6 +42,11 @@ static const struct {
     {"globalaveragepool", "GlobalAveragePool"}, {"batchnorm", "BatchNormalization"},
     {"flatten", "Flatten"}, {"reshape", "Reshape"},
     {"add", "Add"},         {"concat", "Concat"},
+    {"transpose", "Transpose"}, {"sigmoid", "Sigmoid"},
+    {"hardsigmoid", "HardSigmoid"}, {"hardswish", "HardSwish"},
+    {"erf", "Erf"},         {"reduce_mean", "ReduceMean"},
+    {"pow", "Pow"},         {"sqrt", "Sqrt"},
+    {"layer_normalization", "LayerNormalization"}, {"softmax", "Softmax"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

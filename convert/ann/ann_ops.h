@@ -71,5 +71,15 @@ nc_status nc_op_shape(const nc_node *, const nc_tensor *const *, int, nc_tensor 
 nc_status nc_op_gather(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_slice(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_cast(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+/* Activations, powers, reductions, layer norm and Transpose (ann_ops_math.c) */
+nc_status nc_op_sigmoid(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_hardsigmoid(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_hardswish(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_erf(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_sqrt(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_pow(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_reducemean(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_layernorm(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_transpose(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 
 #endif

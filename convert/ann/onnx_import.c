@@ -34,6 +34,8 @@ static const struct {
     {"Flatten", 1},  {"Reshape", 5},  {"Squeeze", 1},     {"Unsqueeze", 1},
     {"Concat", 4},   {"Shape", 1},    {"Gather", 1},      {"Slice", 1},
     {"Cast", 6},
+    {"Transpose", 1}, {"Sigmoid", 6},  {"HardSigmoid", 6}, {"Sqrt", 6},
+    {"ReduceMean", 1},
 };
 
 static int since_at_7(const char *op)
