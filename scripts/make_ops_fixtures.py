@@ -16,6 +16,8 @@ Writes tests/fixtures/ops/:
                    Opset 13: LayerNorm exports as ReduceMean, Sub, Pow,
                    Sqrt, Div.
   tiny_ops17.onnx  the same weights at opset 17 (LayerNormalization)
+  tanh.onnx        Conv-Tanh-Flatten-Linear: Tanh is an op neuroc cannot run,
+                   so `neuroc info` describes it and `neuroc run` refuses it
   x.npy            4 random inputs [4, 3, 8, 8], float32
   y.npy            torch's output for x, [4, 10]
 Seeded: the same networks every run (bytes may differ across torch versions).
@@ -91,6 +93,9 @@ def main():
         torch.onnx.export(net, x, os.path.join(OUT, "tiny_ops%d.onnx" % opset), opset_version=opset,
                           input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    tanh = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Tanh(), nn.Flatten(), nn.Linear(2 * 6 * 6, 4)).eval()
+    torch.onnx.export(tanh, x, os.path.join(OUT, "tanh.onnx"), opset_version=13, input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(OUT, "y.npy"), y.numpy().astype(np.float32))
 

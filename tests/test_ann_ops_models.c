@@ -96,12 +96,66 @@ static void test_convert_lists_every_activation(void **state)
     nc_model_free(m);
 }
 
+/* An op the oracle cannot run: refused at load by default; with
+ * describe_only the graph is kept (marked, later shapes unknown) and running
+ * or converting it is refused naming the node. */
+static void test_describe_only(void **state)
+{
+    (void)state;
+    const char *path = nc_test_src("tests/fixtures/ops/tanh.onnx");
+    nc_model *m = NULL;
+    assert_int_equal(nc_model_load_onnx(path, NULL, &m), NC_ERR_UNSUPPORTED);
+    assert_null(m);
+    nc_load_options lo;
+    nc_load_options_init(&lo);
+    assert_int_equal(lo.describe_only, 0);
+    lo.describe_only = 1;
+    NC_ASSERT_OK(nc_model_load_onnx(path, &lo, &m));
+    assert_int_equal(nc_model_num_layers(m), 4);
+    nc_layer_info L;
+    NC_ASSERT_OK(nc_model_layer(m, 0, &L));
+    assert_string_equal(L.op, "Conv");
+    assert_int_equal(L.supported, 1);
+    assert_int_equal(L.out_ndim, 4);
+    assert_int_equal(L.out_shape[1], 2);
+    NC_ASSERT_OK(nc_model_layer(m, 1, &L));
+    assert_string_equal(L.op, "Tanh");
+    assert_int_equal(L.supported, 0);
+    assert_int_equal(L.in_ndim, 4); /* known: before the unsupported node */
+    assert_int_equal(L.out_ndim, -1);
+    NC_ASSERT_OK(nc_model_layer(m, 3, &L));
+    assert_string_equal(L.op, "Gemm");
+    assert_int_equal(L.supported, 1);
+    assert_int_equal(L.in_ndim, -1);
+    assert_true(L.params > 0);
+    nc_tensor *x = load("tests/fixtures/ops/x.npy"), *y = (nc_tensor *)1;
+    const nc_tensor *in = x;
+    assert_int_equal(nc_model_run(m, &in, 1, &y, 1), NC_ERR_UNSUPPORTED);
+    assert_null(y);
+    assert_non_null(strstr(nc_last_error(), "Tanh '/1/Tanh'"));
+    nc_snn *s = (nc_snn *)1;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(nc_last_error(), "Tanh '/1/Tanh'"));
+    nc_tensor_free(x);
+    nc_model_free(m);
+    /* a model of supported ops loads the same with describe_only */
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/ops/tiny_ops17.onnx"), &lo, &m));
+    for (int i = 0; i < nc_model_num_layers(m); i++) {
+        NC_ASSERT_OK(nc_model_layer(m, i, &L));
+        assert_int_equal(L.supported, 1);
+        assert_true(L.out_ndim >= 0);
+    }
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opset13),
         cmocka_unit_test(test_opset17),
         cmocka_unit_test(test_convert_lists_every_activation),
+        cmocka_unit_test(test_describe_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

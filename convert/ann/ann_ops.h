@@ -21,6 +21,10 @@
 
 typedef struct nc_exec_ctx {
     int shape_only;
+    /* Skip nodes neuroc cannot run (def NULL) and those reading a value
+     * nothing computed, leaving their outputs unknown (NULL), rather than
+     * fail: shape inference of a model loaded with describe_only. */
+    int partial;
 } nc_exec_ctx;
 
 typedef nc_status (*nc_op_run_fn)(const nc_node *n, const nc_tensor *const *in, int n_in,
