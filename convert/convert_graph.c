@@ -1059,10 +1059,19 @@ static nc_status refuse_activations(const cv *c)
     if (count == 1) {
         st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
     } else if (count > 1) {
-        char list[640], more[48] = "";
+        /* per op type first, so the totals survive a cut list of names */
+        char kinds[160], list[560], more[48] = "";
         size_t off = 0;
         int shown = 0;
-        list[0] = '\0';
+        kinds[0] = list[0] = '\0';
+        for (const char *const *k = k_activations; *k; k++) {
+            int nk = 0;
+            for (int i = first; i < g->n_nodes; i++)
+                nk += unconvertible_at(g, in_qcfs, i) && strcmp(g->nodes[i].op_type, *k) == 0;
+            size_t kl = strlen(kinds);
+            if (nk && kl < sizeof kinds)
+                snprintf(kinds + kl, sizeof kinds - kl, "%s%d %s", kl ? ", " : "", nk, *k);
+        }
         for (int i = first; i < g->n_nodes; i++) {
             if (!unconvertible_at(g, in_qcfs, i))
                 continue;
@@ -1077,8 +1086,8 @@ static nc_status refuse_activations(const cv *c)
         }
         if (shown < count)
             snprintf(more, sizeof more, ", and %d more", count - shown);
-        st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons: %s%s %s",
-                       g->source, count, list, more, k_if_hint);
+        st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons (%s): %s%s %s",
+                       g->source, count, kinds, list, more, k_if_hint);
     }
     nc_free(in_qcfs);
     return st;
