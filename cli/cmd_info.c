@@ -12,6 +12,9 @@ const char CMD_INFO_HELP[] =
     "multiply-accumulates), the totals, and the graph inputs and outputs.\n"
     "Layer shapes are for a batch of one (or the model's fixed batch); in the\n"
     "input/output list a symbolic dimension is shown as N.\n"
+    "A model with ops neuroc cannot run is still described: those layers are\n"
+    "marked with *, shapes after them show as ? when unknown, and a note lists\n"
+    "them (neuroc run and convert refuse such a model).\n"
     "For a spiking network (.nir): its layers (kind, inputs, per-sample shape,\n"
     "parameters, neurons) and which layer is the output.\n";
 
@@ -67,7 +70,10 @@ int cmd_info(int argc, char **argv)
     if (cli_is_hdf5(pos[0]))
         return cli_info_snn(pos[0]);
     nc_model *m = NULL;
-    nc_status st = nc_model_load_onnx(pos[0], NULL, &m);
+    nc_load_options lo;
+    nc_load_options_init(&lo);
+    lo.describe_only = 1; /* describe what parses, even ops the oracle cannot run */
+    nc_status st = nc_model_load_onnx(pos[0], &lo, &m);
     if (st != NC_OK)
         return cli_fail(st);
 
@@ -78,6 +84,7 @@ int cmd_info(int argc, char **argv)
         return cli_failf(NC_ERR_NOMEM, "out of memory");
     }
     int64_t total_params = 0, total_macs = 0;
+    int n_unsupported = 0;
     int w[6] = {1, 4, 2, 14, 6, 4}; /* header widths: #, name, op, shapes, params, MACs */
     for (size_t i = 0; i < n; i++) {
         nc_layer_info L;
@@ -90,9 +97,14 @@ int cmd_info(int argc, char **argv)
         char a[200], b[200];
         snprintf(r->idx, sizeof r->idx, "%zu", i);
         clip_copy(r->name, sizeof r->name, L.name, NAME_MAX_SHOWN);
-        clip_copy(r->op, sizeof r->op, L.op, sizeof r->op - 1);
-        snprintf(r->shapes, sizeof r->shapes, "%s -> %s", cli_shape(L.in_ndim, L.in_shape, a, sizeof a),
-                 cli_shape(L.out_ndim, L.out_shape, b, sizeof b));
+        clip_copy(r->op, sizeof r->op, L.op, sizeof r->op - 2);
+        if (!L.supported) {
+            strcat(r->op, "*");
+            n_unsupported++;
+        }
+        snprintf(r->shapes, sizeof r->shapes, "%s -> %s",
+                 L.in_ndim < 0 ? "?" : cli_shape(L.in_ndim, L.in_shape, a, sizeof a),
+                 L.out_ndim < 0 ? "?" : cli_shape(L.out_ndim, L.out_shape, b, sizeof b));
         snprintf(r->params, sizeof r->params, "%lld", (long long)L.params);
         snprintf(r->macs, sizeof r->macs, "%lld", (long long)L.macs);
         total_params += L.params;
@@ -117,6 +129,15 @@ int cmd_info(int argc, char **argv)
     printf("\ntotal: %zu layers, %lld params (%s), %lld MACs (%s) per sample\n\n", n,
            (long long)total_params, cli_human(total_params, hp, sizeof hp), (long long)total_macs,
            cli_human(total_macs, hm, sizeof hm));
+    if (n_unsupported) {
+        printf("* %d layer(s) of ops neuroc cannot run:", n_unsupported);
+        for (size_t i = 0; i < n; i++) {
+            nc_layer_info L;
+            if (nc_model_layer(m, (int)i, &L) == NC_OK && !L.supported)
+                printf(" %s '%s'", L.op, L.name);
+        }
+        printf("\n  (neuroc run and neuroc convert refuse this model)\n\n");
+    }
     free(rows);
     rc = print_values(m, 1);
     if (rc == CLI_OK)

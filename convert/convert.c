@@ -131,7 +131,7 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert: model or out is NULL");
     nc_convert_options o;
     nc_status st = fill_defaults(opt, &o);
-    if (st != NC_OK)
+    if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK) /* describe_only models */
         return st;
     nc_cgraph cg;
     if ((st = nc_cgraph_build(m->g, &o, &cg)) != NC_OK)

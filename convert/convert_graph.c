@@ -1016,12 +1016,85 @@ static int shape_only_node(const nc_graph *g, const nc_node *n)
     return any;
 }
 
+/* Activations no IF neuron computes, whatever surrounds them. */
+static const char *const k_activations[] = {"LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu",
+                                            "Gelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
+                                            "PRelu", "ThresholdedRelu", "Mish", "Floor", "Ceil",
+                                            "Round", "Sign", "Abs", "Exp", "Log", "Sqrt", "Erf", NULL};
+static const char k_if_hint[] = "(an IF neuron's firing rate is a clipped ReLU of its input current: "
+                                "use ReLU, Clip(0, c) or a QCFS activation)";
+
+/* Refuses, in one message, every node of k_activations in the graph, so a
+ * user sees all the layers to replace at once rather than one per attempt.
+ * The list is cut (with a count of the rest) where the message would
+ * overflow the error buffer. */
+static int unconvertible_at(const nc_graph *g, const char *in_qcfs, int i)
+{
+    return !in_qcfs[i] && !shape_only_node(g, &g->nodes[i]) && is_one_of(g->nodes[i].op_type, k_activations);
+}
+
+static nc_status refuse_activations(const cv *c)
+{
+    const nc_graph *g = c->g;
+    /* Floor inside a QCFS chain is part of a convertible activation */
+    char *in_qcfs = nc_calloc((size_t)g->n_nodes + 1, 1);
+    if (!in_qcfs)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) {
+        nc_qcfs_match m;
+        const char *op = g->nodes[i].op_type;
+        if (!in_qcfs[i] && (strcmp(op, "Div") == 0 || strcmp(op, "Mul") == 0) &&
+            nc_qcfs_match_at(g, &c->cons, i, &m))
+            for (int k = 0; k < m.n_nodes; k++)
+                in_qcfs[m.nodes[k]] = 1;
+    }
+    int count = 0, first = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (unconvertible_at(g, in_qcfs, i)) {
+            if (first < 0)
+                first = i;
+            count++;
+        }
+    nc_status st = NC_OK;
+    if (count == 1) {
+        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
+    } else if (count > 1) {
+        /* per op type first, so the totals survive a cut list of names */
+        char kinds[160], list[560], more[48] = "";
+        size_t off = 0;
+        int shown = 0;
+        kinds[0] = list[0] = '\0';
+        for (const char *const *k = k_activations; *k; k++) {
+            int nk = 0;
+            for (int i = first; i < g->n_nodes; i++)
+                nk += unconvertible_at(g, in_qcfs, i) && strcmp(g->nodes[i].op_type, *k) == 0;
+            size_t kl = strlen(kinds);
+            if (nk && kl < sizeof kinds)
+                snprintf(kinds + kl, sizeof kinds - kl, "%s%d %s", kl ? ", " : "", nk, *k);
+        }
+        for (int i = first; i < g->n_nodes; i++) {
+            if (!unconvertible_at(g, in_qcfs, i))
+                continue;
+            const nc_node *n = &g->nodes[i];
+            int w = snprintf(list + off, sizeof list - off, "%s%s '%s'", shown ? ", " : "", n->op_type, n->name);
+            if (w < 0 || (size_t)w >= sizeof list - off) {
+                list[off] = '\0';
+                break;
+            }
+            off += (size_t)w;
+            shown++;
+        }
+        if (shown < count)
+            snprintf(more, sizeof more, ", and %d more", count - shown);
+        st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons (%s): %s%s %s",
+                       g->source, count, kinds, list, more, k_if_hint);
+    }
+    nc_free(in_qcfs);
+    return st;
+}
+
 static nc_status convert_node(cv *c, int i)
 {
-    static const char *const activations[] = {"LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu",
-                                              "Gelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
-                                              "PRelu", "ThresholdedRelu", "Mish", "Floor", "Ceil",
-                                              "Round", "Sign", "Abs", "Exp", "Log", "Sqrt", NULL};
     const nc_node *n = &c->g->nodes[i];
     const char *op = n->op_type;
     nc_qcfs_match m;
@@ -1068,10 +1141,8 @@ static nc_status convert_node(cv *c, int i)
                                  "same", op, n->name);
         return st;
     }
-    if (is_one_of(op, activations))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to IF neurons (an IF neuron's firing "
-                        "rate is a clipped ReLU of its input current: use ReLU, Clip(0, c) or a QCFS "
-                        "activation)");
+    if (is_one_of(op, k_activations))
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
     return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to an SNN layer");
 }
 
@@ -1136,6 +1207,8 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
             st = nc_strlist_addf(&cg->warnings, "the model has %d outputs; only the first, '%s', is converted",
                                  g->n_outputs, g->values[g->outputs[0]].name);
     }
+    if (st == NC_OK)
+        st = refuse_activations(&c);
     for (int i = 0; st == NC_OK && i < g->n_nodes; i++)
         if (!c.done[i])
             st = convert_node(&c, i);

@@ -22,7 +22,7 @@ Writes tests/fixtures/convert/:
   avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (refused)
   avgpool_ceil.onnx AvgPool(2, ceil_mode=True) on an odd size (refused)
   softmax.onnx     Conv-ReLU-AvgPool, Linear, Softmax (dropped with a note)
-  sigmoid.onnx     Linear-Sigmoid-Linear (not even importable)
+  sigmoid.onnx     Linear-Sigmoid-Linear (imports; not convertible)
   x.npy            16 random inputs [16, 1, 8, 8] in [0, 1], float32
 Seeded: the same networks every run (bytes may differ across torch versions).
 """

@@ -194,7 +194,7 @@ static void test_int64_arith(void **state)
     check_error(run(nc_op_div, &n, (const nc_tensor *[]){a, z}, 2, &o), NC_ERR_INVALID_ARG,
                 "division by zero");
     /* shape-only passes run on zero-filled inputs: a zero divisor is no error there */
-    static const nc_exec_ctx shape_only = {1};
+    static const nc_exec_ctx shape_only = {.shape_only = 1};
     assert_int_equal(nc_op_div(&n, (const nc_tensor *[]){a, z}, 2, &o, 1, &shape_only), NC_OK);
     check_i64(o, 1, s4, (int64_t[]){7, 0, 7, -7});
     nc_tensor_free(o);
@@ -513,7 +513,7 @@ static void test_concat(void **state)
 static void test_view_chain(void **state)
 {
     (void)state;
-    static const nc_exec_ctx shape_only = {1};
+    static const nc_exec_ctx shape_only = {.shape_only = 1};
     int64_t s[] = {4, 2, 3};
     nc_tensor *x = tf(3, s, NULL);
     nc_tensor *shp, *batch, *b1, *cat, *y;

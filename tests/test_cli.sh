@@ -80,6 +80,14 @@ expect_one_error_line
 run_cli 1 run "$TMP/random.onnx" --input "$TMP/x.npy" --output "$TMP/never.npy"
 [ ! -e "$TMP/never.npy" ] && pass "no output file" || fail "output file created"
 
+check "info describes a model with an op neuroc cannot run (exit 0); run refuses it"
+run_cli 0 info "$SRC/tests/fixtures/ops/tanh.onnx"
+expect_in "$TMP/out" "Tanh*"
+expect_in "$TMP/out" "[1, 2, 6, 6] -> ?"
+expect_in "$TMP/out" "1 layer(s) of ops neuroc cannot run: Tanh '/1/Tanh'"
+run_cli 1 run "$SRC/tests/fixtures/ops/tanh.onnx" --input "$SRC/tests/fixtures/ops/x.npy"
+expect_in "$TMP/err" "Tanh"
+
 # ---------------------------------------------------------------- with the example model
 MLP=$SRC/examples/models/mlp.onnx
 X=$SRC/examples/data/fmnist_test_x.npy

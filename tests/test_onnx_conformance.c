@@ -10,6 +10,10 @@
  * constants (nc_onnx_load_frozen). Outputs must match within
  * |a-b| <= 1e-4 * max(1,|b|) (int64 exactly). Each listed op family must
  * pass at least once.
+ * Cases of the listed ops left unsupported (Debian's onnx 1.12 data): the
+ * *_expanded LayerNormalization cases (Size) and Softmax cases (ReduceMax),
+ * test_pow_types_float32_uint64 (uint64 input); the data has no opset-18
+ * ReduceMean (axes as an input), which tests/test_ann_ops_math.c covers.
  * NC_CONFORMANCE_VERBOSE=1 adds a tally of the reasons cases are unsupported;
  * NC_CONFORMANCE_FILTER=substr runs only matching case names (and skips the
  * family check). Exit 77 (skipped) when the test data is not installed. */
@@ -42,6 +46,11 @@ static const struct {
     {"globalaveragepool", "GlobalAveragePool"}, {"batchnorm", "BatchNormalization"},
     {"flatten", "Flatten"}, {"reshape", "Reshape"},
     {"add", "Add"},         {"concat", "Concat"},
+    {"transpose", "Transpose"}, {"sigmoid", "Sigmoid"},
+    {"hardsigmoid", "HardSigmoid"}, {"hardswish", "HardSwish"},
+    {"erf", "Erf"},         {"reduce_mean", "ReduceMean"},
+    {"pow", "Pow"},         {"sqrt", "Sqrt"},
+    {"layer_normalization", "LayerNormalization"}, {"softmax", "Softmax"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

@@ -67,9 +67,16 @@ nc_status nc_graph_execute(const nc_graph *g, const nc_tensor *const *inputs, nc
 
     for (int i = 0; i < g->n_nodes; i++) {
         const nc_node *n = &g->nodes[i];
+        int skip = ctx->partial && !n->def;
         for (int j = 0; j < n->n_inputs; j++) {
             int v = n->inputs[j];
             in[j] = v >= 0 ? val[v] : NULL;
+            skip |= ctx->partial && v >= 0 && !val[v];
+        }
+        if (skip)
+            continue;
+        for (int j = 0; j < n->n_inputs; j++) {
+            int v = n->inputs[j];
             if (v >= 0 && !val[v]) {
                 st = nc_errorf(NC_ERR_MODEL, "%s: node '%s' (%s) reads '%s', which nothing computes",
                                g->source, n->name, n->op_type, g->values[v].name);
@@ -101,7 +108,7 @@ nc_status nc_graph_execute(const nc_graph *g, const nc_tensor *const *inputs, nc
 
     for (int i = 0; i < g->n_outputs; i++) {
         int v = g->outputs[i];
-        if (!val[v]) {
+        if (!val[v] && !ctx->partial) {
             st = nc_errorf(NC_ERR_MODEL, "%s: graph output '%s' is never computed", g->source,
                            g->values[v].name);
             goto done;
@@ -109,6 +116,8 @@ nc_status nc_graph_execute(const nc_graph *g, const nc_tensor *const *inputs, nc
     }
     for (int i = 0; i < g->n_outputs; i++) {
         /* cloned: an output may also be a constant, an input or another output */
+        if (!val[g->outputs[i]])
+            continue; /* unknown in a partial pass */
         outputs[i] = nc_tensor_clone(val[g->outputs[i]]);
         if (!outputs[i]) {
             st = NC_ERR_NOMEM;

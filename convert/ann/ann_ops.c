@@ -35,6 +35,15 @@ static const nc_op_def g_ops[] = {
     {"Gather", 2, 2, 1, nc_op_gather},
     {"Slice", 1, 5, 1, nc_op_slice},
     {"Cast", 1, 1, 1, nc_op_cast},
+    {"Transpose", 1, 1, 1, nc_op_transpose},
+    {"Sigmoid", 1, 1, 1, nc_op_sigmoid},
+    {"HardSigmoid", 1, 1, 1, nc_op_hardsigmoid},
+    {"HardSwish", 1, 1, 1, nc_op_hardswish},
+    {"Erf", 1, 1, 1, nc_op_erf},
+    {"Sqrt", 1, 1, 1, nc_op_sqrt},
+    {"Pow", 2, 2, 1, nc_op_pow},
+    {"ReduceMean", 1, 2, 1, nc_op_reducemean},
+    {"LayerNormalization", 2, 3, 3, nc_op_layernorm},
 };
 
 const nc_op_def *nc_op_lookup(const char *op_type)

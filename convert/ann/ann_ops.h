@@ -21,6 +21,10 @@
 
 typedef struct nc_exec_ctx {
     int shape_only;
+    /* Skip nodes neuroc cannot run (def NULL) and those reading a value
+     * nothing computed, leaving their outputs unknown (NULL), rather than
+     * fail: shape inference of a model loaded with describe_only. */
+    int partial;
 } nc_exec_ctx;
 
 typedef nc_status (*nc_op_run_fn)(const nc_node *n, const nc_tensor *const *in, int n_in,
@@ -71,5 +75,15 @@ nc_status nc_op_shape(const nc_node *, const nc_tensor *const *, int, nc_tensor 
 nc_status nc_op_gather(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_slice(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_cast(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+/* Activations, powers, reductions, layer norm and Transpose (ann_ops_math.c) */
+nc_status nc_op_sigmoid(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_hardsigmoid(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_hardswish(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_erf(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_sqrt(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_pow(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_reducemean(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_layernorm(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_transpose(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 
 #endif

@@ -266,7 +266,7 @@ static nc_status fold_constants(nc_graph *g, int *changed)
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const nc_node *n = &g->nodes[i];
-        int all_const = 1;
+        int all_const = n->def != NULL; /* an unsupported node (describe_only) cannot run */
         for (int j = 0; j < n->n_inputs && all_const; j++) {
             int v = n->inputs[j];
             all_const = v < 0 || g->values[v].constant;
@@ -416,6 +416,7 @@ static const struct {
     {"Slice", (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4)},
     {"Pad", (1u << 1) | (1u << 3)},
     {"Dropout", 1u << 2},
+    {"ReduceMean", 1u << 1}, /* axes, an input from opset 18 */
 };
 
 static nc_status check_static_inputs(const nc_graph *g)

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "snn/base/alloc.h"
@@ -36,7 +37,7 @@ nc_status nc_graph_infer(const nc_graph *g, int64_t sym, nc_tensor **all)
             st = NC_ERR_NOMEM;
     }
     if (st == NC_OK) {
-        nc_exec_ctx ctx = {.shape_only = 1};
+        nc_exec_ctx ctx = {.shape_only = 1, .partial = nc_graph_n_unsupported(g) > 0};
         st = nc_graph_execute(g, (const nc_tensor *const *)in, outs, all, &ctx);
         for (int i = 0; i < g->n_outputs; i++)
             nc_tensor_free(outs[i]);
@@ -45,6 +46,37 @@ nc_status nc_graph_infer(const nc_graph *g, int64_t sym, nc_tensor **all)
         nc_tensor_free(in[i]);
     nc_free(in);
     return st;
+}
+
+int nc_graph_n_unsupported(const nc_graph *g)
+{
+    int k = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        k += !g->nodes[i].def;
+    return k;
+}
+
+nc_status nc_graph_check_runnable(const nc_graph *g)
+{
+    int k = nc_graph_n_unsupported(g);
+    if (!k)
+        return NC_OK;
+    char list[640];
+    size_t off = 0;
+    list[0] = '\0';
+    for (int i = 0, shown = 0; i < g->n_nodes; i++) {
+        const nc_node *n = &g->nodes[i];
+        if (n->def)
+            continue;
+        int w = snprintf(list + off, sizeof list - off, "%s%s '%s'", shown++ ? ", " : "", n->op_type, n->name);
+        if (w < 0 || (size_t)w >= sizeof list - off) {
+            list[off] = '\0';
+            break;
+        }
+        off += (size_t)w;
+    }
+    return nc_errorf(NC_ERR_UNSUPPORTED, "%s: loaded for description only: %d node(s) of ops neuroc cannot "
+                     "run: %s", g->source, k, list);
 }
 
 static int64_t const_float_params(const nc_graph *g, const nc_node *n)
@@ -140,13 +172,18 @@ nc_status nc_model_from_graph(nc_graph *g, nc_model **out)
         L->op = n->op_type;
         const nc_tensor *x = n->n_inputs > 0 && n->inputs[0] >= 0 ? a1[n->inputs[0]] : NULL;
         const nc_tensor *y = n->n_outputs > 0 && n->outputs[0] >= 0 ? a1[n->outputs[0]] : NULL;
+        L->supported = n->def != NULL;
         if (x) {
             L->in_ndim = x->ndim;
             memcpy(L->in_shape, x->shape, sizeof L->in_shape);
+        } else if (n->n_inputs > 0 && n->inputs[0] >= 0) {
+            L->in_ndim = -1; /* after an unsupported node */
         }
         if (y) {
             L->out_ndim = y->ndim;
             memcpy(L->out_shape, y->shape, sizeof L->out_shape);
+        } else if (n->n_outputs > 0 && n->outputs[0] >= 0) {
+            L->out_ndim = -1;
         }
         L->params = const_float_params(g, n);
         L->macs = node_macs(n, a1);
@@ -254,6 +291,9 @@ nc_status nc_model_run(const nc_model *m, const nc_tensor *const *inputs, size_t
         }
         (void)b1;
     }
+    nc_status rst = nc_graph_check_runnable(g);
+    if (rst != NC_OK)
+        return rst;
     nc_tensor **all_out = nc_calloc((size_t)g->n_outputs + 1, sizeof *all_out);
     if (!all_out)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");

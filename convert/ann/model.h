@@ -17,6 +17,12 @@ struct nc_model {
  * every case (frees it on failure). */
 nc_status nc_model_from_graph(nc_graph *g, nc_model **out);
 
+/* Nodes kept without an implementation (loaded with describe_only). */
+int nc_graph_n_unsupported(const nc_graph *g);
+/* NC_ERR_UNSUPPORTED naming those nodes if there are any: such a graph can
+ * be described but not run or converted. */
+nc_status nc_graph_check_runnable(const nc_graph *g);
+
 /* Shape-only run with symbolic dimensions of the inputs set to `sym`;
  * `all` receives every value's tensor (caller frees each). */
 nc_status nc_graph_infer(const nc_graph *g, int64_t sym, nc_tensor **all);

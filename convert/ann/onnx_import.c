@@ -34,6 +34,8 @@ static const struct {
     {"Flatten", 1},  {"Reshape", 5},  {"Squeeze", 1},     {"Unsqueeze", 1},
     {"Concat", 4},   {"Shape", 1},    {"Gather", 1},      {"Slice", 1},
     {"Cast", 6},
+    {"Transpose", 1}, {"Sigmoid", 6},  {"HardSigmoid", 6}, {"Sqrt", 6},
+    {"ReduceMean", 1},
 };
 
 static int since_at_7(const char *op)
@@ -50,6 +52,7 @@ typedef struct importer {
     nc_graph *g;
     int *slots;             /* open-addressing map name → value index (-1 empty) */
     size_t n_slots;
+    int describe_only;      /* keep unsupported nodes (def NULL) rather than refuse */
 } importer;
 
 /* ------------------------------------------------------------ name map */
@@ -404,19 +407,20 @@ static nc_status add_node(importer *im, const Onnx__NodeProto *np, size_t index)
         snprintf(synth, sizeof synth, "%.60s_%zu", op, index);
         name = synth;
     }
-    if (!is_default_domain(np->domain))
+    int foreign = !is_default_domain(np->domain);
+    if (foreign && !im->describe_only)
         return nc_errorf(NC_ERR_UNSUPPORTED,
                          "%s: node '%s' (%s, domain '%s'): unsupported op; neuroc supports only the "
                          "default ONNX domain: %s",
                          im->src, name, op, np->domain, nc_op_supported_list(ops, sizeof ops));
-    if (strcmp(op, "Constant") == 0)
+    if (!foreign && strcmp(op, "Constant") == 0)
         return add_constant(im, np, name);
-    const nc_op_def *def = nc_op_lookup(op);
-    if (!def)
+    const nc_op_def *def = foreign ? NULL : nc_op_lookup(op);
+    if (!def && !im->describe_only)
         return nc_errorf(NC_ERR_UNSUPPORTED, "%s: node '%s' (%s, opset %lld): unsupported op; neuroc supports: %s",
                          im->src, name, op, (long long)im->g->opset, nc_op_supported_list(ops, sizeof ops));
 
-    if (im->g->opset < NC_OPSET_MIN && im->g->opset < since_at_7(op))
+    if (def && im->g->opset < NC_OPSET_MIN && im->g->opset < since_at_7(op))
         return nc_errorf(NC_ERR_UNSUPPORTED,
                          "%s: node '%s' (%s, opset %lld): %s changed at opset %d; neuroc supports "
                          "opsets %d to %d, and older models only where their ops are unchanged "
@@ -435,12 +439,12 @@ static nc_status add_node(importer *im, const Onnx__NodeProto *np, size_t index)
     if ((st = map_names(im, np->input, np->n_input, &n.inputs, &n.n_inputs)) != NC_OK ||
         (st = map_names(im, np->output, np->n_output, &n.outputs, &n.n_outputs)) != NC_OK)
         goto fail;
-    if (n.n_inputs > def->max_inputs) {
+    if (def && n.n_inputs > def->max_inputs) {
         st = nc_errorf(NC_ERR_UNSUPPORTED, "%d inputs given; neuroc's %s takes at most %d", n.n_inputs,
                        op, def->max_inputs);
         goto fail;
     }
-    if (n.n_inputs < def->min_inputs) {
+    if (def && n.n_inputs < def->min_inputs) {
         st = nc_errorf(NC_ERR_MODEL, "%d inputs given; %s needs at least %d", n.n_inputs, op,
                        def->min_inputs);
         goto fail;
@@ -492,6 +496,8 @@ static nc_status check_extra_outputs(importer *im)
     nc_status st = NC_OK;
     for (int i = 0; i < g->n_nodes && st == NC_OK; i++) {
         nc_node *n = &g->nodes[i];
+        if (!n->def) /* an unsupported node kept for description: its outputs stay */
+            continue;
         int produced = strcmp(n->op_type, "Dropout") == 0 ? 1 : n->def->max_outputs;
         for (int o = produced; o < n->n_outputs && st == NC_OK; o++) {
             int v = n->outputs[o];
@@ -640,6 +646,7 @@ static nc_status load(const void *data, size_t size, const char *src, const char
     im.src = src;
     im.tctx.data_dir = opt && opt->external_data_dir ? opt->external_data_dir : dir;
     im.tctx.max_elems = opt && opt->max_tensor_elems > 0 ? opt->max_tensor_elems : INT64_C(1) << 31;
+    im.describe_only = opt && opt->describe_only;
     int64_t max_model = nc_limits_now().max_model_bytes;
     if ((uint64_t)size > (uint64_t)max_model)
         return nc_errorf(NC_ERR_LIMIT, "%s: %zu bytes exceed the model size limit of %lld bytes "

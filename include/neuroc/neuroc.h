@@ -210,13 +210,18 @@ NC_API void nc_remove_temp_files(void);
 typedef struct nc_model nc_model;
 
 /* Defaults (nc_load_options_init): max_tensor_elems 2^31,
- * external_data_dir NULL. */
+ * external_data_dir NULL, describe_only 0. */
 typedef struct nc_load_options {
     /* Largest number of elements one tensor may declare; 0 = default (2^31).
      * nc_limits' max_tensor_bytes holds as well. */
     int64_t max_tensor_elems;
     /* Folder for external-data tensors; NULL = the model file's folder. */
     const char *external_data_dir;
+    /* 1: keep nodes of ops neuroc cannot run (nc_layer_info.supported = 0,
+     * shapes after them unknown) instead of refusing the model, so it can be
+     * described (neuroc info); nc_model_run and nc_convert then refuse it,
+     * naming those nodes. Default 0. */
+    int describe_only;
 } nc_load_options;
 NC_API void nc_load_options_init(nc_load_options *o);
 
@@ -248,12 +253,13 @@ NC_API nc_status nc_model_output(const nc_model *m, size_t i, nc_value_info *out
 typedef struct nc_layer_info {
     const char *name;
     const char *op;       /* ONNX op type, e.g. "Conv" */
-    int in_ndim;          /* shape of the first input */
+    int in_ndim;          /* shape of the first input; -1 when not known (see supported) */
     int64_t in_shape[NC_MAX_DIMS];
-    int out_ndim;         /* shape of the first output */
+    int out_ndim;         /* shape of the first output; -1 when not known */
     int64_t out_shape[NC_MAX_DIMS];
     int64_t params;       /* elements of constant float inputs (weights, biases) */
     int64_t macs;         /* multiply-accumulates for one batch of in_shape */
+    int supported;        /* 0: an op neuroc cannot run (loaded with describe_only) */
 } nc_layer_info;
 
 NC_API int nc_model_num_layers(const nc_model *m);

@@ -1,0 +1,161 @@
+/* A tiny net of the ops modern CNNs and transformer blocks export
+ * (HardSwish, Hardsigmoid and Sigmoid gates, a channel-shuffle Transpose,
+ * LayerNorm, attention with Softmax, GELU's Erf), at opset 13 (LayerNorm as
+ * ReduceMean/Pow/Sqrt) and 17 (LayerNormalization): the reference forward
+ * pass must match torch's output (scripts/make_ops_fixtures.py), and the
+ * converter must refuse it naming every activation IF neurons cannot do. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+static nc_tensor *load(const char *rel)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
+    return t;
+}
+
+static nc_model *load_model(const char *rel)
+{
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(rel), NULL, &m));
+    return m;
+}
+
+static int has_op(const nc_model *m, const char *op)
+{
+    for (int i = 0; i < nc_model_num_layers(m); i++) {
+        nc_layer_info L;
+        if (nc_model_layer(m, i, &L) == NC_OK && strcmp(L.op, op) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* |got - want| <= 1e-5 of the output's scale (max |want|) */
+static void check_matches_torch(const char *model, const char *const *ops)
+{
+    nc_model *m = load_model(model);
+    for (; *ops; ops++)
+        if (!has_op(m, *ops))
+            fail_msg("%s has no %s node: the fixture does not test it", model, *ops);
+    nc_tensor *x = load("tests/fixtures/ops/x.npy"), *want = load("tests/fixtures/ops/y.npy"), *y = NULL;
+    const nc_tensor *in = x;
+    NC_ASSERT_OK(nc_model_run(m, &in, 1, &y, 1));
+    assert_int_equal(nc_tensor_numel(y), nc_tensor_numel(want));
+    const float *a = nc_tensor_data_const(y), *b = nc_tensor_data_const(want);
+    double scale = 0, err = 0;
+    for (int64_t i = 0; i < nc_tensor_numel(want); i++)
+        scale = fmax(scale, fabs(b[i]));
+    for (int64_t i = 0; i < nc_tensor_numel(want); i++)
+        err = fmax(err, fabs((double)a[i] - b[i]));
+    assert_true(scale > 0.1); /* the output is not trivially zero */
+    if (err > 1e-5 * scale)
+        fail_msg("%s: max error %g against torch (output scale %g)", model, err, scale);
+    nc_tensor_free(x);
+    nc_tensor_free(want);
+    nc_tensor_free(y);
+    nc_model_free(m);
+}
+
+static void test_opset13(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"HardSigmoid", "Sigmoid", "Transpose", "ReduceMean", "Pow", "Sqrt",
+                                      "Softmax", "Erf", NULL};
+    check_matches_torch("tests/fixtures/ops/tiny_ops13.onnx", ops);
+}
+
+static void test_opset17(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Transpose",
+                                      "LayerNormalization", "Softmax", "Erf", NULL};
+    check_matches_torch("tests/fixtures/ops/tiny_ops17.onnx", ops);
+}
+
+/* One refusal naming all five activations, not just the first */
+static void test_convert_lists_every_activation(void **state)
+{
+    (void)state;
+    nc_model *m = load_model("tests/fixtures/ops/tiny_ops17.onnx");
+    nc_tensor *x = load("tests/fixtures/ops/x.npy");
+    nc_snn *s = (nc_snn *)1;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    const char *e = nc_last_error();
+    static const char *const want[] = {"5 nodes are not convertible to IF neurons (2 Sigmoid, 1 HardSigmoid, 1 HardSwish, 1 Erf)",
+                                       "HardSwish '/stem/stem.2/HardSwish'",
+                                       "HardSigmoid '/se_v3/gate/HardSigmoid'", "Sigmoid '/Sigmoid'",
+                                       "Sigmoid '/se_eff/gate/Sigmoid'", "Erf '/mlp/mlp.1/Erf'", NULL};
+    for (const char *const *w = want; *w; w++)
+        if (!strstr(e, *w))
+            fail_msg("the refusal '%s' does not mention %s", e, *w);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+/* An op the oracle cannot run: refused at load by default; with
+ * describe_only the graph is kept (marked, later shapes unknown) and running
+ * or converting it is refused naming the node. */
+static void test_describe_only(void **state)
+{
+    (void)state;
+    const char *path = nc_test_src("tests/fixtures/ops/tanh.onnx");
+    nc_model *m = NULL;
+    assert_int_equal(nc_model_load_onnx(path, NULL, &m), NC_ERR_UNSUPPORTED);
+    assert_null(m);
+    nc_load_options lo;
+    nc_load_options_init(&lo);
+    assert_int_equal(lo.describe_only, 0);
+    lo.describe_only = 1;
+    NC_ASSERT_OK(nc_model_load_onnx(path, &lo, &m));
+    assert_int_equal(nc_model_num_layers(m), 4);
+    nc_layer_info L;
+    NC_ASSERT_OK(nc_model_layer(m, 0, &L));
+    assert_string_equal(L.op, "Conv");
+    assert_int_equal(L.supported, 1);
+    assert_int_equal(L.out_ndim, 4);
+    assert_int_equal(L.out_shape[1], 2);
+    NC_ASSERT_OK(nc_model_layer(m, 1, &L));
+    assert_string_equal(L.op, "Tanh");
+    assert_int_equal(L.supported, 0);
+    assert_int_equal(L.in_ndim, 4); /* known: before the unsupported node */
+    assert_int_equal(L.out_ndim, -1);
+    NC_ASSERT_OK(nc_model_layer(m, 3, &L));
+    assert_string_equal(L.op, "Gemm");
+    assert_int_equal(L.supported, 1);
+    assert_int_equal(L.in_ndim, -1);
+    assert_true(L.params > 0);
+    nc_tensor *x = load("tests/fixtures/ops/x.npy"), *y = (nc_tensor *)1;
+    const nc_tensor *in = x;
+    assert_int_equal(nc_model_run(m, &in, 1, &y, 1), NC_ERR_UNSUPPORTED);
+    assert_null(y);
+    assert_non_null(strstr(nc_last_error(), "Tanh '/1/Tanh'"));
+    nc_snn *s = (nc_snn *)1;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(nc_last_error(), "Tanh '/1/Tanh'"));
+    nc_tensor_free(x);
+    nc_model_free(m);
+    /* a model of supported ops loads the same with describe_only */
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/ops/tiny_ops17.onnx"), &lo, &m));
+    for (int i = 0; i < nc_model_num_layers(m); i++) {
+        NC_ASSERT_OK(nc_model_layer(m, i, &L));
+        assert_int_equal(L.supported, 1);
+        assert_true(L.out_ndim >= 0);
+    }
+    nc_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opset13),
+        cmocka_unit_test(test_opset17),
+        cmocka_unit_test(test_convert_lists_every_activation),
+        cmocka_unit_test(test_describe_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
