@@ -745,9 +745,10 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
             site.nodes[site.n_nodes++] = mp->name;
         if (exact)
             st = nc_strlist_addf(&c->cg->warnings,
-                                 "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool %s): they "
-                                 "come from the network input alone, so (directly encoded) they are constant and "
-                                 "pooling them before the neuron is exact (max commutes with ReLU); the "
+                                 "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool %s): max "
+                                 "pooling does not commute with rate coding, but these currents come from the "
+                                 "network input alone, so (directly encoded) they are constant and pooling them "
+                                 "before the neuron is exact (max commutes with ReLU); the "
                                  "MaxPool2d layer cannot be saved as NIR (convert with --maxpool average)",
                                  mp->name, n->name, c->o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
         else
