@@ -530,6 +530,72 @@ static void test_maxpool(void **state)
     nc_model_free(m);
 }
 
+static nc_tensor *run_sum(const nc_snn *s, const nc_tensor *x, int T);
+
+/* Mean |readout / T − ANN logits| of s over x. */
+static double logit_error(const nc_snn *s, const nc_tensor *x, const nc_tensor *logits, int T)
+{
+    nc_tensor *y = run_sum(s, x, T);
+    const float *a = nc_tensor_data_const(logits), *b = nc_tensor_data_const(y);
+    int64_t n = nc_tensor_numel(logits);
+    assert_int_equal(nc_tensor_numel(y), n);
+    double err = 0;
+    for (int64_t i = 0; i < n; i++)
+        err += fabs(b[i] / T - a[i]);
+    nc_tensor_free(y);
+    return err / (double)n;
+}
+
+/* Conv-ReLU-MaxPool-Conv-ReLU-MaxPool-Linear: by default the first MaxPool
+ * pools the input's currents (constant: exact) and the second, of spikes,
+ * is a SpikeMaxPool2d whose readout approaches the ANN's logits as T grows;
+ * --maxpool currents pools the second's spike-driven currents and does not
+ * converge. Thresholds at the maximum: no clipping error. */
+static void test_spike_maxpool(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/maxpool2.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *logits = node_out(m, all, "/7/Gemm");
+    double err[2][2];
+    for (int mode = 0; mode < 2; mode++) {
+        nc_convert_options o;
+        nc_convert_options_init(&o);
+        assert_int_equal(o.maxpool, NC_MAXPOOL_SPIKES);
+        o.method = NC_THRESHOLD_MAX;
+        if (mode)
+            o.maxpool = NC_MAXPOOL_CURRENTS;
+        nc_snn *s = NULL;
+        nc_convert_report *r = NULL;
+        NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, &r));
+        assert_int_equal(count_kind(s, NC_SNN_MAXPOOL2D), mode ? 2 : 1);
+        assert_int_equal(count_kind(s, NC_SNN_SPIKEMAXPOOL2D), mode ? 0 : 1);
+        assert_int_equal(s->layers[2].kind, NC_SNN_MAXPOOL2D); /* before the first IF either way */
+        assert_int_equal(nc_convert_report_num_warnings(r), 2);
+        assert_non_null(strstr(nc_convert_report_warning(r, 0), "exact"));
+        assert_null(strstr(nc_convert_report_warning(r, 1), "exact"));
+        assert_non_null(strstr(nc_convert_report_warning(r, 1), mode ? "overshoots" : "SpikeMaxPool2d"));
+        check_report_json(r);
+        err[mode][0] = logit_error(s, x, logits, 16);
+        err[mode][1] = logit_error(s, x, logits, 256);
+        print_message("maxpool %s: mean |readout/T - logit| %.4f at T = 16, %.4f at T = 256\n",
+                      mode ? "currents" : "spikes", err[mode][0], err[mode][1]);
+        nc_snn_free(s);
+        nc_convert_report_free(r);
+    }
+    assert_true(err[0][1] < 0.25 * err[0][0]);
+    assert_true(err[0][1] < 0.25 * err[1][1]);
+    /* NULL options are the defaults too */
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    assert_int_equal(count_kind(s, NC_SNN_SPIKEMAXPOOL2D), 1);
+    nc_snn_free(s);
+    free_all(m, all);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 static void test_clip(void **state)
 {
     (void)state;
@@ -888,7 +954,7 @@ int main(void)
         cmocka_unit_test(test_bn_folding),   cmocka_unit_test(test_qcfs_pattern),
         cmocka_unit_test(test_first_layer_counts), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_refused_layouts),
-        cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_clip),
         cmocka_unit_test(test_binary_spikes), cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_calibration),  cmocka_unit_test(test_qcfs_finetune),
         cmocka_unit_test(test_examples),
