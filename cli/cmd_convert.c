@@ -257,7 +257,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         }
     }
     printf("converted %s: %zu layers, %d spiking with %lld neurons\n", model, n, n_if, (long long)neurons);
-    printf("  %-3s %-*s %-9s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
+    printf("  %-3s %-*s %-14s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
         if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
@@ -267,7 +267,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         matched += e != NULL;
         if (e || L.kind == NC_SNN_IF)
             th_str(e, tb, sizeof tb);
-        printf("  %-3zu %-*.*s %-9s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
+        printf("  %-3zu %-*.*s %-14s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
                cli_shape(L.ndim, L.shape, sh, sizeof sh), tb);
     }
     if (!matched && th.n) {
