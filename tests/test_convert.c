@@ -586,6 +586,23 @@ static void test_spike_maxpool(void **state)
     }
     assert_true(err[0][1] < 0.25 * err[0][0]);
     assert_true(err[0][1] < 0.25 * err[1][1]);
+    /* binary spikes: θ passes through the pool into the Linear's weights, the spikes stay the same */
+    nc_convert_options ob;
+    nc_convert_options_init(&ob);
+    nc_snn *sv = NULL, *sb = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sv, NULL));
+    ob.binary_spikes = 1;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, NULL));
+    assert_int_equal(sb->n_layers, sv->n_layers); /* no scale layer inserted */
+    assert_int_equal(count_kind(sb, NC_SNN_SPIKEMAXPOOL2D), 1);
+    nc_tensor *yv = run_sum(sv, x, 16), *yb = run_sum(sb, x, 16);
+    for (int64_t i = 0; i < nc_tensor_numel(yv); i++)
+        assert_float_equal(((const float *)nc_tensor_data_const(yb))[i],
+                           ((const float *)nc_tensor_data_const(yv))[i], 1e-4);
+    nc_tensor_free(yv);
+    nc_tensor_free(yb);
+    nc_snn_free(sv);
+    nc_snn_free(sb);
     /* NULL options are the defaults too */
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
