@@ -276,7 +276,8 @@ static void test_builder_errors(void **state)
 
 /* ---------------------------------------------------------------- SpikeMaxPool2d */
 
-/* Records `layer` (value trace) of a run of s on x; returns the trace. */
+/* Runs s on x recording rec[]; returns rec[0]'s value trace, and in
+ * *second (if not NULL) the spike trace of the last one. */
 static nc_tensor *run_trace(const nc_snn *s, const char *backend, const nc_tensor *x, int T, const char **rec,
                             int n_rec, nc_tensor **second, int64_t *pool_spikes, int pool_id)
 {
@@ -287,7 +288,7 @@ static nc_tensor *run_trace(const nc_snn *s, const char *backend, const nc_tenso
     NC_ASSERT_OK(nc_session_run(ss, x, &y));
     NC_ASSERT_OK(nc_session_trace(ss, rec[0], NC_TRACE_MEMBRANE, &tr));
     if (second)
-        NC_ASSERT_OK(nc_session_trace(ss, rec[1], NC_TRACE_SPIKES, second));
+        NC_ASSERT_OK(nc_session_trace(ss, rec[n_rec - 1], NC_TRACE_SPIKES, second));
     NC_ASSERT_OK(nc_session_spike_count(ss, pool_id, pool_spikes));
     nc_tensor_free(y);
     nc_session_free(ss);
@@ -329,16 +330,20 @@ static void test_spike_maxpool_by_hand(void **state)
     for (int b = 0; b < 2; b++) {
         const char *rec[] = {"smp"};
         int64_t spikes;
-        nc_tensor *tr = run_trace(s, backends[b], x, T, rec, 1, NULL, &spikes, id);
+        nc_tensor *spk = NULL;
+        nc_tensor *tr = run_trace(s, backends[b], x, T, rec, 1, &spk, &spikes, id);
         assert_int_equal(nc_tensor_numel(tr), T * 4);
-        const float *v = nc_tensor_data(tr);
+        const float *v = nc_tensor_data(tr), *sp = nc_tensor_data(spk);
         for (int t = 0; t < T; t++)
-            for (int o = 0; o < 4; o++)
+            for (int o = 0; o < 4; o++) {
                 if (v[t * 4 + o] != want[o][t])
                     fail_msg("%s: output %d at step %d: %g, expected %g", backends[b], o, t + 1, v[t * 4 + o],
                              want[o][t]);
+                assert_true(sp[t * 4 + o] == (want[o][t] != 0.0f)); /* its spike trace: 0/1 */
+            }
         assert_int_equal(spikes, 10);
         nc_tensor_free(tr);
+        nc_tensor_free(spk);
     }
     nc_tensor_free(x);
     nc_snn_free(s);

@@ -281,6 +281,9 @@ static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q
     if (!F->neuron) {
         if (q->rec_membrane && q->rec_membrane[i])
             materialize(P, W, F->view, q->rec_membrane[i] + off);
+        if (q->rec_spikes && q->rec_spikes[i] && P->s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
+            for (int64_t k = 0; k < F->size; k++) /* NCHW already (F->cl = 0) */
+                q->rec_spikes[i][off + k] = W->dense[i][k] != 0.0f;
         return;
     }
     if (q->rec_spikes && q->rec_spikes[i]) {

@@ -381,6 +381,9 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_SPIKEMAXPOOL2D:
                 q->spike_counts[i] += run_spikemax(L, &s->layers[L->inputs[0]], Ri->cnt, x, Ri->out, N);
+                if (q->rec_spikes && q->rec_spikes[i]) /* its spikes: the non-zero outputs */
+                    for (int64_t k = 0; k < N * Ri->size; k++)
+                        q->rec_spikes[i][(int64_t)t * N * Ri->size + k] = Ri->out[k] != 0.0f;
                 break;
             case NC_SNN_FLATTEN:
             case NC_SNN_READOUT:
