@@ -601,8 +601,27 @@ static void test_spike_maxpool(void **state)
                            ((const float *)nc_tensor_data_const(yv))[i], 1e-4);
     nc_tensor_free(yv);
     nc_tensor_free(yb);
-    nc_snn_free(sv);
     nc_snn_free(sb);
+    /* QCFS fine-tuning trains rates, where the pool is the max of its inputs' rates; BPTT refuses it */
+    int64_t n = 16, lab[16];
+    for (int i = 0; i < 16; i++)
+        lab[i] = i % 10;
+    nc_tensor *y = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, &n, lab, &y));
+    nc_convert_options oq = {.maxpool = NC_MAXPOOL_SPIKES, .qcfs_epochs = 1, .qcfs_batch = 8};
+    nc_convert_report *rq = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, y, &oq, &sb, &rq));
+    assert_int_equal(count_kind(sb, NC_SNN_SPIKEMAXPOOL2D), 1);
+    assert_true(report_layer(rq, "/4/Relu").finetuned);
+    nc_convert_report_free(rq);
+    nc_snn_free(sb);
+    nc_finetune_options fo;
+    nc_finetune_options_init(&fo);
+    fo.timesteps = 4;
+    assert_int_equal(nc_snn_finetune(sv, x, y, NULL, NULL, &fo), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "SpikeMaxPool2d"));
+    nc_tensor_free(y);
+    nc_snn_free(sv);
     /* NULL options are the defaults too */
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
