@@ -17,7 +17,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
     "                      [--bias-correction] [--potential-correction]\n"
     "                      [--correction-rounds N]\n"
-    "                      [--maxpool currents|average]\n"
+    "                      [--maxpool spikes|currents|average]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
@@ -57,8 +57,12 @@ const char CMD_CONVERT_HELP[] =
     "                     errors at borders; helps most at small T\n"
     "      --correction-rounds N  repeat each correction N times per layer, each\n"
     "                     measuring the error again (default 1; 2 helps at T < 8)\n"
-    "      --maxpool M    currents (max-pool the currents before the neuron;\n"
-    "                     default) or average (replace MaxPool by average pooling)\n"
+    "      --maxpool M    spikes (default: a MaxPool of spikes becomes SpikeMaxPool2d,\n"
+    "                     whose rate is the max of its inputs' rates; one of the\n"
+    "                     analog input's currents pools them as below, exactly),\n"
+    "                     currents (max-pool the currents before the neuron:\n"
+    "                     exact on the input's, overshoots on spikes) or average\n"
+    "                     (replace MaxPool by average pooling)\n"
     "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
     "  -l, --labels Y     labels of the calibration samples (npy or IDX)\n"
     "      --lr X         Adam learning rate for fine-tuning (default 1e-3)\n"
@@ -131,13 +135,13 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
         o->calib_samples = v;
     }
     static const char *const v0_names[] = {"half", "zero"};           /* v_init_zero 0, 1 */
-    static const char *const maxpool_names[] = {"currents", "average"}; /* nc_maxpool_mode order */
+    static const char *const maxpool_names[] = {"spikes", "currents", "average"}; /* nc_maxpool_mode order */
     int choice, rc;
     if ((rc = cli_parse_reset(cmd, "--reset", a->reset, &o->reset)) != CLI_OK)
         return rc;
     if ((rc = cli_parse_choice(cmd, "--v0", a->v0, v0_names, 2, 0, &o->v_init_zero)) != CLI_OK)
         return rc;
-    if ((rc = cli_parse_choice(cmd, "--maxpool", a->maxpool, maxpool_names, 2, NC_MAXPOOL_CURRENTS,
+    if ((rc = cli_parse_choice(cmd, "--maxpool", a->maxpool, maxpool_names, 3, NC_MAXPOOL_SPIKES,
                                &choice)) != CLI_OK)
         return rc;
     o->maxpool = (nc_maxpool_mode)choice;
@@ -253,7 +257,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         }
     }
     printf("converted %s: %zu layers, %d spiking with %lld neurons\n", model, n, n_if, (long long)neurons);
-    printf("  %-3s %-*s %-9s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
+    printf("  %-3s %-*s %-14s %-16s %s\n", "#", w, "layer", "kind", "shape", "threshold");
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
         if (nc_snn_layer_at(s, (int)i, &L) != NC_OK)
@@ -263,7 +267,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         matched += e != NULL;
         if (e || L.kind == NC_SNN_IF)
             th_str(e, tb, sizeof tb);
-        printf("  %-3zu %-*.*s %-9s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
+        printf("  %-3zu %-*.*s %-14s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
                cli_shape(L.ndim, L.shape, sh, sizeof sh), tb);
     }
     if (!matched && th.n) {

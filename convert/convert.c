@@ -27,7 +27,7 @@ void nc_convert_options_init(nc_convert_options *o)
     o->timesteps = 8;
     o->calib_samples = 1000;
     o->reset = NC_RESET_SUBTRACT;
-    o->maxpool = NC_MAXPOOL_CURRENTS;
+    o->maxpool = NC_MAXPOOL_SPIKES;
     o->qcfs_lr = 1e-3f;
     o->qcfs_batch = 64;
     o->correction_rounds = 1;
@@ -38,6 +38,8 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
     memset(o, 0, sizeof *o);
     if (opt)
         *o = *opt;
+    else
+        o->maxpool = NC_MAXPOOL_SPIKES; /* NULL means nc_convert_options_init's defaults */
     if (o->percentile == 0.0)
         o->percentile = 99.9;
     if (o->timesteps == 0)
@@ -54,7 +56,7 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
         return nc_errorf(NC_ERR_INVALID_ARG, "percentile %g is outside (0, 100]", o->percentile);
     if (o->method != NC_THRESHOLD_PERCENTILE && o->method != NC_THRESHOLD_MAX && o->method != NC_THRESHOLD_MSE)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown threshold method %d", (int)o->method);
-    if (o->maxpool != NC_MAXPOOL_CURRENTS && o->maxpool != NC_MAXPOOL_AVERAGE)
+    if (o->maxpool != NC_MAXPOOL_CURRENTS && o->maxpool != NC_MAXPOOL_AVERAGE && o->maxpool != NC_MAXPOOL_SPIKES)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown maxpool mode %d", (int)o->maxpool);
     if (o->reset != NC_RESET_DEFAULT && o->reset != NC_RESET_SUBTRACT && o->reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown reset mode %d", (int)o->reset);

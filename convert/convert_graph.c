@@ -598,6 +598,36 @@ static int carries_spikes(const nc_snn *s, int id)
     }
 }
 
+/* 1 if layer id's value is spikes alone, 0 or a spike value (an IF, or a
+ * Concat of such), as a SpikeMaxPool2d needs: pooled or added spikes are
+ * not. */
+static int is_spike_train(const nc_snn *s, int id)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    if (nc_snn_kind_is_spiking(L->kind))
+        return 1;
+    if (L->kind != NC_SNN_CONCAT)
+        return 0;
+    for (int k = 0; k < L->n_inputs; k++)
+        if (L->inputs[k] >= id || !is_spike_train(s, L->inputs[k]))
+            return 0;
+    return 1;
+}
+
+/* 1 if any layer upstream of id spikes, so its value changes from step to
+ * step (else it is computed from the input alone, constant under direct
+ * encoding, where max pooling its currents is exact). */
+static int spike_driven(const nc_snn *s, int id)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    if (nc_snn_kind_is_spiking(L->kind))
+        return 1;
+    for (int k = 0; k < L->n_inputs; k++)
+        if (L->inputs[k] >= id || spike_driven(s, L->inputs[k]))
+            return 1;
+    return 0;
+}
+
 /* Kernel, stride and padding of a pooling node reading layer X. Refuses
  * dilation, asymmetric padding and a ceil_mode that adds a partial window. */
 static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X, int64_t k[2],
@@ -631,14 +661,17 @@ static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X,
     return NC_OK;
 }
 
-static nc_status build_maxpool(cv *c, const nc_node *n, int from, int *id)
+/* A MaxPool2d of currents, or (spikes) a SpikeMaxPool2d of spikes. */
+static nc_status build_maxpool(cv *c, const nc_node *n, int from, int spikes, int *id)
 {
     int64_t k[2], s[2], p[2];
     char buf[320];
     nc_status st = pool_geom(c, n, &c->s->layers[from], k, s, p);
     if (st != NC_OK)
         return st;
-    st = nc_snn_add_maxpool2d(c->s, from, k, s, p, uniq(c, n->name, buf, sizeof buf), id);
+    const char *nm = uniq(c, n->name, buf, sizeof buf);
+    st = spikes ? nc_snn_add_spike_maxpool2d(c->s, from, k, s, p, nm, id)
+                : nc_snn_add_maxpool2d(c->s, from, k, s, p, nm, id);
     return node_prefix(c, n, st);
 }
 
@@ -660,7 +693,10 @@ static nc_status add_site(cv *c, const nc_if_site *site)
 /* An IF layer for the activation vout = f(vin) made of `nodes`; θ is
  * `theta` (Clip, QCFS) or a placeholder for calibration. A MaxPool that is
  * the activation's only reader moves before the neuron (max commutes with
- * any non-decreasing activation), so the SNN pools currents, not spikes. */
+ * any non-decreasing activation), so the SNN pools currents, not spikes:
+ * always with --maxpool currents, and by default (spikes) where the
+ * currents come from the input alone, constant over time, where it is
+ * exact (a SpikeMaxPool2d after the neuron would only approach it). */
 static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_rule rule,
                          const nc_tensor *theta, int levels, const int *nodes, int n_nodes)
 {
@@ -691,10 +727,13 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
 
     int r = nc_consumers_count(&c->cons, vout) == 1 && !c->cons.is_output[vout]
                 ? c->cons.list[c->cons.start[vout]] : -1;
-    if (c->o->maxpool == NC_MAXPOOL_CURRENTS && r >= 0 && !c->done[r] &&
+    int currents = c->o->maxpool == NC_MAXPOOL_CURRENTS ||
+                   (c->o->maxpool == NC_MAXPOOL_SPIKES && !spike_driven(c->s, src));
+    if (currents && r >= 0 && !c->done[r] &&
         strcmp(g->nodes[r].op_type, "MaxPool") == 0 && g->nodes[r].inputs[0] == vout) {
         const nc_node *mp = &g->nodes[r];
-        if ((st = build_maxpool(c, mp, src, &src)) != NC_OK)
+        int exact = !spike_driven(c->s, src);
+        if ((st = build_maxpool(c, mp, src, 0, &src)) != NC_OK)
             return st;
         c->done[r] = 1;
         c->cg->n_maxpool++;
@@ -704,12 +743,22 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         site.maxpool = 1;
         if (site.n_nodes < NC_SITE_MAX_NODES)
             site.nodes[site.n_nodes++] = mp->name;
-        if ((st = nc_strlist_addf(&c->cg->warnings,
-                                  "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool currents): "
-                                  "max pooling does not commute with rate coding, so it is moved before the "
-                                  "neuron, where it is exact for the ANN (max commutes with ReLU); the "
-                                  "MaxPool2d layer cannot be saved as NIR (convert with --maxpool average)",
-                                  mp->name, n->name)) != NC_OK)
+        if (exact)
+            st = nc_strlist_addf(&c->cg->warnings,
+                                 "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool %s): max "
+                                 "pooling does not commute with rate coding, but these currents come from the "
+                                 "network input alone, so (directly encoded) they are constant and pooling them "
+                                 "before the neuron is exact (max commutes with ReLU); the "
+                                 "MaxPool2d layer cannot be saved as NIR (convert with --maxpool average)",
+                                 mp->name, n->name, c->o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
+        else
+            st = nc_strlist_addf(&c->cg->warnings,
+                                 "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool currents): "
+                                 "they are driven by spikes, so the max of each step's currents exceeds the "
+                                 "current of the ANN's max and the neuron overshoots (it does not converge "
+                                 "with T; the default --maxpool spikes does); the MaxPool2d layer cannot be "
+                                 "saved as NIR (convert with --maxpool average)", mp->name, n->name);
+        if (st != NC_OK)
             return st;
     }
 
@@ -827,18 +876,33 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
                                "does not commute with rate coding; thresholds are calibrated on the ANN with "
                                "that replacement, whose accuracy may differ from the original's", n->name);
     }
+    int id;
+    if (c->o->maxpool == NC_MAXPOOL_SPIKES && carries_spikes(c->s, src)) {
+        if (!is_spike_train(c->s, src))
+            return node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool '%s', which sums or pools spikes: a "
+                            "SpikeMaxPool2d needs spikes (an IF layer's); convert with --maxpool average",
+                            c->s->layers[src].name);
+        if ((st = build_maxpool(c, n, src, 1, &id)) != NC_OK)
+            return st;
+        vst_set_layer(c, n->outputs[0], id);
+        return nc_strlist_addf(&c->cg->warnings,
+                               "MaxPool '%s' pools the spikes of '%s' (--maxpool spikes): a SpikeMaxPool2d "
+                               "whose spike count follows the largest of its inputs' counts, so its rate is "
+                               "the max of their rates (the ANN's max as T grows)", n->name,
+                               c->s->layers[src].name);
+    }
     if (carries_spikes(c->s, src))
         return node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool spikes of '%s' (the activation before "
                         "it has other readers): max pooling does not commute with rate coding; convert with "
-                        "--maxpool average", c->s->layers[src].name);
-    int id;
-    if ((st = build_maxpool(c, n, src, &id)) != NC_OK)
+                        "--maxpool spikes or average", c->s->layers[src].name);
+    if ((st = build_maxpool(c, n, src, 0, &id)) != NC_OK)
         return st;
     vst_set_layer(c, n->outputs[0], id);
     return nc_strlist_addf(&c->cg->warnings,
-                           "MaxPool '%s' pools currents (--maxpool currents): max pooling does not commute "
+                           "MaxPool '%s' pools currents (--maxpool %s): max pooling does not commute "
                            "with rate coding, so it acts before the neurons that follow; the MaxPool2d layer "
-                           "cannot be saved as NIR (convert with --maxpool average)", n->name);
+                           "cannot be saved as NIR (convert with --maxpool average)", n->name,
+                           c->o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
 }
 
 static nc_status op_global_avgpool(cv *c, const nc_node *n)

@@ -1,5 +1,6 @@
-/* Index math of windowed layers (Conv2d, Pool2d, MaxPool2d) for the CUDA
- * kernels, shared with their CPU emulation in tests/test_hd_math.c.
+/* Index math of windowed layers (Conv2d, Pool2d, MaxPool2d, SpikeMaxPool2d)
+ * for the CUDA kernels, shared with their CPU emulation in
+ * tests/test_hd_math.c and, for SpikeMaxPool2d, the CPU backends.
  *
  * Output-stationary: one thread computes one output and visits its window in
  * ascending (c, i, j). The reference scatters each non-zero input (c, ih, iw)
@@ -116,6 +117,39 @@ NC_HD float nc_maxpool_output(const float *x, nc_win_geom g, int c, int oh, int 
         }
     }
     return m;
+}
+
+/* Output (c, oh, ow) of spiking max pooling at one step over a frame x
+ * (the input's spikes: non-zero = a spike). cnt holds every input's spike
+ * count including this step's, *out_cnt the output's count up to the last
+ * step. The output's count follows the window's largest input count, which
+ * grows by at most one a step (each input's does); when it grows, the
+ * output spikes with the value of the first input (ascending i, j) that
+ * reached the new max, which must have spiked now. Returns the output's
+ * value (0 when it does not spike); *spiked says whether it did. */
+NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *out_cnt, nc_win_geom g, int c,
+                               int oh, int ow, int *spiked)
+{
+    uint32_t m = 0;
+    float v = 0.0f;
+    for (int i = 0; i < g.kh; i++) {
+        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+        for (int j = 0; j < g.kw; j++) {
+            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
+                continue;
+            int64_t k = ((int64_t)c * g.H + ih) * g.W + iw;
+            if (cnt[k] > m || (cnt[k] == m && v == 0.0f && x[k] != 0.0f)) {
+                v = cnt[k] > m && x[k] == 0.0f ? 0.0f : x[k];
+                m = cnt[k];
+            }
+        }
+    }
+    *spiked = m > *out_cnt;
+    if (!*spiked)
+        return 0.0f;
+    *out_cnt = m;
+    return v;
 }
 
 #endif

@@ -17,6 +17,8 @@ Writes tests/fixtures/convert/:
   relu6.onnx       Conv-ReLU6 (Clip(0, 6), opset 13: bounds as inputs), Linear
   relu6_op9.onnx   the same at opset 9 (bounds as attributes)
   maxpool.onnx     Conv-ReLU-MaxPool, Linear
+  maxpool2.onnx    Conv-ReLU-MaxPool(2), Conv-ReLU-MaxPool(3, 2, padding 1),
+                   Linear: the second MaxPool pools spikes (SpikeMaxPool2d)
   leaky.onnx       Linear-LeakyReLU-Linear (not convertible)
   bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold)
   avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (refused)
@@ -25,9 +27,14 @@ Writes tests/fixtures/convert/:
   sigmoid.onnx     Linear-Sigmoid-Linear (imports; not convertible)
   x.npy            16 random inputs [16, 1, 8, 8] in [0, 1], float32
 Seeded: the same networks every run (bytes may differ across torch versions).
+With file names as arguments, writes only those of the networks made by
+extra() (so adding one leaves the others' bytes alone):
+
+    /usr/bin/python3 scripts/make_convert_fixtures.py maxpool2.onnx
 """
 import json
 import os
+import sys
 
 import numpy as np
 import torch
@@ -208,6 +215,22 @@ def main():
                          nn.Softmax(dim=1)), "softmax.onnx")
 
 
+def extra(only=None):
+    """Networks added later, each from its own seed."""
+    if only is None or "maxpool2.onnx" in only:
+        torch.manual_seed(5)
+        net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Conv2d(4, 6, 3, padding=1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                            nn.Flatten(), nn.Linear(6 * 2 * 2, 10))
+        with torch.no_grad():  # positive biases: every layer is active on x.npy
+            net[0].bias.uniform_(0.0, 0.3)
+            net[3].bias.uniform_(0.0, 0.3)
+        export(net, "maxpool2.onnx")
+
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1:
+        extra(set(sys.argv[1:]))
+    else:
+        main()
+        extra()

@@ -807,6 +807,9 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
     int nl = s->n_layers;
     for (int i = 0; i < nl; i++) {
         const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
+            return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
+                                  "are no compartment); convert with --maxpool average for the simulator");
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_MAXPOOL2D ||
             L->kind == NC_SNN_CONCAT)
             return unsupported(L, "not supported by the Loihi simulator (IF layers with Affine, Conv2d, "

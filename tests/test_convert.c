@@ -531,6 +531,108 @@ static void test_maxpool(void **state)
     nc_model_free(m);
 }
 
+static nc_tensor *run_sum(const nc_snn *s, const nc_tensor *x, int T);
+
+/* Mean |readout / T − ANN logits| of s over x. */
+static double logit_error(const nc_snn *s, const nc_tensor *x, const nc_tensor *logits, int T)
+{
+    nc_tensor *y = run_sum(s, x, T);
+    const float *a = nc_tensor_data_const(logits), *b = nc_tensor_data_const(y);
+    int64_t n = nc_tensor_numel(logits);
+    assert_int_equal(nc_tensor_numel(y), n);
+    double err = 0;
+    for (int64_t i = 0; i < n; i++)
+        err += fabs(b[i] / T - a[i]);
+    nc_tensor_free(y);
+    return err / (double)n;
+}
+
+/* Conv-ReLU-MaxPool-Conv-ReLU-MaxPool-Linear: by default the first MaxPool
+ * pools the input's currents (constant: exact) and the second, of spikes,
+ * is a SpikeMaxPool2d whose readout approaches the ANN's logits as T grows;
+ * --maxpool currents pools the second's spike-driven currents and does not
+ * converge. Thresholds at the maximum: no clipping error. */
+static void test_spike_maxpool(void **state)
+{
+    (void)state;
+    nc_model *m = load("tests/fixtures/convert/maxpool2.onnx");
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor **all = ann_all(m, x);
+    const nc_tensor *logits = node_out(m, all, "/7/Gemm");
+    double err[2][2];
+    for (int mode = 0; mode < 2; mode++) {
+        nc_convert_options o;
+        nc_convert_options_init(&o);
+        assert_int_equal(o.maxpool, NC_MAXPOOL_SPIKES);
+        o.method = NC_THRESHOLD_MAX;
+        if (mode)
+            o.maxpool = NC_MAXPOOL_CURRENTS;
+        nc_snn *s = NULL;
+        nc_convert_report *r = NULL;
+        NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, &r));
+        assert_int_equal(count_kind(s, NC_SNN_MAXPOOL2D), mode ? 2 : 1);
+        assert_int_equal(count_kind(s, NC_SNN_SPIKEMAXPOOL2D), mode ? 0 : 1);
+        assert_int_equal(s->layers[2].kind, NC_SNN_MAXPOOL2D); /* before the first IF either way */
+        assert_int_equal(nc_convert_report_num_warnings(r), 2);
+        assert_non_null(strstr(nc_convert_report_warning(r, 0), "exact"));
+        assert_null(strstr(nc_convert_report_warning(r, 1), "exact"));
+        assert_non_null(strstr(nc_convert_report_warning(r, 1), mode ? "overshoots" : "SpikeMaxPool2d"));
+        check_report_json(r);
+        err[mode][0] = logit_error(s, x, logits, 16);
+        err[mode][1] = logit_error(s, x, logits, 256);
+        print_message("maxpool %s: mean |readout/T - logit| %.4f at T = 16, %.4f at T = 256\n",
+                      mode ? "currents" : "spikes", err[mode][0], err[mode][1]);
+        nc_snn_free(s);
+        nc_convert_report_free(r);
+    }
+    assert_true(err[0][1] < 0.25 * err[0][0]);
+    assert_true(err[0][1] < 0.25 * err[1][1]);
+    /* binary spikes: θ passes through the pool into the Linear's weights, the spikes stay the same */
+    nc_convert_options ob;
+    nc_convert_options_init(&ob);
+    nc_snn *sv = NULL, *sb = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sv, NULL));
+    ob.binary_spikes = 1;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, NULL));
+    assert_int_equal(sb->n_layers, sv->n_layers); /* no scale layer inserted */
+    assert_int_equal(count_kind(sb, NC_SNN_SPIKEMAXPOOL2D), 1);
+    nc_tensor *yv = run_sum(sv, x, 16), *yb = run_sum(sb, x, 16);
+    for (int64_t i = 0; i < nc_tensor_numel(yv); i++)
+        assert_float_equal(((const float *)nc_tensor_data_const(yb))[i],
+                           ((const float *)nc_tensor_data_const(yv))[i], 1e-4);
+    nc_tensor_free(yv);
+    nc_tensor_free(yb);
+    nc_snn_free(sb);
+    /* QCFS fine-tuning trains rates, where the pool is the max of its inputs' rates; BPTT refuses it */
+    int64_t n = 16, lab[16];
+    for (int i = 0; i < 16; i++)
+        lab[i] = i % 10;
+    nc_tensor *y = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, 1, &n, lab, &y));
+    nc_convert_options oq = {.maxpool = NC_MAXPOOL_SPIKES, .qcfs_epochs = 1, .qcfs_batch = 8};
+    nc_convert_report *rq = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, y, &oq, &sb, &rq));
+    assert_int_equal(count_kind(sb, NC_SNN_SPIKEMAXPOOL2D), 1);
+    assert_true(report_layer(rq, "/4/Relu").finetuned);
+    nc_convert_report_free(rq);
+    nc_snn_free(sb);
+    nc_finetune_options fo;
+    nc_finetune_options_init(&fo);
+    fo.timesteps = 4;
+    assert_int_equal(nc_snn_finetune(sv, x, y, NULL, NULL, &fo), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "SpikeMaxPool2d"));
+    nc_tensor_free(y);
+    nc_snn_free(sv);
+    /* NULL options are the defaults too */
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    assert_int_equal(count_kind(s, NC_SNN_SPIKEMAXPOOL2D), 1);
+    nc_snn_free(s);
+    free_all(m, all);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 static void test_clip(void **state)
 {
     (void)state;
@@ -889,7 +991,7 @@ int main(void)
         cmocka_unit_test(test_bn_folding),   cmocka_unit_test(test_qcfs_pattern),
         cmocka_unit_test(test_first_layer_counts), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_refused_layouts),
-        cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_clip),
+        cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_clip),
         cmocka_unit_test(test_binary_spikes), cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_calibration),  cmocka_unit_test(test_qcfs_finetune),
         cmocka_unit_test(test_examples),

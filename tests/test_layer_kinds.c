@@ -42,6 +42,9 @@ static void test_table_rows(void **state)
     assert_false(nc_snn_kind(NC_SNN_INPUT)->stateless);
     assert_true(nc_snn_kind(NC_SNN_FLATTEN)->view && nc_snn_kind(NC_SNN_READOUT)->view);
     assert_false(nc_snn_kind(NC_SNN_CONCAT)->nir || nc_snn_kind(NC_SNN_MAXPOOL2D)->nir);
+    /* spikes, but counts for state: neither a neuron nor stateless */
+    assert_true(nc_snn_kind_is_spiking(NC_SNN_SPIKEMAXPOOL2D) && !nc_snn_kind(NC_SNN_SPIKEMAXPOOL2D)->stateless);
+    assert_false(nc_snn_kind_is_neuron(NC_SNN_SPIKEMAXPOOL2D) || nc_snn_kind(NC_SNN_SPIKEMAXPOOL2D)->integrates);
     assert_false(nc_snn_kind(NC_SNN_ADD)->nir_node || nc_snn_kind(NC_SNN_READOUT)->nir_node);
     assert_true(nc_snn_kind_is_synaptic(NC_SNN_AFFINE) && nc_snn_kind_is_synaptic(NC_SNN_CONV2D));
     assert_true(nc_snn_kind(NC_SNN_POOL2D)->counts_synops && !nc_snn_kind(NC_SNN_MAXPOOL2D)->counts_synops);
@@ -50,7 +53,7 @@ static void test_table_rows(void **state)
 /* Every kind the builders make, static and time-varying paths through
  * each stateless kind. ids[] gets the layers; *n their number. */
 enum { X_IN, X_C1, X_MP, X_I1, X_P1, X_P2, X_CAT, X_CAT2, X_ADD, X_ADD2, X_FL, X_FL2, X_A1, X_I2, X_A2,
-       X_RO, X_RS, X_N };
+       X_RO, X_RS, X_SMP, X_N };
 static const int g_static[X_N] = {[X_IN] = 1, [X_C1] = 1, [X_MP] = 1, [X_P2] = 1, [X_CAT2] = 1,
                                   [X_ADD2] = 1, [X_FL2] = 1, [X_RS] = 1};
 
@@ -78,6 +81,7 @@ static nc_snn *every_kind(int *ids)
     ids[X_A2] = net_affine(s, ids[X_I2], 4, 0.8f);
     NC_ASSERT_OK(nc_snn_add_readout(s, ids[X_A2], "ro", &ids[X_RO]));
     NC_ASSERT_OK(nc_snn_add_readout(s, ids[X_FL2], "rs", &ids[X_RS]));
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, ids[X_I1], k2, k2, NULL, "smp", &ids[X_SMP])); /* 4 × 2 × 2 */
     NC_ASSERT_OK(nc_snn_set_output(s, ids[X_RO]));
     return s;
 }

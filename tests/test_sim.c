@@ -599,6 +599,17 @@ static void test_refusals(void **state)
     assert_int_equal(nc_loihi_compile(s, NULL, &net), NC_ERR_UNSUPPORTED);
     assert_non_null(strstr(nc_last_error(), "'overlap'"));
     nc_snn_free(s);
+    /* spiking max pooling is not mapped: refused naming the layer */
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    id = add_if(s, 0, 1.0f, 0.5f, NC_RESET_SUBTRACT, "if");
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, id, k, k, zero, "smp", &p));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, p, "fl", &fl));
+    a = add_affine(s, fl, 1, 4, w, NULL, "fc");
+    NC_ASSERT_OK(nc_snn_add_readout(s, a, "out", &ro));
+    assert_int_equal(nc_loihi_compile(s, NULL, &net), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "'smp' (SpikeMaxPool2d)"));
+    assert_null(net);
+    nc_snn_free(s);
     /* no readout */
     NC_ASSERT_OK(nc_snn_create(3, in, &s));
     add_if(s, 0, 1.0f, 0.5f, NC_RESET_SUBTRACT, "last");

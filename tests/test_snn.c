@@ -274,6 +274,146 @@ static void test_builder_errors(void **state)
     nc_snn_free(s);
 }
 
+/* ---------------------------------------------------------------- SpikeMaxPool2d */
+
+/* Runs s on x recording rec[]; returns rec[0]'s value trace, and in
+ * *second (if not NULL) the spike trace of the last one. */
+static nc_tensor *run_trace(const nc_snn *s, const char *backend, const nc_tensor *x, int T, const char **rec,
+                            int n_rec, nc_tensor **second, int64_t *pool_spikes, int pool_id)
+{
+    nc_session_options o = {.backend = backend, .timesteps = T, .record = rec, .n_record = n_rec};
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    nc_tensor *y = NULL, *tr = NULL;
+    NC_ASSERT_OK(nc_session_run(ss, x, &y));
+    NC_ASSERT_OK(nc_session_trace(ss, rec[0], NC_TRACE_MEMBRANE, &tr));
+    if (second)
+        NC_ASSERT_OK(nc_session_trace(ss, rec[n_rec - 1], NC_TRACE_SPIKES, second));
+    NC_ASSERT_OK(nc_session_spike_count(ss, pool_id, pool_spikes));
+    nc_tensor_free(y);
+    nc_session_free(ss);
+    return tr;
+}
+
+/* Hand-computed spike trains: 2 × 3 inputs, windows 2 × 2 at stride 1 with
+ * one column of padding each side (4 outputs). Each output's count is the
+ * largest count in its window at every step; a spike carries the value of
+ * the first input (window order) that reached the new max. */
+static void test_spike_maxpool_by_hand(void **state)
+{
+    (void)state;
+    enum { T = 6 };
+    int64_t in[3] = {1, 2, 3}, k[2] = {2, 2}, st[2] = {1, 1}, pd[2] = {0, 1};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int id;
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, 0, k, st, pd, "smp", &id));
+    nc_snn_layer_info L;
+    NC_ASSERT_OK(nc_snn_layer_at(s, id, &L));
+    assert_int_equal(L.kind, NC_SNN_SPIKEMAXPOOL2D);
+    assert_int_equal(L.shape[1] * 10 + L.shape[2], 14);
+    assert_string_equal(nc_snn_kind_name(L.kind), "SpikeMaxPool2d");
+    /* inputs (row, col): spike value, train */
+    static const float val[6] = {1, 2, 1, 0, 3, 1};
+    static const int train[6][T] = {{1, 1, 0, 0, 0, 0}, {0, 1, 1, 1, 0, 0}, {0, 0, 0, 0, 1, 1},
+                                    {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 1, 0}, {1, 0, 0, 0, 0, 0}};
+    float xs[T * 6];
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < 6; i++)
+            xs[t * 6 + i] = train[i][t] ? val[i] : 0.0f;
+    int64_t xshape[5] = {T, 1, 1, 2, 3}; /* a series: (T, N, C, H, W) */
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 5, xshape, xs, &x));
+    static const float want[4][T] = {{1, 1, 0, 0, 0, 0}, {1, 1, 0, 2, 0, 0}, {1, 0, 2, 2, 0, 0},
+                                     {1, 0, 0, 0, 0, 1}};
+    static const char *backends[] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) {
+        const char *rec[] = {"smp"};
+        int64_t spikes;
+        nc_tensor *spk = NULL;
+        nc_tensor *tr = run_trace(s, backends[b], x, T, rec, 1, &spk, &spikes, id);
+        assert_int_equal(nc_tensor_numel(tr), T * 4);
+        const float *v = nc_tensor_data(tr), *sp = nc_tensor_data(spk);
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < 4; o++) {
+                if (v[t * 4 + o] != want[o][t])
+                    fail_msg("%s: output %d at step %d: %g, expected %g", backends[b], o, t + 1, v[t * 4 + o],
+                             want[o][t]);
+                assert_true(sp[t * 4 + o] == (want[o][t] != 0.0f)); /* its spike trace: 0/1 */
+            }
+        assert_int_equal(spikes, 10);
+        nc_tensor_free(tr);
+        nc_tensor_free(spk);
+    }
+    nc_tensor_free(x);
+    nc_snn_free(s);
+
+    /* padding must leave every window a tap inside the input */
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int64_t big[2] = {2, 2};
+    assert_int_equal(nc_snn_add_spike_maxpool2d(s, 0, k, st, big, NULL, &id), NC_ERR_INVALID_ARG);
+    nc_snn_free(s);
+}
+
+/* IF layers (per-channel θ, spikes carrying θ ≠ 1) under both resets feed
+ * a SpikeMaxPool2d: at every step its spike count is the largest count of
+ * the IF spikes in each window, and each spike carries the channel's θ. */
+static void test_spike_maxpool_counts(void **state)
+{
+    (void)state;
+    enum { T = 40, C = 2, H = 3, W = 3, OH = 2, OW = 2 };
+    int64_t in[3] = {C, H, W}, k[2] = {2, 2}, st[2] = {1, 1};
+    float th[C] = {0.8f, 1.3f};
+    float xin[C * H * W];
+    for (int i = 0; i < C * H * W; i++)
+        xin[i] = (float)((i * 7) % 11) / 10.0f; /* rates 0 .. 1, a few ties */
+    int64_t xshape[4] = {1, C, H, W};
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, xshape, xin, &x));
+    for (int reset = 0; reset < 2; reset++) {
+        nc_snn *s = NULL;
+        NC_ASSERT_OK(nc_snn_create(3, in, &s));
+        nc_tensor *tt = vec(C, th);
+        nc_if_params p = {.threshold = tt, .reset = reset ? NC_RESET_ZERO : NC_RESET_SUBTRACT};
+        int ifl, mp;
+        NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "if", &ifl));
+        NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, ifl, k, st, NULL, "smp", &mp));
+        nc_tensor_free(tt);
+        const char *rec[] = {"smp", "if"};
+        nc_tensor *spk = NULL;
+        int64_t n_out;
+        nc_tensor *tr = run_trace(s, "cpu", x, T, rec, 2, &spk, &n_out, mp);
+        const float *v = nc_tensor_data(tr), *sp = nc_tensor_data(spk);
+        int cin[C * H * W] = {0}, cout[C * OH * OW] = {0};
+        int64_t total = 0;
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < C * H * W; i++)
+                cin[i] += sp[t * C * H * W + i] != 0.0f;
+            for (int c = 0; c < C; c++)
+                for (int oh = 0; oh < OH; oh++)
+                    for (int ow = 0; ow < OW; ow++) {
+                        int o = (c * OH + oh) * OW + ow, m = 0;
+                        float y = v[t * C * OH * OW + o];
+                        for (int i = 0; i < 2; i++)
+                            for (int j = 0; j < 2; j++)
+                                m = cin[(c * H + oh + i) * W + ow + j] > m ? cin[(c * H + oh + i) * W + ow + j] : m;
+                        assert_true(y == 0.0f || y == th[c]);
+                        cout[o] += y != 0.0f;
+                        total += y != 0.0f;
+                        if (cout[o] != m)
+                            fail_msg("reset %d, output %d, step %d: count %d, max of the inputs' %d", reset, o, t + 1,
+                                     cout[o], m);
+                    }
+        }
+        assert_int_equal(total, n_out);
+        assert_true(total > T); /* the pools did spike */
+        nc_tensor_free(tr);
+        nc_tensor_free(spk);
+        nc_snn_free(s);
+    }
+    nc_tensor_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_negative_input),     cmocka_unit_test(test_reset_to_zero),
         cmocka_unit_test(test_qcfs_equivalence),   cmocka_unit_test(test_poisson_is_seeded),
         cmocka_unit_test(test_per_step_and_shapes), cmocka_unit_test(test_builder_errors),
+        cmocka_unit_test(test_spike_maxpool_by_hand), cmocka_unit_test(test_spike_maxpool_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

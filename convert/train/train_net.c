@@ -49,6 +49,13 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
+        case NC_SNN_SPIKEMAXPOOL2D:
+            /* QCFS trains rates, where it is the max of its inputs' rates (a MaxPool2d); BPTT would need
+               the gradient of its spike counts over time */
+            if (mode != NC_TRAIN_QCFS)
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is SpikeMaxPool2d, which only QCFS "
+                                 "training handles (as max pooling of rates)", mname, L->name);
+            /* fall through */
         case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
             if (L->ndim != 3 || s->layers[L->inputs[0]].ndim != 3)
                 return nc_errorf(NC_ERR_SHAPE, "%s training: layer '%s' needs (C, H, W) input and output", mname,
@@ -146,14 +153,15 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
             Y->dW = buf(1, L->weight->numel, sizeof(float), &fail);
             Y->db = buf(1, L->bias->numel, sizeof(float), &fail);
         }
-        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D)
+        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D ||
+            L->kind == NC_SNN_SPIKEMAXPOOL2D)
             nc_tr_geom_of(L, &s->layers[L->inputs[0]], &Y->g);
         if (L->kind == NC_SNN_CONV2D) {
             int64_t w = nc_tr_conv_work(&Y->g, rows);
             if (w > net->work_n)
                 net->work_n = w;
         }
-        if (L->kind == NC_SNN_MAXPOOL2D)
+        if (L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             Y->arg = buf(rows, Y->size, sizeof(int32_t), &fail);
         if (L->kind == NC_SNN_IF) {
             Y->lam = buf(1, Y->size, sizeof(float), &fail);
@@ -243,7 +251,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
         case NC_SNN_POOL2D:
             nc_tr_pool_fwd(&Y->g, L->scale, X->y, Y->y, rows);
             break;
-        case NC_SNN_MAXPOOL2D:
+        case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D: /* QCFS only: a max of rates */
             nc_tr_maxpool_fwd(&Y->g, X->y, Y->y, Y->arg, rows);
             break;
         case NC_SNN_FLATTEN: case NC_SNN_READOUT:
@@ -373,7 +381,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
             if (dx)
                 nc_tr_pool_bwd(&Y->g, L->scale, Y->dy, dx, rows);
             break;
-        case NC_SNN_MAXPOOL2D:
+        case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D:
             if (dx)
                 nc_tr_maxpool_bwd(&Y->g, Y->arg, Y->dy, dx, rows);
             break;

@@ -26,15 +26,25 @@ typedef enum nc_threshold_method {
     NC_THRESHOLD_MSE = 2         /* the clip that minimises the MSE of the T-step quantised output */
 } nc_threshold_method;
 
+/* How a MaxPool becomes spiking. Max pooling does not commute with rate
+ * coding: the max of spike trains is not the spike train of the max. */
 typedef enum nc_maxpool_mode {
-    NC_MAXPOOL_CURRENTS = 0,  /* max-pool the currents before the neuron (max commutes with ReLU) */
-    NC_MAXPOOL_AVERAGE = 1    /* replace MaxPool by average pooling */
+    /* the default (0: nc_convert_options_init, NULL options, a zeroed
+     * struct): currents where they are constant, as below; a MaxPool of
+     * spikes becomes a SpikeMaxPool2d (nc_snn_add_spike_maxpool2d), whose
+     * rate is the max of its inputs' rates */
+    NC_MAXPOOL_SPIKES = 0,
+    /* max-pool the currents before the neuron (max commutes with ReLU): exact
+     * where the currents are constant, i.e. computed from the (directly
+     * encoded) input alone; elsewhere the SNN overshoots the ANN */
+    NC_MAXPOOL_CURRENTS = 1,
+    NC_MAXPOOL_AVERAGE = 2    /* replace MaxPool by average pooling (the ANN changes) */
 } nc_maxpool_mode;
 
 /* Defaults (nc_convert_options_init): NC_THRESHOLD_PERCENTILE at 99.9 over
  * the positive activations, per layer, timesteps 8, levels 0 (8, or what a
  * QCFS pattern says), 1000 calibration samples, NC_RESET_SUBTRACT, v(0) =
- * θ/2, spikes carrying θ, NC_MAXPOOL_CURRENTS, no QCFS fine-tuning (lr 1e-3,
+ * θ/2, spikes carrying θ, NC_MAXPOOL_SPIKES, no QCFS fine-tuning (lr 1e-3,
  * batch 64, seed 0 when on), no progress, no bias or potential correction
  * (1 round when on), one process. */
 typedef struct nc_convert_options {

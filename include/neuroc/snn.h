@@ -36,7 +36,8 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_LIF,        /* leaky integrate-and-fire (NIR LIF), forward Euler with dt */
     NC_SNN_CUBALIF,    /* current-based LIF (NIR CubaLIF), forward Euler with dt */
     NC_SNN_READOUT,    /* non-spiking accumulator of its input over time */
-    NC_SNN_MAXPOOL2D   /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
+    NC_SNN_MAXPOOL2D,  /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
+    NC_SNN_SPIKEMAXPOOL2D /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF
@@ -88,6 +89,19 @@ NC_API nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight,
 NC_API nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2],
                                    const int64_t stride[2], const int64_t padding[2], float scale,
                                    const char *name, int *id);
+/* Spiking max pooling (NC_SNN_SPIKEMAXPOOL2D) of a layer of spikes: output
+ * neuron o's spike count up to step t is the largest count, over its
+ * window, of its inputs' spikes (an input spikes at a step when its value is
+ * non-zero), so its rate is the max of its inputs' rates at every t. Each
+ * input count grows by at most one a step, so the max does too: o emits one
+ * spike when its count grows, carrying the value of the first input (window
+ * order) whose count reached the new max at that step (θ for an IF layer
+ * with per-layer or per-channel θ). Taps in the padding are ignored; padding
+ * must be smaller than the kernel. State: a count per input neuron and per
+ * output neuron, zero at the start of a run. */
+NC_API nc_status nc_snn_add_spike_maxpool2d(nc_snn *s, int from, const int64_t kernel[2],
+                                            const int64_t stride[2], const int64_t padding[2],
+                                            const char *name, int *id);
 NC_API nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id);
 NC_API nc_status nc_snn_add_add(nc_snn *s, int n_from, const int *from, const char *name, int *id);
 NC_API nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const char *name,

@@ -8,7 +8,8 @@
 /* Columns: neuron, spiking, integrates, stateless, synaptic, counts_synops,
  * view, nir, nir_node. A Readout is stateless here: its value at a step is
  * its input's (the reference copies it); the sum over time is the run's
- * output, not the layer's state. */
+ * output, not the layer's state. A SpikeMaxPool2d spikes but is no neuron:
+ * its state is spike counts, not a membrane. */
 static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
     [NC_SNN_INPUT] = {"Input", 0, 0, 0, 0, 0, 0, 0, 1, 1},
     [NC_SNN_AFFINE] = {"Affine", 0, 0, 0, 1, 1, 1, 0, 1, 1},
@@ -22,6 +23,8 @@ static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
     [NC_SNN_CUBALIF] = {"CubaLIF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
     [NC_SNN_READOUT] = {"Readout", 0, 0, 1, 1, 0, 0, 1, 1, 0},
     [NC_SNN_MAXPOOL2D] = {"MaxPool2d", 0, 0, 0, 1, 0, 0, 0, 0, 0},
+    /* spikes out, counts carried from step to step (kernel, stride, padding) */
+    [NC_SNN_SPIKEMAXPOOL2D] = {"SpikeMaxPool2d", 0, 1, 0, 0, 0, 0, 0, 0, 0},
 };
 
 static const nc_snn_kind_traits g_unknown = {"unknown", 0, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -347,7 +347,7 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
     if (st2[0] <= 0 || st2[1] <= 0 || pd[0] < 0 || pd[1] < 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': bad stride or padding", what, nm);
     /* a max-pool window made only of padding would have no maximum */
-    if (kind == NC_SNN_MAXPOOL2D && (pd[0] >= kernel[0] || pd[1] >= kernel[1]))
+    if ((kind == NC_SNN_MAXPOOL2D || kind == NC_SNN_SPIKEMAXPOOL2D) && (pd[0] >= kernel[0] || pd[1] >= kernel[1]))
         return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': padding must be smaller than the kernel", what, nm);
     int64_t oh = conv_out(X->shape[1], kernel[0], st2[0], pd[0], 1);
     int64_t ow = conv_out(X->shape[2], kernel[1], st2[1], pd[1], 1);
@@ -374,6 +374,12 @@ nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], con
                                const int64_t padding[2], const char *name, int *id)
 {
     return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
+}
+
+nc_status nc_snn_add_spike_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                     const int64_t padding[2], const char *name, int *id)
+{
+    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)

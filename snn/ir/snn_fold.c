@@ -41,8 +41,9 @@ int nc_snn_takes_factor(const nc_snn *s, int i, int j, const float *fj)
     case NC_SNN_AFFINE: return 1;
     case NC_SNN_CONV2D: return nc_snn_factor_channel_uniform(J, fj);
     case NC_SNN_POOL2D: return j < i && nc_snn_factor_channel_uniform(J, fj);
-    case NC_SNN_MAXPOOL2D: {
-        /* max commutes only with a positive scale */
+    case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D: {
+        /* max commutes only with a positive scale (a spike max pool passes on its inputs' values: a zero
+           factor would turn spikes that do not count into ones that do) */
         int positive = 1;
         for (int64_t k = 0; fj && k < nc_snn_layer_size(J); k++)
             positive &= fj[k] > 0.0f;
@@ -65,7 +66,7 @@ nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, 
         if ((*out = nc_malloc((size_t)n * sizeof **out)))
             memcpy(*out, fj, (size_t)n * sizeof **out);
         fail = !*out;
-    } else if ((L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D) &&
+    } else if ((L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D) &&
                ((takes && fj) || (pool_scale && L->scale != 1.0f))) {
         /* per channel: pooling keeps channels, changes H×W */
         const nc_snn_layer *J = &s->layers[L->inputs[0]];
@@ -191,7 +192,7 @@ static nc_status fold_layer(fold *F, int i)
         nc_tensor_free(w);
         break;
     }
-    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_FLATTEN:
+    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D: case NC_SNN_FLATTEN:
         if (!takes && (st = scaled_id(F, j, &from)) != NC_OK)
             return st;
         if (takes)
@@ -200,6 +201,8 @@ static nc_status fold_layer(fold *F, int i)
             st = nc_snn_add_pool2d(F->t, from, L->kernel, L->stride, L->padding, L->scale, L->name, &id);
         else if (L->kind == NC_SNN_MAXPOOL2D)
             st = nc_snn_add_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
+        else if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
+            st = nc_snn_add_spike_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
         else
             st = nc_snn_add_flatten(F->t, from, L->name, &id);
         /* the pool's scale stays in the layer: the factor passes unscaled */

@@ -88,6 +88,7 @@ static void fast_plan_free(void *p)
         nc_free(W->bits);
         nc_free(W->cnt);
         nc_free(W->nz);
+        nc_free(W->mcnt);
         nc_free(W->v);
         nc_free(W->isyn);
         nc_free(W->tmp);
@@ -308,6 +309,10 @@ static nc_status plan_layers(fast_plan *P)
             F->rep = REP_DENSE;
             F->cl = F->in_dense && X->cl;
             break;
+        case NC_SNN_SPIKEMAXPOOL2D: /* the reference's loop over an NCHW copy of its input */
+            F->rep = REP_DENSE;
+            F->in_dense = 0;
+            break;
         case NC_SNN_ADD:
             F->rep = REP_DENSE;
             for (int k = 0; k < L->n_inputs; k++) {
@@ -355,10 +360,11 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
     W->bits = nc_calloc((size_t)n, sizeof *W->bits);
     W->cnt = nc_calloc((size_t)n, sizeof *W->cnt);
     W->nz = nc_calloc((size_t)n, sizeof *W->nz);
+    W->mcnt = nc_calloc((size_t)n, sizeof *W->mcnt);
     W->v = nc_calloc((size_t)n, sizeof *W->v);
     W->isyn = nc_calloc((size_t)n, sizeof *W->isyn);
     W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
-    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->v || !W->isyn || !W->tmp)
+    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->tmp)
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     char *base = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -390,9 +396,12 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 CARVE(W->v[i], F->size, float);
             if (L->kind == NC_SNN_CUBALIF)
                 CARVE(W->isyn[i], F->size, float);
-            if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
+            if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
+                 (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
                 !F->in_dense)
                 CARVE(W->tmp[i], in_size, float);
+            if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
+                CARVE(W->mcnt[i], in_size + F->size, uint32_t);
             if (nc_snn_kind_is_synaptic(L->kind) && in_size > ev)
                 ev = in_size;
         }

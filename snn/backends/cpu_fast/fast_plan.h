@@ -58,8 +58,9 @@ typedef struct fast_ws {
     uint64_t **bits;     /* neurons, Input (Poisson): spikes (see fast_layer.wpc) */
     uint32_t **cnt;      /* Pool2d of spikes: spikes per window, [OHW][C] */
     uint64_t **nz;       /* ... and which windows are not empty (bits as fast_layer.wpc) */
+    uint32_t **mcnt;     /* SpikeMaxPool2d: spike counts of its input, then of its outputs */
     float **v, **isyn;   /* neuron state */
-    float **tmp;         /* materialised input of a neuron, Pool2d or MaxPool2d */
+    float **tmp;         /* materialised input of a neuron, Pool2d, MaxPool2d or SpikeMaxPool2d */
     const float *in;     /* the Input layer's analog value for this sample and step */
     int32_t *ev_idx;     /* events for Affine / Conv2d */
     float *ev_val;

@@ -8,6 +8,8 @@
 
 #include "fast_plan.h"
 #include "kernels/neuron.h"
+#include "kernels/window_index.h"
+#include "snn/backends/weight_layout.h"
 
 /* ------------------------------------------------------------ run: values */
 
@@ -180,6 +182,26 @@ static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast
             }
 }
 
+/* Spiking max pooling: the reference's loop (nc_spikemax_output) over the
+ * NCHW input x; counts in cnt (input's, then outputs'). Returns spikes. */
+static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32_t *cnt, const float *x, float *y)
+{
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), spikes = 0;
+    uint32_t *co = cnt + in;
+    for (int64_t k = 0; k < in; k++)
+        cnt[k] += x[k] != 0.0f;
+    for (int c = 0; c < g.C; c++)
+        for (int oh = 0; oh < g.OH; oh++)
+            for (int ow = 0; ow < g.OW; ow++) {
+                int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
+                int sp;
+                y[o] = nc_spikemax_output(x, cnt, &co[o], g, c, oh, ow, &sp);
+                spikes += sp;
+            }
+    return spikes;
+}
+
 /* y = x0 + x1 + ... in input order, element by element (as the reference);
  * a spike or count input adds only its non-zero elements (adding zero
  * changes nothing). */
@@ -259,6 +281,9 @@ static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q
     if (!F->neuron) {
         if (q->rec_membrane && q->rec_membrane[i])
             materialize(P, W, F->view, q->rec_membrane[i] + off);
+        if (q->rec_spikes && q->rec_spikes[i] && P->s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
+            for (int64_t k = 0; k < F->size; k++) /* NCHW already (F->cl = 0) */
+                q->rec_spikes[i][off + k] = W->dense[i][k] != 0.0f;
         return;
     }
     if (q->rec_spikes && q->rec_spikes[i]) {
@@ -310,6 +335,8 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             memcpy(W->v[i], F->v0, (size_t)F->size * sizeof(float));
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
+        if (W->mcnt[i])
+            memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }
     float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * out_size;
     for (int t = 0; t < q->T; t++) {
@@ -362,6 +389,10 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 run_maxpool(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
                 break;
             }
+            case NC_SNN_SPIKEMAXPOOL2D:
+                materialize(P, W, x_view, W->tmp[i]);
+                spk[i] += run_spikemax(L, &s->layers[L->inputs[0]], W->mcnt[i], W->tmp[i], W->dense[i]);
+                break;
             case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
             case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
                 const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];

@@ -19,6 +19,7 @@ typedef struct ref_layer {
     float *isyn;       /* CubaLIF synaptic current, N × size */
     float *theta, *v0, *sval;    /* per-neuron parameters, size each */
     float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
+    uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
                           transposed so that one input event scatters over contiguous outputs */
 } ref_layer;
@@ -48,6 +49,7 @@ static void ref_plan_free(void *p)
                          R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in, R->wt};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
+        nc_free(R->cnt);
     }
     nc_free(P->L);
     nc_free(P->scratch);
@@ -82,6 +84,10 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         if (nc_snn_kind_is_synaptic(L->kind)) {
             R->wt = nc_snn_fanout_weights(L);
             fail |= !R->wt;
+        }
+        if (L->kind == NC_SNN_SPIKEMAXPOOL2D) { /* sizes fit: the input's buffer did */
+            R->cnt = nc_calloc((size_t)N * (size_t)(P->L[L->inputs[0]].size + R->size), sizeof *R->cnt);
+            fail |= !R->cnt;
         }
         if (L->kind == NC_SNN_CONV2D && !fail && n > scratch_n) {
             nc_free(P->scratch);
@@ -248,6 +254,31 @@ static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const fl
                     y[n * out + ((int64_t)c * g.OH + oh) * g.OW + ow] = nc_maxpool_output(x + n * in, g, c, oh, ow);
 }
 
+/* Spiking max pooling (nc_snn_add_spike_maxpool2d): count this step's
+ * input spikes, then let each output's count follow its window's max.
+ * Returns the spikes emitted. */
+static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32_t *cnt, const float *x, float *y,
+                            int N)
+{
+    nc_win_geom g = nc_snn_win_geom(L, X);
+    int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), spikes = 0;
+    for (int n = 0; n < N; n++) {
+        uint32_t *ci = cnt + n * in, *co = cnt + N * in + n * out;
+        const float *xn = x + n * in;
+        for (int64_t k = 0; k < in; k++)
+            ci[k] += xn[k] != 0.0f;
+        for (int c = 0; c < g.C; c++)
+            for (int oh = 0; oh < g.OH; oh++)
+                for (int ow = 0; ow < g.OW; ow++) {
+                    int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
+                    int sp;
+                    y[n * out + o] = nc_spikemax_output(xn, ci, &co[o], g, c, oh, ow, &sp);
+                    spikes += sp;
+                }
+    }
+    return spikes;
+}
+
 static void run_concat(const nc_snn *s, const nc_snn_layer *L, ref_layer *P, float *y, int N)
 {
     int64_t size = nc_snn_layer_size(L), off = 0;
@@ -311,6 +342,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 R[i].v[k] = R[i].v0[k % R[i].size];
         if (R[i].isyn)
             memset(R[i].isyn, 0, (size_t)n * sizeof(float));
+        if (R[i].cnt)
+            memset(R[i].cnt, 0, (size_t)(N * (R[s->layers[i].inputs[0]].size + R[i].size)) * sizeof *R[i].cnt);
         q->spike_counts[i] = 0;
         if (q->synops)
             q->synops[i] = 0;
@@ -346,6 +379,12 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 break;
             case NC_SNN_POOL2D: ops = run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
+            case NC_SNN_SPIKEMAXPOOL2D:
+                q->spike_counts[i] += run_spikemax(L, &s->layers[L->inputs[0]], Ri->cnt, x, Ri->out, N);
+                if (q->rec_spikes && q->rec_spikes[i]) /* its spikes: the non-zero outputs */
+                    for (int64_t k = 0; k < N * Ri->size; k++)
+                        q->rec_spikes[i][(int64_t)t * N * Ri->size + k] = Ri->out[k] != 0.0f;
+                break;
             case NC_SNN_FLATTEN:
             case NC_SNN_READOUT:
                 memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));

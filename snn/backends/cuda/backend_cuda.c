@@ -140,6 +140,10 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
     case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
     case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_IF: case NC_SNN_READOUT:
         break;
+    case NC_SNN_SPIKEMAXPOOL2D:
+        snprintf(why, len, "SpikeMaxPool2d keeps spike counts from step to step, which the cuda kernels do not "
+                           "carry yet (the cpu and cpu-fast backends run it; or convert with --maxpool currents)");
+        return 0;
     default:
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
