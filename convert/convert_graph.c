@@ -707,8 +707,9 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         if ((st = nc_strlist_addf(&c->cg->warnings,
                                   "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool currents): "
                                   "max pooling does not commute with rate coding, so it is moved before the "
-                                  "neuron, where it is exact for the ANN (max commutes with ReLU); the "
-                                  "MaxPool2d layer cannot be saved as NIR (convert with --maxpool average)",
+                                  "neuron, where it is exact for the ANN (max commutes with ReLU); it is "
+                                  "saved as a neuroc extension node, which --nir-strict refuses (for a file other "
+                                  "NIR tools read, convert with --maxpool average)",
                                   mp->name, n->name)) != NC_OK)
             return st;
     }
@@ -837,8 +838,9 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
     vst_set_layer(c, n->outputs[0], id);
     return nc_strlist_addf(&c->cg->warnings,
                            "MaxPool '%s' pools currents (--maxpool currents): max pooling does not commute "
-                           "with rate coding, so it acts before the neurons that follow; the MaxPool2d layer "
-                           "cannot be saved as NIR (convert with --maxpool average)", n->name);
+                           "with rate coding, so it acts before the neurons that follow; the MaxPool2d layer is "
+                           "saved as a neuroc extension node, which --nir-strict refuses (for a file other NIR "
+                           "tools read, convert with --maxpool average)", n->name);
 }
 
 static nc_status op_global_avgpool(cv *c, const nc_node *n)
