@@ -707,7 +707,7 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         if ((st = nc_strlist_addf(&c->cg->warnings,
                                   "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool currents): "
                                   "max pooling does not commute with rate coding, so it is moved before the "
-                                  "neuron, where it is exact for the ANN (max commutes with ReLU); it is "
+                                  "neuron, where it is exact for the ANN (max commutes with ReLU); the MaxPool2d layer is "
                                   "saved as a neuroc extension node, which --nir-strict refuses (for a file other "
                                   "NIR tools read, convert with --maxpool average)",
                                   mp->name, n->name)) != NC_OK)

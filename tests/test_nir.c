@@ -505,6 +505,7 @@ static void test_roundtrip_maxpool(void **state)
     assert_true(has_edge(out_path("maxpool.nir"), "if1", "pool")); /* the graph keeps its edges */
     assert_true(has_edge(out_path("maxpool.nir"), "pool", "conv2"));
     expect_strict_refusal(a, "maxpool_strict", "pool", "MaxPool2d");
+    write_text(nc_test_pathf("%s.json", out_path("maxpool.nir")), "{\"nir_read_refuses\": true}\n");
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -575,6 +576,14 @@ static void test_depthwise_compact(void **state)
     NC_ASSERT_OK(nc_h5_read_f64_scalar(f, "node/nodes/dw2/groups", &g));
     assert_true(g == C);
     H5Fclose(f);
+    write_text(nc_test_pathf("%s.json", out_path("depthwise.nir")),
+               "{\"type_check\": false, \"nodes\": {\n"
+               " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
+               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
+               " \"dw2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
+               " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"}, \"output\": {\"type\": \"Output\"}},\n"
+               "\"edges\": [[\"input\", \"dw\"], [\"dw\", \"if1\"], [\"if1\", \"dw2\"], [\"dw2\", \"if2\"],\n"
+               "  [\"if2\", \"flat\"], [\"flat\", \"fc\"], [\"fc\", \"output\"]]}\n");
     /* read as plain NIR it is still a grouped convolution */
     f = H5Fopen(out_path("depthwise.nir"), H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
