@@ -51,7 +51,9 @@ int nir_ext_type(const char *type)
 
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
 {
-    nc_snn_layer *M = (nc_snn_layer *)L; /* only read: the accessors serve both ways */
+    const int64_t *pairs[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
+    const nc_tensor *tensors[N_TENSORS] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
+                                           L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
     char type[96];
     snprintf(type, sizeof type, NC_NIR_EXT_PREFIX "%s", nc_snn_kind_name(L->kind));
     int64_t nd = L->ndim, two = 2;
@@ -59,7 +61,7 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
     if (st == NC_OK)
         st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
     for (int k = 0; st == NC_OK && k < N_PAIRS; k++)
-        st = nc_h5_write_i64(g, PAIRS[k], 1, &two, pair_of(M, k));
+        st = nc_h5_write_i64(g, PAIRS[k], 1, &two, pairs[k]);
     if (st == NC_OK)
         st = nc_h5_write_i64_scalar(g, "groups", L->groups);
     if (st == NC_OK)
@@ -69,7 +71,7 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
     if (st == NC_OK)
         st = nc_h5_write_f64_scalar(g, "dt", L->dt);
     for (int k = 0; st == NC_OK && k < N_TENSORS; k++) {
-        const nc_tensor *t = *tensor_of(M, k);
+        const nc_tensor *t = tensors[k];
         if (t)
             st = nc_h5_write_f32(g, TENSORS[k], t->ndim, t->shape, nc_f32(t));
     }
