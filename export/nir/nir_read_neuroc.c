@@ -2,7 +2,8 @@
  * /neuroc group neuroc writes (layout in nir_write.c), taking biases and
  * conv/pool geometry from the NIR nodes it names and everything NIR cannot
  * say (original weights, v(0), reset, spike values, pool scale, names,
- * order, output) from the group itself. */
+ * order, output) from the group itself. A layer of a kind NIR cannot express
+ * takes all its fields from its neuroc.<kind> extension node (nir_ext.c). */
 #include <stdio.h>
 #include <string.h>
 

@@ -21,7 +21,8 @@
  *   format_version  int64        generator  string      output  int64 (-1 = default)
  *   n_layers        int64        readout    string (only when there is one)
  *   layers/<i>/     one group per IR layer i = 0..n_layers-1, in IR order:
- *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout)
+ *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout;
+ *     a neuroc.<kind> extension node for a kind NIR cannot express)
  *     inputs int64 [n_inputs]    shape int64 [ndim]
  *     weight   Affine/Conv2d, only when the NIR node's weight differs (a fold,
  *              or a grouped Conv2d written densely in strict mode): the
