@@ -28,6 +28,9 @@ const char CMD_CONVERT_HELP[] =
     "calibration data (or from a Clip / QCFS pattern), the last layer a readout.\n"
     "\n"
     "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
+    "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
+    "                     max pooling, concatenation, ... (else stored as neuroc\n"
+    "                     extension nodes) and spell grouped convolutions densely\n"
     "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset)\n"
     "      --report F     what conversion did, as JSON (thresholds, warnings)\n"
     "  -T, --timesteps T  the T the network is meant for (the mse clip; default 8)\n"
@@ -337,9 +340,10 @@ int cmd_convert(int argc, char **argv)
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
     const char *pos[1];
-    int n_pos;
+    int n_pos, nir_strict = 0;
     cli_opt opts[] = {
         {"--calib", NULL, &c.calib, NULL},
+        {"--nir-strict", NULL, NULL, &nir_strict},
         {"--output", "-o", &output, NULL},
         {"--report", NULL, &report, NULL},
         {"--timesteps", "-T", &c.timesteps, NULL},
@@ -433,7 +437,10 @@ loaded:
         (rc = convert_finetune(s, train ? train : calib, labels, &o, (int)n_ft, ft_lr, &prog)) != CLI_OK)
         goto done;
     /* every rank holds the same network; rank 0 writes it */
-    if (cli_is_root() && (st = nc_snn_save_nir(s, output)) != NC_OK) {
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = nir_strict;
+    if (cli_is_root() && (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }

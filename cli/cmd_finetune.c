@@ -33,6 +33,8 @@ const char CMD_FINETUNE_HELP[] =
     "      --train X      training samples (.npy, IDX, or file.h5:/dataset)\n"
     "  -l, --labels Y     their integer labels (.npy or IDX)\n"
     "  -o, --output F     the fine-tuned network (.nir)\n"
+    "      --nir-strict   write OUT as only what NIR can express, for other tools\n"
+    "                     (see neuroc convert; checkpoints stay neuroc's own)\n"
     "  -T, --timesteps T  steps per sample (default 4)\n"
     "      --epochs N     epochs (default 3)\n"
     "      --lr X         peak learning rate (default 1e-4)\n"
@@ -65,7 +67,7 @@ const char CMD_FINETUNE_HELP[] =
 typedef struct ft_args {
     const char *train, *labels, *output, *timesteps, *epochs, *lr, *batch, *val, *val_labels, *max_memory;
     const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed, *threads;
-    int resume, detach_reset, train_thresholds;
+    int resume, detach_reset, train_thresholds, nir_strict;
 } ft_args;
 
 static int parse_float(const char *s, double lo, float *out)
@@ -292,6 +294,7 @@ int cmd_finetune(int argc, char **argv)
         {"--seed", NULL, &a.seed, NULL},
         {"--threads", "-j", &a.threads, NULL},
         {"--resume", NULL, NULL, &a.resume},
+        {"--nir-strict", NULL, NULL, &a.nir_strict},
         {"--detach-reset", NULL, NULL, &a.detach_reset},
         {"--train-thresholds", NULL, NULL, &a.train_thresholds},
         CLI_DATA_OPTS(d),
@@ -401,7 +404,10 @@ loaded:
         rc = cli_fail(st);
         goto done;
     }
-    if (cli_is_root() && (st = nc_snn_save_nir(s, a.output)) != NC_OK) {
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = a.nir_strict;
+    if (cli_is_root() && (st = nc_snn_save_nir_with(s, a.output, &so)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }

@@ -749,15 +749,15 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
                                  "pooling does not commute with rate coding, but these currents come from the "
                                  "network input alone, so (directly encoded) they are constant and pooling them "
                                  "before the neuron is exact (max commutes with ReLU); the "
-                                 "MaxPool2d layer cannot be saved as NIR (convert with --maxpool average)",
+                                 "MaxPool2d layer is saved as a neuroc extension node, which --nir-strict refuses",
                                  mp->name, n->name, c->o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
         else
             st = nc_strlist_addf(&c->cg->warnings,
                                  "MaxPool '%s' pools the input currents of IF layer '%s' (--maxpool currents): "
                                  "they are driven by spikes, so the max of each step's currents exceeds the "
                                  "current of the ANN's max and the neuron overshoots (it does not converge "
-                                 "with T; the default --maxpool spikes does); the MaxPool2d layer cannot be "
-                                 "saved as NIR (convert with --maxpool average)", mp->name, n->name);
+                                 "with T; the default --maxpool spikes does); the MaxPool2d layer is saved "
+                                 "as a neuroc extension node, which --nir-strict refuses", mp->name, n->name);
         if (st != NC_OK)
             return st;
     }
@@ -901,7 +901,7 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
     return nc_strlist_addf(&c->cg->warnings,
                            "MaxPool '%s' pools currents (--maxpool %s): max pooling does not commute "
                            "with rate coding, so it acts before the neurons that follow; the MaxPool2d layer "
-                           "cannot be saved as NIR (convert with --maxpool average)", n->name,
+                           "is saved as a neuroc extension node, which --nir-strict refuses", n->name,
                            c->o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
 }
 

@@ -149,4 +149,17 @@ expect_in "$TMP/out" "t = 4 "
 check "conversion options do not apply to a .nir"
 run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max
 
+check "a MaxPool model is saved as NIR (a neuroc extension node); --nir-strict refuses it, naming the node"
+MP=$SRC/tests/fixtures/convert/maxpool.onnx
+MPX=$SRC/tests/fixtures/convert/x.npy
+run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp.nir"
+expect_file "$TMP/mp.nir"
+run_cli 0 info "$TMP/mp.nir"
+expect_in "$TMP/out" "MaxPool2d"
+run_cli 1 convert "$MP" --calib "$MPX" -o "$TMP/mp_strict.nir" --nir-strict
+expect_in "$TMP/err" "layer '/pool/MaxPool' (MaxPool2d): NIR cannot express it"
+expect_no_file "$TMP/mp_strict.nir"
+run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
+expect_file "$TMP/mp_avg.nir"
+
 cli_finish test_convert_cli

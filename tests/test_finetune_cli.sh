@@ -87,4 +87,8 @@ run_cli 0 info "$TMP/cf.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --finetune-epochs 1 -o "$TMP/u.nir"
 expect_in "$TMP/err" "--labels"
 
+check "--nir-strict is accepted: an MLP is all NIR, written as such"
+run_cli 0 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/ts.nir" --nir-strict
+expect_file "$TMP/ts.nir"
+
 cli_finish test_finetune_cli

@@ -252,13 +252,16 @@ static void write_sidecar(const char *nir, const char *graph, const char *values
 
 /* ---- round trips ---- */
 
-static nc_snn *save_and_load(const nc_snn *s, const char *name)
+static nc_snn *save_and_load(const nc_snn *s, const char *name, int strict)
 {
     const char *p = out_path(name);
     char path[4096];
     snprintf(path, sizeof path, "%s", p);
     unlink(path);
-    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = strict;
+    NC_ASSERT_OK(nc_snn_save_nir_with(s, path, &so));
     nc_snn *b = NULL;
     NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &b));
     return b;
@@ -268,13 +271,13 @@ static void test_roundtrip_cnn(void **state)
 {
     (void)state;
     nc_snn *a = build_cnn();
-    nc_snn *b = save_and_load(a, "cnn.nir");
+    nc_snn *b = save_and_load(a, "cnn.nir", 1);
     assert_snn_same(a, b);
     assert_runs_identical(a, b, 3);
 
     /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
-     * (groups 2) is written densely: output channel 0 sees input channels
-     * 0-1 only. if2 also feeds the residual sum, so it goes through a Scale
+     * (groups 2) is written densely in strict mode: output channel 0 sees
+     * input channels 0-1 only. if2 also feeds the residual sum, so it goes through a Scale
      * node and conv3 keeps its weights. */
     const nc_snn_layer *c2 = &a->layers[nc_snn_find_layer(a, "conv2")];
     const nc_snn_layer *c3 = &a->layers[nc_snn_find_layer(a, "conv3")];
@@ -299,7 +302,7 @@ static void test_roundtrip_mlp(void **state)
 {
     (void)state;
     nc_snn *a = build_mlp();
-    nc_snn *b = save_and_load(a, "mlp.nir");
+    nc_snn *b = save_and_load(a, "mlp.nir", 0);
     assert_snn_same(a, b);
     assert_runs_identical(a, b, 4);
     const nc_snn_layer *fc2 = &a->layers[nc_snn_find_layer(a, "fc2")];
@@ -320,7 +323,10 @@ static void test_plain_read_of_own_file(void **state)
     nc_snn *a = build_cnn();
     char path[4096];
     snprintf(path, sizeof path, "%s", out_path("cnn_plain.nir"));
-    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = 1;
+    NC_ASSERT_OK(nc_snn_save_nir_with(a, path, &so));
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
@@ -347,7 +353,7 @@ static void test_plain_read_of_own_file(void **state)
     assert_int_equal(sum->inputs[0] + sum->inputs[1], nc_snn_find_layer(b, "conv3") + nc_snn_find_layer(b, "if2"));
     /* the folded average pool: SumPool2d with scale 1, 1/4·θ3 in fc */
     assert_true(b->layers[9].scale == 1.0f);
-    const nc_snn_layer *c2 = &b->layers[4]; /* groups 2 comes back spelled out densely */
+    const nc_snn_layer *c2 = &b->layers[4]; /* groups 2 comes back spelled out densely (strict) */
     assert_int_equal(c2->groups, 1);
     assert_int_equal(c2->weight->shape[1], 4);
     const nc_snn_layer *fa = &a->layers[nc_snn_find_layer(a, "fc")], *fb = &b->layers[11];
@@ -356,21 +362,106 @@ static void test_plain_read_of_own_file(void **state)
     nc_snn_free(b);
 }
 
-static void test_save_refuses_concat(void **state)
+/* ---- layers NIR cannot express: neuroc.<kind> extension nodes ---- */
+
+static void expect_error(const char *path, nc_status want, const char *needle1, const char *needle2);
+
+/* (2,8,8) → conv a → IF → max pool 2 (pad 1, s 2) → conv → IF → flatten →
+ * fc → readout. Max pooling has no NIR node. */
+static nc_snn *build_maxpool(void)
 {
-    (void)state;
     nc_snn *s = NULL;
-    int64_t shape[] = {2, 4, 4};
-    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
-    int from[] = {0, 0}, id;
-    NC_ASSERT_OK(nc_snn_add_concat(s, 2, from, "cat", &id));
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", out_path("concat"));
-    mkdir(dir, 0755);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/x.nir", dir);
-    assert_int_equal(nc_snn_save_nir(s, path), NC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(nc_last_error(), "'cat'"));
+    int64_t in_shape[] = {2, 8, 8}, wa[] = {3, 2, 3, 3}, wb[] = {4, 3, 3, 3}, fcs[] = {5, 4}, three = 3, four = 4;
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    nc_tensor *w1 = rand_tensor(4, wa, -0.3f, 0.7f), *b1 = rand_tensor(1, &three, 0.0f, 0.2f);
+    nc_tensor *w2 = rand_tensor(4, wb, -0.3f, 0.6f), *b2 = rand_tensor(1, &four, 0.0f, 0.1f);
+    nc_tensor *wf = rand_tensor(2, fcs, -0.5f, 0.5f);
+    float th1 = 0.6f, th2 = 0.9f;
+    nc_tensor *t1 = vec(1, &th1), *t2 = vec(1, &th2);
+    nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    int id, c1, i1, mp, c2, i2, fl, fc;
+    int64_t k[] = {2, 2}, pad[] = {1, 1};
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv1", &c1));
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO};
+    NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "if1", &i1));
+    NC_ASSERT_OK(nc_snn_add_maxpool2d(s, i1, k, k, pad, "pool", &mp));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, mp, w2, b2, &p, "conv2", &c2));
+    NC_ASSERT_OK(nc_snn_add_if(s, c2, &ip2, "if2", &i2));
+    int64_t k2[] = {3, 3};
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, i2, k2, NULL, NULL, 1.0f / 9.0f, "avg", &id));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, id, "flat", &fl));
+    NC_ASSERT_OK(nc_snn_add_affine(s, fl, wf, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "readout", &id));
+    nc_tensor *ts[] = {w1, b1, w2, b2, wf, t1, t2};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+/* (2,6,6) → conv a, conv b → IF each → concat(if_a, if_b, if_a) → conv →
+ * IF → flatten → fc → readout. */
+static nc_snn *build_concat(void)
+{
+    nc_snn *s = NULL;
+    int64_t in_shape[] = {2, 6, 6}, wa[] = {3, 2, 3, 3}, wc[] = {2, 9, 3, 3}, fcs[] = {4, 72}, three = 3, two = 2;
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    nc_tensor *w1 = rand_tensor(4, wa, -0.3f, 0.7f), *w2 = rand_tensor(4, wa, -0.2f, 0.8f);
+    nc_tensor *b1 = rand_tensor(1, &three, 0.0f, 0.2f), *w3 = rand_tensor(4, wc, -0.2f, 0.5f);
+    nc_tensor *b3 = rand_tensor(1, &two, 0.0f, 0.1f), *wf = rand_tensor(2, fcs, -0.5f, 0.5f);
+    float th1 = 0.7f, th2 = 1.1f;
+    nc_tensor *t1 = vec(1, &th1), *t2 = vec(1, &th2);
+    nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    int id, ca, cb, ia, ib, cat, c3, i3, fl, fc;
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv_a", &ca));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w2, NULL, &p, "conv_b", &cb));
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT}, ip2 = {t2, NULL, NULL, NC_RESET_SUBTRACT};
+    NC_ASSERT_OK(nc_snn_add_if(s, ca, &ip1, "if_a", &ia));
+    NC_ASSERT_OK(nc_snn_add_if(s, cb, &ip2, "if_b", &ib));
+    int from[] = {ia, ib, ia};
+    NC_ASSERT_OK(nc_snn_add_concat(s, 3, from, "cat", &cat));
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, cat, w3, b3, &p, "conv3", &c3));
+    NC_ASSERT_OK(nc_snn_add_if(s, c3, &ip1, "if3", &i3));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, i3, "flat", &fl));
+    NC_ASSERT_OK(nc_snn_add_affine(s, fl, wf, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "readout", &id));
+    nc_tensor *ts[] = {w1, w2, b1, w3, b3, wf, t1, t2};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+static char *node_type(const char *path, const char *node)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    char loc[256], *type = NULL;
+    snprintf(loc, sizeof loc, "node/nodes/%s", node);
+    hid_t g = H5Gopen2(f, loc, H5P_DEFAULT);
+    assert_true(g >= 0);
+    NC_ASSERT_OK(nc_h5_read_string(g, "type", &type));
+    H5Gclose(g);
+    H5Fclose(f);
+    return type;
+}
+
+/* 1 if the file's graph has the edge a → b. */
+static int has_edge(const char *path, const char *a, const char *b)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    char **e = NULL;
+    int nd = 0, found = 0;
+    int64_t shape[NC_MAX_DIMS], n = 0;
+    NC_ASSERT_OK(nc_h5_read_strings(f, "node/edges", &nd, shape, &n, &e));
+    for (int64_t k = 0; k + 1 < n; k += 2)
+        found |= strcmp(e[k], a) == 0 && strcmp(e[k + 1], b) == 0;
+    nc_h5_free_strings(e, n);
+    H5Fclose(f);
+    return found;
+}
+
+static void assert_dir_empty(const char *dir)
+{
     DIR *d = opendir(dir); /* nothing left behind, not even a temporary */
     assert_non_null(d);
     struct dirent *e;
@@ -378,12 +469,213 @@ static void test_save_refuses_concat(void **state)
         if (e->d_name[0] != '.')
             fail_msg("left behind: %s", e->d_name);
     closedir(d);
-    /* an unwritable place: an I/O error, no crash */
-    assert_int_equal(nc_snn_save_nir(s, "/nonexistent-dir/x.nir"), NC_ERR_UNSUPPORTED);
-    nc_snn_free(s);
-    nc_snn *m = build_mlp();
-    assert_int_equal(nc_snn_save_nir(m, "/nonexistent-dir/x.nir"), NC_ERR_IO);
-    nc_snn_free(m);
+}
+
+/* Strict mode refuses, naming the layer and its kind, and writes nothing. */
+static void expect_strict_refusal(const nc_snn *s, const char *name, const char *layer, const char *kind)
+{
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", out_path(name));
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/x.nir", dir);
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    assert_int_equal(so.strict, 0);
+    so.strict = 1;
+    assert_int_equal(nc_snn_save_nir_with(s, path, &so), NC_ERR_UNSUPPORTED);
+    char want[128];
+    snprintf(want, sizeof want, "layer '%s' (%s): NIR cannot express it", layer, kind);
+    if (!strstr(nc_last_error(), want))
+        fail_msg("'%s' does not say \"%s\"", nc_last_error(), want);
+    assert_dir_empty(dir);
+    /* refused before the file is touched: even an unwritable place says so */
+    assert_int_equal(nc_snn_save_nir_with(s, "/nonexistent-dir/x.nir", &so), NC_ERR_UNSUPPORTED);
+}
+
+static void test_roundtrip_maxpool(void **state)
+{
+    (void)state;
+    nc_snn *a = build_maxpool();
+    nc_snn *b = save_and_load(a, "maxpool.nir", 0);
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, 3);
+    char *type = node_type(out_path("maxpool.nir"), "pool");
+    assert_string_equal(type, "neuroc.MaxPool2d");
+    nc_free(type);
+    assert_true(has_edge(out_path("maxpool.nir"), "if1", "pool")); /* the graph keeps its edges */
+    assert_true(has_edge(out_path("maxpool.nir"), "pool", "conv2"));
+    expect_strict_refusal(a, "maxpool_strict", "pool", "MaxPool2d");
+    write_text(nc_test_pathf("%s.json", out_path("maxpool.nir")), "{\"nir_read_refuses\": true}\n");
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+static void test_roundtrip_concat(void **state)
+{
+    (void)state;
+    nc_snn *a = build_concat();
+    nc_snn *b = save_and_load(a, "concat.nir", 0);
+    assert_snn_same(a, b); /* inputs in order, if_a twice */
+    assert_runs_identical(a, b, 3);
+    char *type = node_type(out_path("concat.nir"), "cat");
+    assert_string_equal(type, "neuroc.Concat");
+    nc_free(type);
+    expect_strict_refusal(a, "concat_strict", "cat", "Concat");
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+/* A depthwise convolution (128 channels, 3×3) is stored compactly with its
+ * groups: the file is about its weights' size, not the dense 128×128×3×3. */
+static void test_depthwise_compact(void **state)
+{
+    (void)state;
+    enum { C = 128 };
+    nc_snn *a = NULL;
+    int64_t in_shape[] = {C, 4, 4}, ws[] = {C, 1, 3, 3}, c = C, fcs[] = {3, C * 16};
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &a));
+    nc_tensor *w = rand_tensor(4, ws, -0.2f, 0.9f), *bias = rand_tensor(1, &c, 0.0f, 0.1f);
+    nc_tensor *wf = rand_tensor(2, fcs, -0.1f, 0.1f);
+    float th = 0.5f;
+    nc_tensor *t = vec(1, &th);
+    nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, C};
+    int id, dw, ifl, fl, fc;
+    NC_ASSERT_OK(nc_snn_add_conv2d(a, 0, w, bias, &p, "dw", &dw));
+    nc_if_params ip = {t, NULL, NULL, NC_RESET_SUBTRACT};
+    NC_ASSERT_OK(nc_snn_add_if(a, dw, &ip, "if1", &ifl));
+    NC_ASSERT_OK(nc_snn_add_conv2d(a, ifl, w, bias, &p, "dw2", &dw)); /* takes if1's θ into its weights */
+    NC_ASSERT_OK(nc_snn_add_if(a, dw, &ip, "if2", &ifl));
+    NC_ASSERT_OK(nc_snn_add_flatten(a, ifl, "flat", &fl));
+    NC_ASSERT_OK(nc_snn_add_affine(a, fl, wf, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(a, fc, "readout", &id));
+    nc_snn *b = save_and_load(a, "depthwise.nir", 0);
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, 2);
+    long weights = (long)(2 * C * 9 + C * 16 * 3) * 4, dense = (long)C * C * 9 * 4;
+    long compact = file_size(out_path("depthwise.nir"));
+    print_message("depthwise: %ld bytes (weights %ld; one dense conv would be %ld)\n", compact, weights, dense);
+    /* weights twice (the folded NIR node, the original in /neuroc), IF
+     * parameters at full shape, HDF5's own: a few times the weights, and
+     * far from the two dense 128×128×3×3 kernels */
+    assert_true(compact < 5 * weights);
+    assert_true(compact < dense / 3);
+    /* the NIR Conv2d node: compact weight, groups C */
+    hid_t f = H5Fopen(out_path("depthwise.nir"), H5F_ACC_RDONLY, H5P_DEFAULT);
+    int nd = 0;
+    int64_t shape[NC_MAX_DIMS];
+    NC_ASSERT_OK(nc_h5_shape(f, "node/nodes/dw2/weight", &nd, shape));
+    assert_int_equal(shape[1], 1);
+    double g = 0;
+    NC_ASSERT_OK(nc_h5_read_f64_scalar(f, "node/nodes/dw2/groups", &g));
+    assert_true(g == C);
+    H5Fclose(f);
+    write_text(nc_test_pathf("%s.json", out_path("depthwise.nir")),
+               "{\"type_check\": false, \"nodes\": {\n"
+               " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
+               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
+               " \"dw2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
+               " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"}, \"output\": {\"type\": \"Output\"}},\n"
+               "\"edges\": [[\"input\", \"dw\"], [\"dw\", \"if1\"], [\"if1\", \"dw2\"], [\"dw2\", \"if2\"],\n"
+               "  [\"if2\", \"flat\"], [\"flat\", \"fc\"], [\"fc\", \"output\"]]}\n");
+    /* read as plain NIR it is still a grouped convolution */
+    f = H5Fopen(out_path("depthwise.nir"), H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    nc_snn *pl = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(out_path("depthwise.nir"), NULL, &pl));
+    assert_int_equal(pl->layers[1].groups, C);
+    assert_int_equal(pl->layers[1].weight->shape[1], 1);
+    nc_snn_free(pl);
+    /* strict mode spells it out densely, for nir.read's type check */
+    nc_snn *d = save_and_load(a, "depthwise_strict.nir", 1);
+    assert_snn_same(a, d);
+    assert_true(file_size(out_path("depthwise_strict.nir")) > 2 * dense);
+    unlink(out_path("depthwise_strict.nir"));
+    nc_snn_free(d);
+    nc_tensor *ts[] = {w, bias, wf, t};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+/* A fresh copy of maxpool.nir to break. */
+static hid_t broken_copy(const char *name, char *path, size_t n)
+{
+    nc_snn *a = build_maxpool();
+    snprintf(path, n, "%s", out_path(name));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    nc_snn_free(a);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    return f;
+}
+
+static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v)
+{
+    assert_true(H5Ldelete(f, loc, H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_i64(f, loc, 1, &n, v));
+}
+
+static void replace_string(hid_t f, const char *loc, const char *v)
+{
+    assert_true(H5Ldelete(f, loc, H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_string(f, loc, v));
+}
+
+/* Extension nodes that lie: clear errors naming the node. */
+static void test_extension_hostile(void **state)
+{
+    (void)state;
+    char path[4096];
+    hid_t f = broken_copy("ext_no_neuroc.nir", path, sizeof path);
+    assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_UNSUPPORTED, "node 'pool' is a neuroc extension node ('neuroc.MaxPool2d'", "/neuroc");
+
+    f = broken_copy("ext_missing_field.nir", path, sizeof path);
+    assert_true(H5Ldelete(f, "node/nodes/pool/kernel", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_PARSE, "extension node 'pool' (neuroc.MaxPool2d)", "'kernel' is missing");
+
+    int64_t three[] = {2, 2, 2}, big[] = {11, 11}, pad[] = {2, 2}, wrong_shape[] = {3, 9, 9};
+    f = broken_copy("ext_kernel_rank.nir", path, sizeof path);
+    replace_i64(f, "node/nodes/pool/kernel", 3, three);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "extension node 'pool'", "'kernel' has 3 values");
+
+    f = broken_copy("ext_kernel_big.nir", path, sizeof path);
+    replace_i64(f, "node/nodes/pool/kernel", 2, big);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "MaxPool2d 'pool'", "kernel larger than the padded input");
+
+    f = broken_copy("ext_padding.nir", path, sizeof path);
+    replace_i64(f, "node/nodes/pool/padding", 2, pad);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "MaxPool2d 'pool'", "smaller than the kernel");
+
+    f = broken_copy("ext_shape.nir", path, sizeof path);
+    replace_i64(f, "neuroc/layers/3/shape", 3, wrong_shape);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "layer 'pool'", "shape differs");
+
+    f = broken_copy("ext_unknown_kind.nir", path, sizeof path);
+    replace_string(f, "neuroc/layers/3/kind", "WarpPool2d");
+    replace_string(f, "node/nodes/pool/type", "neuroc.WarpPool2d");
+    H5Fclose(f);
+    expect_error(path, NC_ERR_UNSUPPORTED, "node 'pool': unknown layer kind 'WarpPool2d'", NULL);
+
+    f = broken_copy("ext_wrong_type.nir", path, sizeof path);
+    replace_string(f, "node/nodes/pool/type", "neuroc.Concat");
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "node 'pool' is a 'neuroc.Concat'", "'neuroc.MaxPool2d'");
 }
 
 /* ---- other tools' files ---- */
@@ -426,7 +718,7 @@ static void test_sample_cnn_sinabs(void **state)
     nc_tensor_free(in);
     nc_tensor_free(out);
     /* and it survives neuroc's own round trip */
-    nc_snn *b = save_and_load(s, "cnn_sinabs_rt.nir");
+    nc_snn *b = save_and_load(s, "cnn_sinabs_rt.nir", 1);
     assert_snn_same(s, b);
     nc_snn_free(b);
     nc_snn_free(s);
@@ -477,7 +769,7 @@ static void test_sample_braille_recurrent(void **state)
     assert_int_equal(out->numel, 8 * 2 * 7);
     nc_tensor_free(in);
     nc_tensor_free(out);
-    nc_snn *b = save_and_load(s, "braille_rt.nir");
+    nc_snn *b = save_and_load(s, "braille_rt.nir", 1);
     assert_snn_same(s, b);
     nc_snn_free(b);
     nc_snn_free(s);
@@ -716,7 +1008,10 @@ int main(void)
         cmocka_unit_test(test_roundtrip_cnn),
         cmocka_unit_test(test_roundtrip_mlp),
         cmocka_unit_test(test_plain_read_of_own_file),
-        cmocka_unit_test(test_save_refuses_concat),
+        cmocka_unit_test(test_roundtrip_maxpool),
+        cmocka_unit_test(test_roundtrip_concat),
+        cmocka_unit_test(test_depthwise_compact),
+        cmocka_unit_test(test_extension_hostile),
         cmocka_unit_test(test_sample_cnn_sinabs),
         cmocka_unit_test(test_sample_lif_norse),
         cmocka_unit_test(test_sample_braille_recurrent),

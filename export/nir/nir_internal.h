@@ -19,6 +19,17 @@
  * on read is bounded by nc_limits.max_graph_depth.) */
 #define NC_NIR_MAX_DEPTH 64
 
+/* Type prefix of the extension nodes (nir_ext.c) that hold the layers NIR
+ * cannot express: "neuroc.MaxPool2d", "neuroc.Concat", ... */
+#define NC_NIR_EXT_PREFIX "neuroc."
+
+/* nir_ext.c: 1 if a node type is an extension type; writes layer L's fields
+ * into node group g; reads them back into L (kind and inputs set) from the
+ * graph node `node` of file f. Errors name the node. */
+int nir_ext_type(const char *type);
+nc_status nir_ext_write(const nc_snn_layer *L, hid_t g);
+nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L);
+
 /* ---- reader internals ---- */
 
 #define NC_NIR_MAX_NODES 1000000

@@ -151,7 +151,12 @@ nc_status nir_load_node(hid_t gnodes, const char *local, const char *full, nnode
         if (strcmp(type, "NIRGraph") == 0) {
             *is_graph = 1;
         } else if (!(nd->spec = find_spec(type))) {
-            st = nc_errorf(NC_ERR_UNSUPPORTED, "unsupported NIR node type '%s' in node '%s'", type, full);
+            if (nir_ext_type(type))
+                st = nc_errorf(NC_ERR_UNSUPPORTED, "node '%s' is a neuroc extension node ('%s', a layer NIR cannot "
+                               "express): it is read only from a file with its /neuroc group of format %d, which "
+                               "this file lacks", full, type, NC_NIR_NEUROC_FORMAT);
+            else
+                st = nc_errorf(NC_ERR_UNSUPPORTED, "unsupported NIR node type '%s' in node '%s'", type, full);
             nc_free(type);
             H5Gclose(g);
             return st;
@@ -623,16 +628,20 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
         L->shape[2] = ow;
         return NC_OK;
     }
-    case NC_SNN_POOL2D: {
+    case NC_SNN_POOL2D:
+    window: {
+        const char *what = nc_snn_kind_name(L->kind);
         if (X->ndim != 3)
-            return nc_errorf(NC_ERR_SHAPE, "Pool2d '%s': input '%s' must be (C, H, W)", L->name, X->name);
+            return nc_errorf(NC_ERR_SHAPE, "%s '%s': input '%s' must be (C, H, W)", what, L->name, X->name);
         for (int k = 0; k < 2; k++)
-            if (L->kernel[k] < 1 || L->stride[k] < 1 || L->padding[k] < 0)
-                return nc_errorf(NC_ERR_MODEL, "Pool2d '%s': kernel and stride must be >= 1, padding >= 0", L->name);
+            if (L->kernel[k] < 1 || L->stride[k] < 1 || L->padding[k] < 0 ||
+                (L->kind != NC_SNN_POOL2D && L->padding[k] >= L->kernel[k]))
+                return nc_errorf(NC_ERR_MODEL, "%s '%s': kernel and stride must be >= 1, padding >= 0%s", what,
+                                 L->name, L->kind != NC_SNN_POOL2D ? " and smaller than the kernel" : "");
         int64_t oh = conv_out(X->shape[1], L->kernel[0], L->stride[0], L->padding[0], 1);
         int64_t ow = conv_out(X->shape[2], L->kernel[1], L->stride[1], L->padding[1], 1);
         if (oh <= 0 || ow <= 0)
-            return nc_errorf(NC_ERR_SHAPE, "Pool2d '%s': kernel larger than the padded input", L->name);
+            return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, L->name);
         L->ndim = 3;
         L->shape[0] = X->shape[0];
         L->shape[1] = oh;
@@ -692,7 +701,13 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
             return st;
         return positive(L->tau_syn, L->name, "tau_syn");
     default:
-        return nc_errorf(NC_ERR_INTERNAL, "layer '%s': unknown kind", L->name);
+        /* max pooling, and any kind NIR cannot express that pools windows
+         * (a kernel, no weight): the builders' window geometry */
+        if (!nc_snn_kind(L->kind)->nir && !nc_snn_kind(L->kind)->neuron && !L->weight && L->n_inputs == 1 &&
+            (L->kernel[0] != 0 || L->kernel[1] != 0))
+            goto window;
+        return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': a %s layer read from NIR cannot be checked", L->name,
+                         nc_snn_kind_name(L->kind));
     }
 }
 

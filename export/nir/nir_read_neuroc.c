@@ -2,7 +2,8 @@
  * /neuroc group neuroc writes (layout in nir_write.c), taking biases and
  * conv/pool geometry from the NIR nodes it names and everything NIR cannot
  * say (original weights, v(0), reset, spike values, pool scale, names,
- * order, output) from the group itself. */
+ * order, output) from the group itself. A layer of a kind NIR cannot express
+ * takes all its fields from its neuroc.<kind> extension node (nir_ext.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 static nc_snn_layer_kind kind_from_name(const char *name, int *ok)
 {
     *ok = 1;
-    for (int k = NC_SNN_INPUT; k <= NC_SNN_READOUT; k++)
+    for (int k = NC_SNN_INPUT; k < NC_SNN_N_KINDS; k++)
         if (strcmp(nc_snn_kind_name((nc_snn_layer_kind)k), name) == 0)
             return (nc_snn_layer_kind)k;
     *ok = 0;
@@ -48,7 +49,13 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
         (st = nc_h5_read_i64(gi, "shape", &shape)) != NC_OK)
         goto done;
     nc_snn_layer_kind kind = kind_from_name(kname, &ok);
-    if (!ok || (i == 0) != (kind == NC_SNN_INPUT)) {
+    if (!ok) {
+        st = nc_errorf(NC_ERR_UNSUPPORTED, "node '%s': unknown layer kind '%s' (an extension of another neuroc "
+                       "version?)", node, kname);
+        goto done;
+    }
+    int ext = !nc_snn_kind(kind)->nir; /* a neuroc.<kind> node (nir_ext.c) */
+    if ((i == 0) != (kind == NC_SNN_INPUT)) {
         st = nc_errorf(NC_ERR_MODEL, "layer kind '%s' at position %d", kname, i);
         goto done;
     }
@@ -58,7 +65,11 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
         st = nc_errorf(NC_ERR_MODEL, "bad 'shape' or 'inputs'");
         goto done;
     }
-    if (node[0]) {
+    if (ext && !node[0]) {
+        st = nc_errorf(NC_ERR_MODEL, "a %s layer needs its extension node", kname);
+        goto done;
+    }
+    if (node[0] && !ext) {
         int is_graph = 0;
         hid_t gnodes = H5Gopen2(f, "node/nodes", H5P_DEFAULT);
         st = gnodes < 0 ? nc_errorf(NC_ERR_PARSE, "no '/node/nodes' group") : nir_load_node(gnodes, node, node, &nd, &is_graph);
@@ -68,7 +79,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
             st = nc_errorf(NC_ERR_MODEL, "NIR node '%s' does not hold a %s layer", node, kname);
         if (st != NC_OK)
             goto done;
-    } else if (kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && kind != NC_SNN_READOUT) {
+    } else if (!node[0] && kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && kind != NC_SNN_READOUT) {
         st = nc_errorf(NC_ERR_MODEL, "a %s layer needs a NIR node", kname);
         goto done;
     }
@@ -92,7 +103,9 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
         int64_t in = nc_i64(inputs)[k];
         L->inputs[k] = in >= 0 && in < INT32_MAX ? (int)in : -1;
     }
-    if (node[0] && (st = nir_apply_node(R, &nd, s, L)) == NC_OK) {
+    if (ext)
+        st = nir_ext_read(f, node, L);
+    else if (node[0] && (st = nir_apply_node(R, &nd, s, L)) == NC_OK) {
         /* the lossless values replace what plain NIR says */
         if ((st = opt_tensor(gi, "weight", &L->weight)) != NC_OK)
             goto done;

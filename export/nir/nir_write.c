@@ -21,11 +21,12 @@
  *   format_version  int64        generator  string      output  int64 (-1 = default)
  *   n_layers        int64        readout    string (only when there is one)
  *   layers/<i>/     one group per IR layer i = 0..n_layers-1, in IR order:
- *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout)
+ *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout;
+ *     a neuroc.<kind> extension node for a kind NIR cannot express)
  *     inputs int64 [n_inputs]    shape int64 [ndim]
  *     weight   Affine/Conv2d, only when the NIR node's weight differs (a fold,
- *              or a grouped Conv2d written densely): the original float32
- *              tensor. Bit-identical round trips come from keeping the
+ *              or a grouped Conv2d written densely in strict mode): the
+ *              original float32 tensor. Bit-identical round trips come from keeping the
  *              original rather than dividing the fold out.
  *     groups   Conv2d: int64
  *     scale    Pool2d: float32 scalar
@@ -33,6 +34,10 @@
  *              neuron tensors exactly as in the IR (1, C or full size),
  *              each only when set; reset int64; dt float64
  * Everything else (biases, conv and pool geometry) is read from the NIR node.
+ *
+ * A layer whose kind NIR cannot express (the `nir` trait 0) is a node of
+ * type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c);
+ * strict mode (nc_nir_save_options) refuses such layers instead.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -58,6 +63,8 @@ typedef struct wr {
     float **m;          /* per-neuron factor (IR = m ⊙ NIR), NULL when all ones */
     unsigned char *scaled; /* factor m of the layer goes through a Scale node */
     nc_tensor **folded; /* Affine/Conv2d weight with the input factor folded in */
+    unsigned char *ext; /* layer of a kind NIR cannot express: a neuroc.<kind> node (nir_ext.c) */
+    int strict;         /* nc_nir_save_options.strict */
     char *out_node;
     const char **edges; /* pairs of names owned by the arrays above */
     int64_t n_edges, cap_edges;
@@ -80,6 +87,7 @@ static void wr_free(wr *w)
     nc_free(w->m);
     nc_free(w->folded);
     nc_free(w->scaled);
+    nc_free(w->ext);
     nc_free(w->out_node);
     nc_free(w->edges);
 }
@@ -192,14 +200,25 @@ static nc_status fold_affine(wr *w, int i, const float *m)
     return NC_OK;
 }
 
-/* Conv2d weight as NIR gets it: grouped weights spelled out densely (zeros
- * between the groups, groups = 1), because nir.read 1.0.x infers a Conv2d's
- * input channels as weight.shape[1] and rejects grouped convolutions; then
- * the input-channel slices times the input factor m (or none). */
+/* Conv2d weight as NIR gets it: the input-channel slices times the input
+ * factor m (or none). In strict mode grouped weights are first spelled out
+ * densely (zeros between the groups, groups = 1), because nir.read 1.0.x
+ * takes a Conv2d's input channels as weight.shape[1] (input_shape is
+ * required) and its type check then rejects compact grouped weights;
+ * otherwise they stay compact (a depthwise layer's file is its weights'
+ * size), which nir.read accepts with type_check=False. */
 static nc_status fold_conv(wr *w, int i, const float *m)
 {
     const nc_snn_layer *L = &w->s->layers[i], *X = &w->s->layers[L->inputs[0]];
     const nc_tensor *W = L->weight;
+    if (!w->strict || L->groups <= 1) {
+        nc_tensor *F = nc_tensor_clone(W);
+        if (!F)
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        nc_snn_fold_factor(F, NC_SNN_CONV2D, L->groups, X, m);
+        w->folded[i] = F;
+        return NC_OK;
+    }
     int64_t cout = W->shape[0], cin_g = W->shape[1], kk = W->shape[2] * W->shape[3];
     int64_t G = L->groups, cin = cin_g * G, cout_g = cout / G;
     int64_t shape[4] = {cout, cin, W->shape[2], W->shape[3]};
@@ -229,7 +248,7 @@ static nc_status fold_weights(wr *w)
         nc_status st = NC_OK;
         if (L->kind == NC_SNN_AFFINE && m)
             st = fold_affine(w, i, m);
-        else if (L->kind == NC_SNN_CONV2D && (m || L->groups > 1))
+        else if (L->kind == NC_SNN_CONV2D && (m || (L->groups > 1 && w->strict)))
             st = fold_conv(w, i, m);
         if (st != NC_OK)
             return st;
@@ -239,11 +258,14 @@ static nc_status fold_weights(wr *w)
 
 /* ---- edges ---- */
 
-static nc_status add_edge(wr *w, const char *a, const char *b)
+/* An edge a → b. Twice the same edge is an error, except into an extension
+ * node (a Concat of one input twice): its inputs, in order and with
+ * repeats, are in /neuroc, the graph's one edge shows the connection. */
+static nc_status add_edge(wr *w, const char *a, const char *b, int dup_ok)
 {
     for (int64_t e = 0; e < w->n_edges; e++)
         if (strcmp(w->edges[2 * e], a) == 0 && strcmp(w->edges[2 * e + 1], b) == 0)
-            return nc_errorf(NC_ERR_UNSUPPORTED,
+            return dup_ok ? NC_OK : nc_errorf(NC_ERR_UNSUPPORTED,
                              "'%s' would reach '%s' twice (an Add summing the same input twice): NIR "
                              "cannot express that", a, b);
     if (w->n_edges == w->cap_edges) {
@@ -262,7 +284,7 @@ static nc_status add_edge(wr *w, const char *a, const char *b)
 
 /* Edges carrying layer j's output into node `dst`, whose layer takes j's
  * factor if `absorb`. An Add contributes one edge per input. */
-static nc_status connect(wr *w, int j, int absorb, const char *dst, int depth)
+static nc_status connect(wr *w, int j, int absorb, const char *dst, int dup_ok, int depth)
 {
     const nc_snn_layer *J = &w->s->layers[j];
     if (depth > NC_NIR_MAX_DEPTH)
@@ -270,7 +292,7 @@ static nc_status connect(wr *w, int j, int absorb, const char *dst, int depth)
                          J->name);
     if (J->kind == NC_SNN_ADD) {
         for (int k = 0; k < J->n_inputs; k++) {
-            nc_status st = connect(w, J->inputs[k], 0, dst, depth + 1);
+            nc_status st = connect(w, J->inputs[k], 0, dst, dup_ok, depth + 1);
             if (st != NC_OK)
                 return st;
         }
@@ -280,15 +302,15 @@ static nc_status connect(wr *w, int j, int absorb, const char *dst, int depth)
         return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s) cannot feed other layers in NIR", J->name,
                          nc_snn_kind_name(J->kind));
     if (absorb || !w->scaled[j])
-        return add_edge(w, w->node[j], dst);
+        return add_edge(w, w->node[j], dst, dup_ok);
     if (!w->scale_node[j]) {
         if (!(w->scale_node[j] = make_name(w, w->node[j], "_scale")))
             return NC_ERR_NOMEM;
-        nc_status st = add_edge(w, w->node[j], w->scale_node[j]);
+        nc_status st = add_edge(w, w->node[j], w->scale_node[j], 0);
         if (st != NC_OK)
             return st;
     }
-    return add_edge(w, w->scale_node[j], dst);
+    return add_edge(w, w->scale_node[j], dst, dup_ok);
 }
 
 /* Decides every node, name, factor, folded weight and edge before any file
@@ -302,15 +324,18 @@ static nc_status plan(wr *w)
     w->m = nc_calloc((size_t)n, sizeof *w->m);
     w->folded = nc_calloc((size_t)n, sizeof *w->folded);
     w->scaled = nc_calloc((size_t)n, 1);
-    if (!w->node || !w->scale_node || !w->m || !w->folded || !w->scaled)
+    w->ext = nc_calloc((size_t)n, 1);
+    if (!w->node || !w->scale_node || !w->m || !w->folded || !w->scaled || !w->ext)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     int out = nc_snn_output_id(s);
     for (int i = 0; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        if (!nc_snn_kind(L->kind)->nir)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no %s%s", L->name,
-                             L->kind == NC_SNN_MAXPOOL2D ? "max pooling" : nc_snn_kind_name(L->kind),
-                             L->kind == NC_SNN_MAXPOOL2D ? "; convert with --maxpool average" : " node");
+        w->ext[i] = !nc_snn_kind(L->kind)->nir;
+        if (w->ext[i] && w->strict)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): NIR cannot express it, and strict mode "
+                             "(--nir-strict) writes only what NIR can; without strict mode it is stored as a "
+                             "'" NC_NIR_EXT_PREFIX "%s' node that only neuroc reads", L->name,
+                             nc_snn_kind_name(L->kind), nc_snn_kind_name(L->kind));
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,
@@ -318,7 +343,7 @@ static nc_status plan(wr *w)
                                  s->layers[L->inputs[k]].name, L->name);
         if (L->kind == NC_SNN_READOUT && i != out)
             return nc_errorf(NC_ERR_UNSUPPORTED, "readout '%s' is not the network's output", L->name);
-        if (!nc_snn_kind(L->kind)->nir_node) /* an Add is edges, a Readout the Output's input */
+        if (!w->ext[i] && !nc_snn_kind(L->kind)->nir_node) /* an Add is edges, a Readout the Output's input */
             continue;
         if (!(w->node[i] = make_name(w, L->name, "")))
             return NC_ERR_NOMEM;
@@ -333,12 +358,12 @@ static nc_status plan(wr *w)
         if (!w->node[i])
             continue;
         for (int k = 0; k < L->n_inputs; k++)
-            if ((st = connect(w, L->inputs[k], absorbs(w, i, L->inputs[k]), w->node[i], 0)) != NC_OK)
+            if ((st = connect(w, L->inputs[k], absorbs(w, i, L->inputs[k]), w->node[i], w->ext[i], 0)) != NC_OK)
                 return st;
     }
     if (s->layers[out].kind == NC_SNN_READOUT)
         out = s->layers[out].inputs[0];
-    return connect(w, out, 0, w->out_node, 0);
+    return connect(w, out, 0, w->out_node, 0, 0);
 }
 
 /* ---- writing ---- */
@@ -373,6 +398,8 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
     const nc_tensor *W = w->folded[i] ? w->folded[i] : L->weight;
     nc_status st = NC_OK;
     int64_t nd = L->ndim;
+    if (w->ext[i])
+        return nir_ext_write(L, g);
     switch (L->kind) {
     case NC_SNN_INPUT:
         if ((st = nc_h5_write_string(g, "type", "Input")) == NC_OK)
@@ -580,13 +607,22 @@ static nc_status write_file(const wr *w, const char *tmp)
     return st;
 }
 
-nc_status nc_snn_save_nir(const nc_snn *s, const char *path)
+void nc_nir_save_options_init(nc_nir_save_options *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+nc_status nc_snn_save_nir(const nc_snn *s, const char *path) { return nc_snn_save_nir_with(s, path, NULL); }
+
+nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt)
 {
     if (!s || !path || !path[0] || s->n_layers < 1)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_save_nir: network or path missing");
     wr w;
     memset(&w, 0, sizeof w);
     w.s = s;
+    w.strict = opt && opt->strict;
     nc_status st = plan(&w);
     if (st != NC_OK) {
         nc_error_prefix("%s", path);

@@ -158,9 +158,23 @@ NC_API void nc_nir_options_init(nc_nir_options *o);
 /* Loads a .nir (HDF5) file written by neuroc or another tool. The caller owns
  * *out. Unsupported node types are an error naming the node. */
 NC_API nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out);
+/* Defaults (nc_nir_save_options_init): strict 0. */
+typedef struct nc_nir_save_options {
+    /* 0: every network neuroc can run is saved; layers NIR cannot express
+     * (max pooling, concatenation, ...) become `neuroc.<Kind>` extension
+     * nodes and grouped convolutions keep their compact weights, which
+     * nir.read 1.0.x takes only with type_check=False. 1: a file other tools
+     * read: such a layer is refused (NC_ERR_UNSUPPORTED naming it and its
+     * kind) and grouped weights are spelled out densely (groups 1). */
+    int strict;
+} nc_nir_save_options;
+NC_API void nc_nir_save_options_init(nc_nir_save_options *o);
+
 /* Writes `s` as NIR (DESIGN §4): binary spikes with θ folded into the next
  * layer's weights, plus a /neuroc group that makes the round trip lossless.
- * Written to a temporary file that is renamed when complete. */
+ * Written to a temporary file that is renamed when complete. opt NULL means
+ * the defaults; nc_snn_save_nir is nc_snn_save_nir_with(s, path, NULL). */
+NC_API nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt);
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
 
 /* ---------------------------------------------------------------- backends */

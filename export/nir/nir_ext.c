@@ -1,0 +1,158 @@
+/* neuroc extension nodes: a layer whose kind NIR cannot express (the `nir`
+ * trait 0 in snn/ir/layer_kinds.c: MaxPool2d, Concat, ...) is written as a
+ * node of type "neuroc.<kind name>" inside the NIR graph, so the graph keeps
+ * its edges through it, and holds the layer's fields generically, read back
+ * bit for bit from the same list. A new kind with nir 0 round-trips without
+ * code here.
+ *
+ * Why in the graph and not only in /neuroc with a placeholder: nir.read
+ * 1.0.x refuses any node type it does not know (and an empty subgraph
+ * placeholder fails its type inference), so no placeholder keeps such a
+ * file readable by other tools; a namespaced node at least says what the
+ * layer is and where it sits. Files for other tools use strict mode.
+ *
+ * Datasets of an extension node group:
+ *   type      "neuroc.<kind>"        shape     int64 [ndim] (the layer's output)
+ *   kernel, stride, padding, dilation int64 [2]     groups  int64
+ *   scale     float32 scalar         reset int64 (nc_reset_mode)   dt float64
+ *   weight, bias, threshold, v_init, spike_value, tau, r, v_leak, tau_syn,
+ *   w_in      float32, each only when the layer has it
+ * The layer's name, inputs and order are in /neuroc/layers/<i> as for every
+ * layer; a file without that group cannot be read (the node is named). */
+#include <stdio.h>
+#include <string.h>
+
+#include "nir_internal.h"
+#include "snn/base/alloc.h"
+#include "snn/base/error.h"
+
+static const char *const PAIRS[] = {"kernel", "stride", "padding", "dilation"};
+static const char *const TENSORS[] = {"weight", "bias", "threshold", "v_init", "spike_value",
+                                      "tau", "r", "v_leak", "tau_syn", "w_in"};
+enum { N_PAIRS = 4, N_TENSORS = 10 };
+
+static int64_t *pair_of(nc_snn_layer *L, int k)
+{
+    int64_t *p[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
+    return p[k];
+}
+
+static nc_tensor **tensor_of(nc_snn_layer *L, int k)
+{
+    nc_tensor **p[N_TENSORS] = {&L->weight, &L->bias, &L->threshold, &L->v_init, &L->spike_value,
+                                &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in};
+    return p[k];
+}
+
+int nir_ext_type(const char *type)
+{
+    return strncmp(type, NC_NIR_EXT_PREFIX, sizeof NC_NIR_EXT_PREFIX - 1) == 0;
+}
+
+nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
+{
+    const int64_t *pairs[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
+    const nc_tensor *tensors[N_TENSORS] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
+                                           L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
+    char type[96];
+    snprintf(type, sizeof type, NC_NIR_EXT_PREFIX "%s", nc_snn_kind_name(L->kind));
+    int64_t nd = L->ndim, two = 2;
+    nc_status st = nc_h5_write_string(g, "type", type);
+    if (st == NC_OK)
+        st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
+    for (int k = 0; st == NC_OK && k < N_PAIRS; k++)
+        st = nc_h5_write_i64(g, PAIRS[k], 1, &two, pairs[k]);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "groups", L->groups);
+    if (st == NC_OK)
+        st = nc_h5_write_f32(g, "scale", 0, NULL, &L->scale);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "reset", (int64_t)L->reset);
+    if (st == NC_OK)
+        st = nc_h5_write_f64_scalar(g, "dt", L->dt);
+    for (int k = 0; st == NC_OK && k < N_TENSORS; k++) {
+        const nc_tensor *t = tensors[k];
+        if (t)
+            st = nc_h5_write_f32(g, TENSORS[k], t->ndim, t->shape, nc_f32(t));
+    }
+    return st;
+}
+
+static nc_status need(hid_t g, const char *name)
+{
+    return nc_h5_exists(g, name) ? NC_OK : nc_errorf(NC_ERR_PARSE, "dataset '%s' is missing", name);
+}
+
+static nc_status read_fields(hid_t g, nc_snn_layer *L)
+{
+    nc_status st = NC_OK;
+    for (int k = 0; st == NC_OK && k < N_PAIRS; k++) {
+        nc_tensor *t = NULL;
+        if ((st = need(g, PAIRS[k])) != NC_OK || (st = nc_h5_read_i64(g, PAIRS[k], &t)) != NC_OK)
+            break;
+        if (t->numel != 2)
+            st = nc_errorf(NC_ERR_SHAPE, "'%s' has %lld values; expected 2", PAIRS[k], (long long)t->numel);
+        else
+            memcpy(pair_of(L, k), nc_i64(t), 2 * sizeof(int64_t));
+        nc_tensor_free(t);
+    }
+    const char *scalars[] = {"groups", "reset", "scale", "dt"};
+    for (int k = 0; st == NC_OK && k < 4; k++) {
+        nc_tensor *t = NULL;
+        if ((st = need(g, scalars[k])) != NC_OK)
+            break;
+        if (k < 2)
+            st = nc_h5_read_i64(g, scalars[k], &t);
+        else if (k == 2)
+            st = nc_h5_read_f32(g, scalars[k], &t);
+        else
+            st = nc_h5_read_f64_scalar(g, scalars[k], &L->dt);
+        if (st == NC_OK && t && t->numel != 1)
+            st = nc_errorf(NC_ERR_SHAPE, "'%s' must be a scalar", scalars[k]);
+        if (st == NC_OK && k == 0)
+            L->groups = nc_i64(t)[0];
+        if (st == NC_OK && k == 1) {
+            int64_t r = nc_i64(t)[0];
+            if (r != NC_RESET_DEFAULT && r != NC_RESET_SUBTRACT && r != NC_RESET_ZERO)
+                st = nc_errorf(NC_ERR_MODEL, "unknown reset mode %lld", (long long)r);
+            else
+                L->reset = (nc_reset_mode)r;
+        }
+        if (st == NC_OK && k == 2)
+            L->scale = nc_f32(t)[0];
+        nc_tensor_free(t);
+    }
+    for (int k = 0; st == NC_OK && k < N_TENSORS; k++)
+        if (nc_h5_exists(g, TENSORS[k])) {
+            nc_tensor **dst = tensor_of(L, k);
+            nc_tensor_free(*dst);
+            *dst = NULL;
+            st = nc_h5_read_f32(g, TENSORS[k], dst);
+        }
+    return st;
+}
+
+nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L)
+{
+    char want[96];
+    snprintf(want, sizeof want, NC_NIR_EXT_PREFIX "%s", nc_snn_kind_name(L->kind));
+    hid_t gnodes = nc_h5_is_group(f, "node/nodes") ? H5Gopen2(f, "node/nodes", H5P_DEFAULT) : H5I_INVALID_HID;
+    if (gnodes < 0)
+        return nc_errorf(NC_ERR_PARSE, "no '/node/nodes' group");
+    nc_status st = NC_OK;
+    hid_t g = nc_h5_is_group(gnodes, node) ? H5Gopen2(gnodes, node, H5P_DEFAULT) : H5I_INVALID_HID;
+    char *type = NULL;
+    if (g < 0)
+        st = nc_errorf(NC_ERR_PARSE, "extension node '%s' is missing", node);
+    else if ((st = need(g, "type")) == NC_OK && (st = nc_h5_read_string(g, "type", &type)) == NC_OK &&
+             strcmp(type, want) != 0)
+        st = nc_errorf(NC_ERR_MODEL, "node '%s' is a '%s'; a %s layer needs a '%s' node", node, type,
+                       nc_snn_kind_name(L->kind), want);
+    if (st == NC_OK && (st = read_fields(g, L)) != NC_OK)
+        nc_error_prefix("extension node '%s' (%s)", node, want);
+    nc_free(type);
+    if (g >= 0)
+        H5Gclose(g);
+    H5Gclose(gnodes);
+    return st;
+}
