@@ -17,7 +17,7 @@ int cli_info_snn(const char *path)
     size_t n = nc_snn_num_layers(s);
     int out_id = nc_snn_output_layer(s);
     printf("spiking network: %s\n\n", path);
-    printf("%3s  %-24s  %-8s  %-20s  %-16s  %10s  %9s\n", "#", "name", "kind", "inputs", "shape",
+    printf("%3s  %-24s  %-14s  %-20s  %-16s  %10s  %9s\n", "#", "name", "kind", "inputs", "shape",
            "params", "neurons");
     int64_t total_params = 0, total_neurons = 0;
     for (size_t i = 0; i < n; i++) {
@@ -41,7 +41,7 @@ int cli_info_snn(const char *path)
         char nb[32] = "-";
         if (spiking)
             snprintf(nb, sizeof nb, "%lld", (long long)neurons);
-        printf("%3zu  %-24.24s  %-8s  %-20.20s  %-16s  %10lld  %9s%s\n", i, L.name,
+        printf("%3zu  %-24.24s  %-14s  %-20.20s  %-16s  %10lld  %9s%s\n", i, L.name,
                nc_snn_kind_name(L.kind), ins, cli_shape(L.ndim, L.shape, sh, sizeof sh),
                (long long)L.params, nb, (int)i == out_id ? "  <- output" : "");
     }
