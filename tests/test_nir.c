@@ -368,7 +368,7 @@ static void expect_error(const char *path, nc_status want, const char *needle1, 
 
 /* (2,8,8) → conv a → IF → max pool 2 (pad 1, s 2) → conv → IF → flatten →
  * fc → readout. Max pooling has no NIR node. */
-static nc_snn *build_maxpool(void)
+static nc_snn *build_pool_net(int spiking)
 {
     nc_snn *s = NULL;
     int64_t in_shape[] = {2, 8, 8}, wa[] = {3, 2, 3, 3}, wb[] = {4, 3, 3, 3}, fcs[] = {5, 4}, three = 3, four = 4;
@@ -384,7 +384,10 @@ static nc_snn *build_maxpool(void)
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv1", &c1));
     nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO};
     NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "if1", &i1));
-    NC_ASSERT_OK(nc_snn_add_maxpool2d(s, i1, k, k, pad, "pool", &mp));
+    if (spiking)
+        NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, i1, k, k, pad, "pool", &mp));
+    else
+        NC_ASSERT_OK(nc_snn_add_maxpool2d(s, i1, k, k, pad, "pool", &mp));
     NC_ASSERT_OK(nc_snn_add_conv2d(s, mp, w2, b2, &p, "conv2", &c2));
     NC_ASSERT_OK(nc_snn_add_if(s, c2, &ip2, "if2", &i2));
     int64_t k2[] = {3, 3};
@@ -397,6 +400,8 @@ static nc_snn *build_maxpool(void)
         nc_tensor_free(ts[i]);
     return s;
 }
+
+static nc_snn *build_maxpool(void) { return build_pool_net(0); }
 
 /* (2,6,6) → conv a, conv b → IF each → concat(if_a, if_b, if_a) → conv →
  * IF → flatten → fc → readout. */
@@ -506,6 +511,23 @@ static void test_roundtrip_maxpool(void **state)
     assert_true(has_edge(out_path("maxpool.nir"), "pool", "conv2"));
     expect_strict_refusal(a, "maxpool_strict", "pool", "MaxPool2d");
     write_text(nc_test_pathf("%s.json", out_path("maxpool.nir")), "{\"nir_read_refuses\": true}\n");
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+/* A kind added after the extension nodes (SpikeMaxPool2d) round-trips with
+ * no NIR code of its own: the generic neuroc.<kind> node carries it. */
+static void test_roundtrip_spike_maxpool(void **state)
+{
+    (void)state;
+    nc_snn *a = build_pool_net(1);
+    nc_snn *b = save_and_load(a, "spikemax.nir", 0);
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, 3);
+    char *type = node_type(out_path("spikemax.nir"), "pool");
+    assert_string_equal(type, "neuroc.SpikeMaxPool2d");
+    nc_free(type);
+    expect_strict_refusal(a, "spikemax_strict", "pool", "SpikeMaxPool2d");
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -1009,6 +1031,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_mlp),
         cmocka_unit_test(test_plain_read_of_own_file),
         cmocka_unit_test(test_roundtrip_maxpool),
+        cmocka_unit_test(test_roundtrip_spike_maxpool),
         cmocka_unit_test(test_roundtrip_concat),
         cmocka_unit_test(test_depthwise_compact),
         cmocka_unit_test(test_extension_hostile),
