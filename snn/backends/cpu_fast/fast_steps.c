@@ -1,6 +1,6 @@
 /* The per-step work of the cpu-fast backend: how each layer's value is read
  * (as dense values, or as events in the reference's order), the layers
- * that are not plain kernel calls (pooling, max pooling, Add, LIF), traces,
+ * that are not plain kernel calls (pooling, max pooling, Add, Concat, LIF), traces,
  * Poisson input, and one sample's run over all steps. See the design notes
  * at the top of snn/backends/cpu_fast/backend_cpu_fast.c. */
 #include <math.h>
@@ -363,6 +363,15 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 break;
             }
             case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
+            case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
+                int64_t off = 0;
+                for (int k = 0; k < L->n_inputs; k++) {
+                    int j = P->L[L->inputs[k]].view;
+                    materialize(P, W, j, W->dense[i] + off);
+                    off += P->L[j].size;
+                }
+                break;
+            }
             case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
                 const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
                 if (!F->in_dense)
