@@ -18,7 +18,7 @@ Writes tests/fixtures/convert/:
   relu6_op9.onnx   the same at opset 9 (bounds as attributes)
   maxpool.onnx     Conv-ReLU-MaxPool, Linear
   leaky.onnx       Linear-LeakyReLU-Linear (not convertible)
-  bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold)
+  bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold: a layer of its own)
   avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (refused)
   avgpool_ceil.onnx AvgPool(2, ceil_mode=True) on an odd size (refused)
   softmax.onnx     Conv-ReLU-AvgPool, Linear, Softmax (dropped with a note)

@@ -439,7 +439,6 @@ static void test_refused_layouts(void **state)
     static const struct {
         const char *model, *node, *why;
     } cases[] = {
-        {"bn_pad.onnx", "node '/body/body.1/Conv' (Conv)", "zero-padded convolution"},
         {"avgpool_pad.onnx", "node '/body/body.2/AveragePool' (AveragePool)", "count_include_pad = 0"},
         {"avgpool_ceil.onnx", "node '/body/body.2/AveragePool' (AveragePool)", "ceil_mode = 1"},
     };
@@ -456,10 +455,26 @@ static void test_refused_layouts(void **state)
         nc_model_free(m);
     }
 
-    /* a final Softmax is dropped with a note: the readout reads the last Affine */
-    nc_model *m = load("tests/fixtures/convert/softmax.onnx");
+    /* a BN's shift before a zero-padded Conv cannot fold into it: the BN is a
+     * 1×1 depthwise Conv2d of its own (tests/test_convert_zoo.c has more) */
+    nc_model *m = load("tests/fixtures/convert/bn_pad.onnx");
     nc_snn *s = NULL;
     nc_convert_report *r = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+    assert_int_equal(s->layers[1].kind, NC_SNN_CONV2D);
+    assert_int_equal(s->layers[1].groups, 1);
+    assert_int_equal(s->layers[1].weight->shape[2], 1);
+    assert_int_equal(s->layers[2].kind, NC_SNN_CONV2D);
+    assert_int_equal(s->layers[2].padding[0], 1);
+    assert_true(has_note(r, "1×1 depthwise layer"));
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_model_free(m);
+
+    /* a final Softmax is dropped with a note: the readout reads the last Affine */
+    m = load("tests/fixtures/convert/softmax.onnx");
+    s = NULL;
+    r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
     const nc_snn_layer *out = &s->layers[nc_snn_output_layer(s)];
     assert_int_equal(out->kind, NC_SNN_READOUT);

@@ -329,8 +329,8 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
 
 /* Sum (scale × window sum) and max pooling share their geometry checks. */
 static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
-                            const int64_t stride[2], const int64_t padding[2], float scale,
-                            const char *name, int *id)
+                            const int64_t stride[2], const int64_t padding[2], const int64_t pad_end[2],
+                            float scale, const char *name, int *id)
 {
     const char *what = nc_snn_kind_name(kind);
     nc_status st = check_from(s, from, what);
@@ -349,10 +349,16 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
     /* a max-pool window made only of padding would have no maximum */
     if (kind == NC_SNN_MAXPOOL2D && (pd[0] >= kernel[0] || pd[1] >= kernel[1]))
         return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': padding must be smaller than the kernel", what, nm);
-    int64_t oh = conv_out(X->shape[1], kernel[0], st2[0], pd[0], 1);
-    int64_t ow = conv_out(X->shape[2], kernel[1], st2[1], pd[1], 1);
+    int64_t pe[2] = {pad_end ? pad_end[0] : 0, pad_end ? pad_end[1] : 0};
+    if (pe[0] < 0 || pe[1] < 0 || pe[0] >= st2[0] || pe[1] >= st2[1])
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': extra end padding must be in [0, stride)", what, nm);
+    /* the extra end padding (ceil mode) adds at most one partial window */
+    int64_t oh = conv_out(X->shape[1] + pe[0], kernel[0], st2[0], pd[0], 1);
+    int64_t ow = conv_out(X->shape[2] + pe[1], kernel[1], st2[1], pd[1], 1);
     if (oh <= 0 || ow <= 0)
         return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, nm);
+    if ((oh - 1) * st2[0] - pd[0] >= X->shape[1] || (ow - 1) * st2[1] - pd[1] >= X->shape[2])
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': the last window would start in the padding", what, nm);
     nc_status ast;
     nc_snn_layer *L = append_chw(s, kind, name, from, X->shape[0], oh, ow, &ast);
     if (!L)
@@ -367,13 +373,19 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
 nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                             const int64_t padding[2], float scale, const char *name, int *id)
 {
-    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, scale, name, id);
+    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, NULL, scale, name, id);
 }
 
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, NULL, 1.0f, name, id);
+}
+
+nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                    const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id)
+{
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)

@@ -76,6 +76,13 @@ void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_s
  * outside the input do not count). Internal: NIR cannot express it. */
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id);
+/* The same with pad_end[d] (in [0, stride)) more padding at the bottom and
+ * right, as PyTorch's ceil_mode adds: the output gets the partial window
+ * it makes (which must start inside the input or the leading padding). The
+ * layer keeps only the larger output shape; every backend already clips a
+ * window's taps to the input, so nothing else changes. */
+nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                    const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id);
 
 /* A copy of s whose IF layers emit spikes of value 1, each layer's spike
  * value (θ by default) folded into the weights of the Affine/Conv2d layers
