@@ -212,6 +212,7 @@ int main(void)
     check_net("random layers", net_random_layers(NET_RANDOM_CUDA), 7);
     check_net("static paths", net_static_paths(0), 5);
     check_net("example CNN shapes", net_cnn_shapes(), 8);
+    check_net("concat paths", net_concat_paths(), 6);
 #ifndef NC_TESTS_NO_ONNX
     static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx", "mlp.onnx"};
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
