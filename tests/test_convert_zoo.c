@@ -109,6 +109,21 @@ static void test_pool_bn(void **state)
     assert_int_equal(s->layers[mp].shape[2], 4);
     assert_int_equal(count_kind(s, NC_SNN_POOL2D), 1);
     nc_snn_free(s);
+
+    /* binary spikes rebuild the network: the ceil-mode pool keeps its partial window */
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/zoo/pool_bn.onnx"), NULL, &m));
+    nc_tensor *x = load_f32("tests/fixtures/zoo/x.npy");
+    nc_convert_options co;
+    nc_convert_options_init(&co);
+    co.binary_spikes = 1;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, NULL));
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].kind == NC_SNN_MAXPOOL2D)
+            assert_int_equal(s->layers[i].shape[1], 4);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_model_free(m);
 }
 
 /* Concat → BN → ReLU (DenseNet's pre-activation): a depthwise layer after the

@@ -388,6 +388,15 @@ nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2]
     return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
 }
 
+void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])
+{
+    const nc_snn_layer *L = &s->layers[i], *X = &s->layers[L->inputs[0]];
+    for (int d = 0; d < 2; d++) {
+        int64_t e = (L->shape[d + 1] - 1) * L->stride[d] + L->kernel[d] - (X->shape[d + 1] + 2 * L->padding[d]);
+        pad_end[d] = e > 0 ? e : 0;
+    }
+}
+
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)
 {
     nc_status st = check_from(s, from, "nc_snn_add_flatten");

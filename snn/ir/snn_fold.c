@@ -198,8 +198,11 @@ static nc_status fold_layer(fold *F, int i)
             from = F->map[j];
         if (L->kind == NC_SNN_POOL2D)
             st = nc_snn_add_pool2d(F->t, from, L->kernel, L->stride, L->padding, L->scale, L->name, &id);
-        else if (L->kind == NC_SNN_MAXPOOL2D)
-            st = nc_snn_add_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
+        else if (L->kind == NC_SNN_MAXPOOL2D) {
+            int64_t pe[2];
+            nc_snn_pool_pad_end(F->s, i, pe); /* a ceil-mode pool keeps its partial window */
+            st = nc_snn_add_maxpool2d_ceil(F->t, from, L->kernel, L->stride, L->padding, pe, L->name, &id);
+        }
         else
             st = nc_snn_add_flatten(F->t, from, L->name, &id);
         /* the pool's scale stays in the layer: the factor passes unscaled */

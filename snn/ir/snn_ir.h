@@ -83,6 +83,9 @@ nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], con
  * window's taps to the input, so nothing else changes. */
 nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                     const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id);
+/* The extra end padding pooling layer i's output shape implies (0 but for
+ * a ceil-mode partial window): what to pass the builder to rebuild it. */
+void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2]);
 
 /* A copy of s whose IF layers emit spikes of value 1, each layer's spike
  * value (θ by default) folded into the weights of the Affine/Conv2d layers
