@@ -847,21 +847,25 @@ static nc_status op_avgpool(cv *c, const nc_node *n, int from_maxpool)
     if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK ||
         (st = flush_pending(c, n, n->inputs[0])) != NC_OK)
         return st;
-    int64_t k[2], s[2], p[2];
-    if ((st = pool_geom(c, n, &c->s->layers[x->layer], x->pad, k, s, p, NULL)) != NC_OK)
+    int64_t k[2], s[2], p[2], pe[2];
+    if ((st = pool_geom(c, n, &c->s->layers[x->layer], x->pad, k, s, p, pe)) != NC_OK)
         return st;
+    /* The ANN divides each window by its taps inside the input (a Pad
+     * node's zeros are input) or, with count_include_pad, inside the padded
+     * input; windows that cut the border short (ceil mode, or padding not
+     * counted) need per-window divisors, others the one scale 1/k². */
     int include_pad = from_maxpool || nc_attr_int(n, "count_include_pad", 0) != 0;
-    if (!include_pad && (p[0] || p[1]))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "count_include_pad = 0 with padding %lld×%lld: border "
-                        "windows average fewer inputs, which a sum pool with one scale cannot match "
-                        "(export with count_include_pad=True or without padding)", (long long)p[0],
-                        (long long)p[1]);
+    int64_t div_pad[2] = {x->pad[0] + (include_pad ? p[0] : 0), x->pad[1] + (include_pad ? p[1] : 0)};
     p[0] += x->pad[0];
     p[1] += x->pad[1];
+    int partial = pe[0] || pe[1] || div_pad[0] < p[0] || div_pad[1] < p[1];
     char buf[320];
     int id;
-    st = nc_snn_add_pool2d(c->s, x->layer, k, s, p, (float)(1.0 / (double)(k[0] * k[1])),
-                           uniq(c, n->name, buf, sizeof buf), &id);
+    if (partial)
+        st = nc_snn_add_pool2d_div(c->s, x->layer, k, s, p, pe, div_pad, uniq(c, n->name, buf, sizeof buf), &id);
+    else
+        st = nc_snn_add_pool2d(c->s, x->layer, k, s, p, (float)(1.0 / (double)(k[0] * k[1])),
+                               uniq(c, n->name, buf, sizeof buf), &id);
     if (st != NC_OK)
         return node_prefix(c, n, st);
     vst_set_layer(c, n->outputs[0], id);

@@ -14,6 +14,10 @@ Writes tests/fixtures/zoo/:
                  cannot fold), ReLU, AvgPool(3, 1, padding 1) of a 2×2 map,
                  Linear
   cat_bn.onnx    two Conv-ReLU branches, Concat, BN-ReLU, Conv-ReLU, Linear
+  avg_ceil.onnx  Conv-ReLU, AvgPool(3, 2, padding 1, ceil_mode) [8×8 → 5×5:
+                 partial windows divided by their taps in the padded input],
+                 Conv-ReLU, AvgPool(3, 1, padding 1, count_include_pad=False),
+                 Conv-ReLU-MaxPool(2, 2, ceil_mode) [5×5 → 3×3], Linear
   x.npy          8 random inputs [8, 1, 8, 8] in [0, 1], float32
   y_*.npy        torch's logits of each model on x.npy
 Seeded: the same networks every run (bytes may differ across torch versions).
@@ -72,6 +76,21 @@ class CatBN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class AvgCeil(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.conv3 = nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 3 * 3, 3)
+
+    def forward(self, x):
+        x = F.avg_pool2d(F.relu(self.conv1(x)), 3, 2, 1, ceil_mode=True)
+        x = F.avg_pool2d(F.relu(self.conv2(x)), 3, 1, 1, count_include_pad=False)
+        x = F.max_pool2d(F.relu(self.conv3(x)), 2, 2, ceil_mode=True)
+        return self.fc(torch.flatten(x, 1))
+
+
 def export(model, name, x):
     model.eval()
     torch.onnx.export(model, x[:1], os.path.join(OUT, name + ".onnx"), opset_version=13,
@@ -88,7 +107,7 @@ def main():
     torch.manual_seed(5)
     x = torch.rand(8, 1, 8, 8, generator=gen)
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
-    for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN())):
+    for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN()), ("avg_ceil", AvgCeil())):
         randomise_bn(net, gen)
         export(net, name, x)
 

@@ -808,7 +808,7 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
     for (int i = 0; i < nl; i++) {
         const nc_snn_layer *L = &s->layers[i];
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_MAXPOOL2D ||
-            L->kind == NC_SNN_CONCAT)
+            L->kind == NC_SNN_CONCAT || (L->kind == NC_SNN_POOL2D && L->div_taps))
             return unsupported(L, "not supported by the Loihi simulator (IF layers with Affine, Conv2d, "
                                   "non-overlapping Pool2d, Flatten and Add between them)");
     }

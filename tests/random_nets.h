@@ -218,7 +218,9 @@ NET_FN nc_snn *net_static_paths(int dense_pools)
 /* Concats along channels of every kind of value: spikes with per-neuron
  * values, a pool of spikes (counts in cpu-fast), a channel-last convolution's
  * currents and the input itself; read by a convolution, an IF, a pool and an
- * Add; a Concat of a Concat; a Concat of flat layers before the readout. */
+ * Add; a Concat of a Concat; a Concat of flat layers before the readout.
+ * Beside them average pools with per-window divisors (ceil mode, padding
+ * not counted) of spikes and of a Concat. */
 NET_FN nc_snn *net_concat_paths(void)
 {
     int64_t in[3] = {2, 6, 6};
@@ -250,8 +252,20 @@ NET_FN nc_snn *net_concat_paths(void)
     NET_OK(nc_snn_add_flatten(s, i5, NULL, &fl));
     int a1 = net_affine(s, fl, 6, 0.3f), ia = net_if(s, a1, 0, 0, NC_RESET_SUBTRACT, 0.4f);
     int a2 = net_affine(s, fl, 3, 0.3f);
-    int f5[2] = {ia, a2}, cat4;
-    NET_OK(nc_snn_add_concat(s, 2, f5, NULL, &cat4));              /* flat: 9 */
+    int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, q1[2] = {1, 1}, pe[2] = {1, 1}, none[2] = {0, 0};
+    int pdv;
+    NET_OK(nc_snn_add_pool2d_div(s, i1, k3, s2, q1, pe, none, NULL, &pdv));       /* 6 × 4 × 4, partial windows */
+    int idv = net_if(s, pdv, 1, 0, NC_RESET_SUBTRACT, 0.3f), pd2, fd;
+    NET_OK(nc_snn_add_pool2d_div(s, cat1, k3, s2, q1, none, q1, NULL, &pd2));   /* padding counted */
+    int64_t k2[2] = {2, 2}, one[2] = {1, 1};
+    int pd3;
+    NET_OK(nc_snn_add_pool2d_div(s, idv, k2, k2, one, pe, none, NULL, &pd3));      /* 6 × 3 × 3 */
+    NET_OK(nc_snn_add_flatten(s, pd3, NULL, &fd));
+    int a4 = net_affine(s, fd, 4, 0.3f), fd2;
+    NET_OK(nc_snn_add_flatten(s, pd2, NULL, &fd2));
+    int a5 = net_affine(s, fd2, 2, 0.1f);
+    int f5[4] = {ia, a2, a4, a5}, cat4;
+    NET_OK(nc_snn_add_concat(s, 4, f5, NULL, &cat4));              /* flat: 15 */
     int a3 = net_affine(s, cat4, 5, 0.5f);
     NET_OK(nc_snn_add_readout(s, a3, NULL, &ro));
     return s;

@@ -1,8 +1,8 @@
 /* The layer patterns of torchvision's DenseNet, GoogLeNet and Inception
  * that conversion used to refuse (scripts/make_zoo_fixtures.py): a
  * BatchNorm with no Conv/Gemm to fold into (after a pool, after a Concat,
- * before a zero-padded Conv), ceil-mode max pooling, a Pad before an
- * AveragePool. For each: the ANN equals torch, conversion succeeds, and
+ * before a zero-padded Conv), ceil-mode max pooling, average pooling with
+ * partial windows (per-window divisors), a Pad before an AveragePool. For each: the ANN equals torch, conversion succeeds, and
  * the SNN's readout approaches the ANN's logits as T grows. */
 #include "testutil.h"
 
@@ -144,6 +144,46 @@ static void test_cat_bn(void **state)
     nc_snn_free(s);
 }
 
+/* Average pools with partial windows (ceil mode; count_include_pad=False):
+ * per-window divisors, as the ANN divides. */
+static void test_avg_ceil(void **state)
+{
+    (void)state;
+    nc_snn *s = convert_check("avg_ceil");
+    int div = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        div += L->kind == NC_SNN_POOL2D && L->div_taps;
+        if (L->kind == NC_SNN_POOL2D && L->div_taps && L->stride[0] == 2)
+            assert_int_equal(L->shape[1], 5); /* floor mode: 4 */
+        if (L->kind == NC_SNN_MAXPOOL2D)
+            assert_int_equal(L->shape[1], 3);
+    }
+    assert_int_equal(div, 2);
+    /* NIR's SumPool2d has one scale: refused, naming the layer */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/test_convert_zoo.nir", NC_BINARY_DIR);
+    nc_snn *a = NULL;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/zoo/avg_ceil.onnx"), NULL, &m));
+    nc_tensor *x = load_f32("tests/fixtures/zoo/x.npy");
+    nc_convert_options co;
+    nc_convert_options_init(&co);
+    co.maxpool = NC_MAXPOOL_AVERAGE; /* the ceil-mode MaxPool as an average: a third partial pool */
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &a, NULL));
+    assert_int_equal(count_kind(a, NC_SNN_MAXPOOL2D), 0);
+    int div3 = 0;
+    for (int i = 0; i < a->n_layers; i++)
+        div3 += a->layers[i].kind == NC_SNN_POOL2D && a->layers[i].div_taps;
+    assert_int_equal(div3, 3);
+    assert_int_equal(nc_snn_save_nir(a, path), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "divisors"));
+    nc_snn_free(a);
+    nc_tensor_free(x);
+    nc_model_free(m);
+    nc_snn_free(s);
+}
+
 /* The IR's ceil-mode max pool: the partial window and its limits. */
 static void test_maxpool_ceil_ir(void **state)
 {
@@ -187,6 +227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_bn),
         cmocka_unit_test(test_cat_bn),
+        cmocka_unit_test(test_avg_ceil),
         cmocka_unit_test(test_maxpool_ceil_ir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,10 @@ static nc_status plan(wr *w)
             return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': NIR has no %s%s", L->name,
                              L->kind == NC_SNN_MAXPOOL2D ? "max pooling" : nc_snn_kind_name(L->kind),
                              L->kind == NC_SNN_MAXPOOL2D ? "; convert with --maxpool average" : " node");
+        if (L->kind == NC_SNN_POOL2D && L->div_taps)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': an average pool whose partial windows have their own "
+                             "divisors (ceil mode or count_include_pad=False): NIR's SumPool2d has one scale",
+                             L->name);
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,

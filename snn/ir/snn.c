@@ -388,6 +388,28 @@ nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2]
     return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
 }
 
+nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                const int64_t padding[2], const int64_t pad_end[2], const int64_t div_pad[2],
+                                const char *name, int *id)
+{
+    if (!kernel || !div_pad || div_pad[0] < 0 || div_pad[1] < 0 || (padding && (div_pad[0] > padding[0] ||
+                                                                                  div_pad[1] > padding[1])) ||
+        (!padding && (div_pad[0] || div_pad[1])))
+        return nc_errorf(NC_ERR_INVALID_ARG, "Pool2d '%s': the counted padding must be in [0, padding]",
+                         name ? name : "");
+    int lid = -1;
+    nc_status st = add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, pad_end,
+                              (float)(1.0 / (double)(kernel[0] * kernel[1])), name, &lid);
+    if (st != NC_OK)
+        return st;
+    s->layers[lid].div_taps = 1;
+    s->layers[lid].div_pad[0] = div_pad[0];
+    s->layers[lid].div_pad[1] = div_pad[1];
+    if (id)
+        *id = lid;
+    return NC_OK;
+}
+
 void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])
 {
     const nc_snn_layer *L = &s->layers[i], *X = &s->layers[L->inputs[0]];
@@ -557,6 +579,10 @@ uint64_t nc_hash_snn(const nc_snn *s)
         h = nc_hash_bytes(h, L->shape, (size_t)L->ndim * sizeof *L->shape);
         h = nc_hash_bytes(h, L->stride, sizeof L->stride);
         h = nc_hash_bytes(h, L->padding, sizeof L->padding);
+        if (L->div_taps) { /* only then: hashes of other networks stay as they were */
+            h = nc_hash_bytes(h, &L->div_taps, sizeof L->div_taps);
+            h = nc_hash_bytes(h, L->div_pad, sizeof L->div_pad);
+        }
         h = nc_hash_bytes(h, L->dilation, sizeof L->dilation);
         h = nc_hash_bytes(h, &L->groups, sizeof L->groups);
         h = nc_hash_bytes(h, L->kernel, sizeof L->kernel);

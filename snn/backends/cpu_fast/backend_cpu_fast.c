@@ -179,7 +179,7 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     const nc_snn_layer *X = &s->layers[L->inputs[0]];
     const fast_layer *S = &P->L[P->L[L->inputs[0]].view];
     int64_t kk = L->kernel[0] * L->kernel[1], C = X->shape[0], HWx = X->shape[1] * X->shape[2];
-    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f))
+    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f) || L->div_taps) /* one value per count */
         return 0;
     for (int64_t c = 0; c < C; c++)
         for (int64_t p = 1; p < HWx; p++)

@@ -8,6 +8,8 @@
 
 #include "fast_plan.h"
 #include "kernels/neuron.h"
+#include "kernels/window_index.h"
+#include "snn/backends/weight_layout.h"
 
 /* ------------------------------------------------------------ run: values */
 
@@ -135,6 +137,7 @@ static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, cons
                               int xcl, float *y)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    nc_win_geom g = nc_snn_win_geom(L, X); /* per-window divisors: the reference's nc_pool_scale */
     for (int64_t c = 0; c < C; c++)
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
@@ -152,7 +155,7 @@ static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, cons
                         }
                     }
                 }
-                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * L->scale;
+                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * nc_pool_scale(g, L->scale, (int)oh, (int)ow);
             }
     return ops;
 }
