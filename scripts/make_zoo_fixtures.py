@@ -14,11 +14,11 @@ Writes tests/fixtures/zoo/:
                  cannot fold), ReLU, AvgPool(3, 1, padding 1) of a 2×2 map,
                  Linear
   cat_bn.onnx    two Conv-ReLU branches, Concat, BN-ReLU, Conv-ReLU, Linear
-  avg_ceil.onnx  Conv-ReLU, AvgPool(3, 2, padding 1, ceil_mode) [8×8 → 5×5:
-                 partial windows divided by their taps in the padded input],
-                 Conv-ReLU, AvgPool(3, 1, padding 1, count_include_pad=False),
-                 Conv-ReLU-MaxPool(2, 2, ceil_mode) [5×5 → 3×3], Linear
-  x.npy          8 random inputs [8, 1, 8, 8] in [0, 1], float32
+  avg_ceil.onnx  Conv-ReLU-MaxPool(3, 2, ceil_mode) [8×8 → 4×4], Conv-ReLU,
+                 AvgPool(3, 2, padding 1, ceil_mode) [4×4 → 3×3: partial windows
+                 divided by their taps in the padded input], Conv-ReLU,
+                 AvgPool(3, 1, padding 1, count_include_pad=False), Linear
+  x.npy          8 random inputs [8, 1, 8, 8] in [0, 1] (each its own brightness), float32
   y_*.npy        torch's logits of each model on x.npy
 Seeded: the same networks every run (bytes may differ across torch versions).
 """
@@ -33,7 +33,12 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "f
 
 
 def randomise_bn(net, gen):
+    """He-initialised weights, small biases (the signal survives the ReLUs), random BN statistics."""
     for m in net.modules():
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            fan_in = m.weight[0].numel()
+            m.weight.data = torch.randn(m.weight.shape, generator=gen) * (2.0 / fan_in) ** 0.5
+            m.bias.data = torch.rand(m.bias.shape, generator=gen) * 0.1
         if isinstance(m, nn.BatchNorm2d):
             c = m.num_features
             m.weight.data = 0.5 + torch.rand(c, generator=gen)
@@ -85,9 +90,10 @@ class AvgCeil(nn.Module):
         self.fc = nn.Linear(4 * 3 * 3, 3)
 
     def forward(self, x):
-        x = F.avg_pool2d(F.relu(self.conv1(x)), 3, 2, 1, ceil_mode=True)
-        x = F.avg_pool2d(F.relu(self.conv2(x)), 3, 1, 1, count_include_pad=False)
-        x = F.max_pool2d(F.relu(self.conv3(x)), 2, 2, ceil_mode=True)
+        # max pooling of currents is exact on the first conv's (constant) currents only
+        x = F.max_pool2d(F.relu(self.conv1(x)), 3, 2, ceil_mode=True)                # 4 × 4 (floor: 3 × 3)
+        x = F.avg_pool2d(F.relu(self.conv2(x)), 3, 2, 1, ceil_mode=True)             # 3 × 3 (floor: 2 × 2)
+        x = F.avg_pool2d(F.relu(self.conv3(x)), 3, 1, 1, count_include_pad=False)    # 3 × 3
         return self.fc(torch.flatten(x, 1))
 
 
@@ -105,7 +111,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     gen = torch.Generator().manual_seed(5)
     torch.manual_seed(5)
-    x = torch.rand(8, 1, 8, 8, generator=gen)
+    # a brightness per sample: the outputs vary with the input after the pools average the noise out
+    x = torch.rand(8, 1, 8, 8, generator=gen) * torch.rand(8, 1, 1, 1, generator=gen)
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
     for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN()), ("avg_ceil", AvgCeil())):
         randomise_bn(net, gen)
