@@ -20,6 +20,7 @@ Writes tests/fixtures/zoo/:
                  AvgPool(3, 1, padding 1, count_include_pad=False), Linear
   x.npy          8 random inputs [8, 1, 8, 8] in [0, 1] (each its own brightness), float32
   y_*.npy        torch's logits of each model on x.npy
+  labels.npy     int64 labels for x.npy (cat_bn's argmax), for `neuroc eval`
 Seeded: the same networks every run (bytes may differ across torch versions).
 """
 import os
@@ -104,7 +105,9 @@ def export(model, name, x):
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
                       do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
     with torch.no_grad():
-        np.save(os.path.join(OUT, "y_" + name + ".npy"), model(x).numpy().astype(np.float32))
+        y = model(x)
+    np.save(os.path.join(OUT, "y_" + name + ".npy"), y.numpy().astype(np.float32))
+    return y
 
 
 def main():
@@ -116,7 +119,9 @@ def main():
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
     for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN()), ("avg_ceil", AvgCeil())):
         randomise_bn(net, gen)
-        export(net, name, x)
+        y = export(net, name, x)
+        if name == "cat_bn":
+            np.save(os.path.join(OUT, "labels.npy"), y.argmax(1).numpy().astype(np.int64))
 
 
 if __name__ == "__main__":
