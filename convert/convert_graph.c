@@ -650,8 +650,7 @@ static int carries_spikes(const nc_snn *s, int id)
 /* Kernel, stride and padding of a pooling node reading layer X, zero-padded
  * by pre[] more (a Pad before it, which the caller adds to p). Refuses
  * dilation and asymmetric padding. A ceil_mode that adds a partial window
- * at the bottom/right gives that extra end padding in pe[] when pe is
- * non-NULL (max pooling ignores padding), else is refused. */
+ * at the bottom/right comes back as that extra end padding, pe[]. */
 static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X, const int64_t pre[2],
                            int64_t k[2], int64_t s[2], int64_t p[2], int64_t pe[2])
 {
@@ -673,18 +672,10 @@ static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X,
                             "pooling layer pads both sides equally", (long long)sp.pad_b[j],
                             (long long)sp.pad_e[j]);
         int64_t extra = (sp.out[j] - 1) * sp.stride[j] + sp.k[j] - (sp.in[j] + 2 * sp.pad_b[j]);
-        if (extra < 0)
-            extra = 0;
-        if (extra > 0 && !pe)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "ceil_mode = 1 adds a partial window at the border, "
-                            "which an average pool would divide by its valid taps: a per-window divisor an SNN "
-                            "pooling layer does not have; export with ceil_mode=False or sizes that divide "
-                            "evenly");
         k[j - 1] = sp.k[j];
         s[j - 1] = sp.stride[j];
         p[j - 1] = sp.pad_b[j];
-        if (pe)
-            pe[j - 1] = extra;
+        pe[j - 1] = extra > 0 ? extra : 0;
     }
     return NC_OK;
 }
