@@ -197,17 +197,61 @@ static nc_status materialise(cv *c, int v)
     return NC_OK;
 }
 
+/* Value v's pending per-channel a·x + b (a BatchNormalization or constant
+ * scaling with no Conv/Gemm right after it to fold into: after a pool, a
+ * Concat, before a ReLU or a zero-padded Conv) as a layer of its own: a 1×1
+ * depthwise Conv2d (weight a, bias b per channel), or a diagonal Affine for
+ * a flat value. Exact, and every backend runs both kinds. */
+static nc_status flush_pending(cv *c, const nc_node *n, int v)
+{
+    vst *x = &c->vs[v];
+    if (!x->pa)
+        return NC_OK;
+    const nc_snn_layer *X = &c->s->layers[x->layer];
+    int64_t C = x->pn, size = nc_snn_layer_size(X);
+    int conv = X->ndim == 3 && C == X->shape[0];
+    if (!conv && !(X->ndim == 1 && C == size && size <= 4096))
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' carries a scaling or BatchNormalization "
+                        "with no Conv/Gemm to fold into, on a value of %lld elements", vname(c, v),
+                        (long long)size);
+    int64_t ws[4] = {C, conv ? 1 : C, 1, 1};
+    nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, conv ? 4 : 2, ws), *b = nc_tensor_new(NC_DTYPE_F32, 1, &C);
+    if (!w || !b) {
+        nc_tensor_free(w);
+        nc_tensor_free(b);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t k = 0; k < C; k++) {
+        nc_f32(w)[conv ? k : k * C + k] = (float)x->pa[k];
+        nc_f32(b)[k] = (float)x->pb[k];
+    }
+    char base[300], buf[320];
+    snprintf(base, sizeof base, "%.200s_affine", vname(c, v));
+    nc_conv2d_params cp = {{1, 1}, {0, 0}, {1, 1}, C};
+    int id;
+    nc_status st = conv ? nc_snn_add_conv2d(c->s, x->layer, w, b, &cp, uniq(c, base, buf, sizeof buf), &id)
+                        : nc_snn_add_affine(c->s, x->layer, w, b, uniq(c, base, buf, sizeof buf), &id);
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    if (st != NC_OK)
+        return node_prefix(c, n, st);
+    nc_free(x->pa);
+    nc_free(x->pb);
+    x->pa = x->pb = NULL;
+    x->pn = 0;
+    x->layer = id;
+    return nc_strlist_addf(&c->cg->notes, "the per-channel scaling or BatchNormalization of '%s' has no "
+                           "Conv/Gemm to fold into: it is a 1×1 depthwise layer '%s' of its own", vname(c, v), buf);
+}
+
 /* Input i of n as a plain SNN layer: no scaling or padding left to fold. */
 static nc_status plain_input(cv *c, const nc_node *n, int i, int *layer)
 {
     vst *x = NULL;
     nc_status st = input_state(c, n, i, &x);
-    if (st != NC_OK || (st = materialise(c, n->inputs[i])) != NC_OK)
+    if (st != NC_OK || (st = materialise(c, n->inputs[i])) != NC_OK ||
+        (st = flush_pending(c, n, n->inputs[i])) != NC_OK)
         return st;
-    if (x->pa)
-        return node_err(c, n, NC_ERR_UNSUPPORTED,
-                        "its input '%s' carries a scaling or BatchNormalization with no Conv/Gemm "
-                        "after it to fold into", vname(c, n->inputs[i]));
     if (x->pad[0] || x->pad[1])
         return node_err(c, n, NC_ERR_UNSUPPORTED,
                         "its input '%s' is zero-padded by a Pad node, which only a Conv or an "
@@ -442,6 +486,11 @@ static nc_status op_conv(cv *c, const nc_node *n)
                            {sp.pad_b[1] + x->pad[0], sp.pad_b[2] + x->pad[1]},
                            {sp.dil[1], sp.dil[2]},
                            nc_attr_int(n, "group", 1)};
+    int shifted = 0; /* a shift would make the zero-padded border non-zero: a layer of its own */
+    for (int64_t k = 0; x->pa && k < x->pn; k++)
+        shifted |= x->pb[k] != 0.0;
+    if (shifted && (cp.padding[0] || cp.padding[1]) && (st = flush_pending(c, n, n->inputs[0])) != NC_OK)
+        return st;
     lin *l = nc_calloc(1, sizeof *l);
     int64_t K = W->shape[0];
     if (!l || !(l->w = nc_tensor_clone(W)) ||
@@ -628,16 +677,19 @@ static int spike_driven(const nc_snn *s, int id)
     return 0;
 }
 
-/* Kernel, stride and padding of a pooling node reading layer X. Refuses
- * dilation, asymmetric padding and a ceil_mode that adds a partial window. */
-static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X, int64_t k[2],
-                           int64_t s[2], int64_t p[2])
+/* Kernel, stride and padding of a pooling node reading layer X, zero-padded
+ * by pre[] more (a Pad before it, which the caller adds to p). Refuses
+ * dilation and asymmetric padding. A ceil_mode that adds a partial window
+ * at the bottom/right comes back as that extra end padding, pe[]. */
+static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X, const int64_t pre[2],
+                           int64_t k[2], int64_t s[2], int64_t p[2], int64_t pe[2])
 {
     char buf[160];
     if (X->ndim != 3)
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
-    nc_tensor fx = {.dtype = NC_DTYPE_F32, .ndim = 4, .shape = {1, X->shape[0], X->shape[1], X->shape[2]}};
+    nc_tensor fx = {.dtype = NC_DTYPE_F32, .ndim = 4,
+                    .shape = {1, X->shape[0], X->shape[1] + 2 * pre[0], X->shape[2] + 2 * pre[1]}};
     nc_spatial sp;
     nc_status st = nc_spatial_parse(n, &fx, NULL, 1, &sp);
     if (st != NC_OK)
@@ -649,29 +701,27 @@ static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X,
             return node_err(c, n, NC_ERR_UNSUPPORTED, "asymmetric padding (%lld before, %lld after): an SNN "
                             "pooling layer pads both sides equally", (long long)sp.pad_b[j],
                             (long long)sp.pad_e[j]);
-        int64_t floor_out = (sp.in[j] + 2 * sp.pad_b[j] - sp.k[j]) / sp.stride[j] + 1;
-        if (sp.out[j] != floor_out)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "ceil_mode = 1 adds a partial window at the border, "
-                            "whose divisor an SNN pooling layer cannot match; export with ceil_mode=False "
-                            "or sizes that divide evenly");
+        int64_t extra = (sp.out[j] - 1) * sp.stride[j] + sp.k[j] - (sp.in[j] + 2 * sp.pad_b[j]);
         k[j - 1] = sp.k[j];
         s[j - 1] = sp.stride[j];
         p[j - 1] = sp.pad_b[j];
+        pe[j - 1] = extra > 0 ? extra : 0;
     }
     return NC_OK;
 }
 
-/* A MaxPool2d of currents, or (spikes) a SpikeMaxPool2d of spikes. */
+/* A MaxPool2d of currents, or (spikes) a SpikeMaxPool2d of spikes. Max
+ * pooling ignores padding, so ceil mode is extra bottom/right padding. */
 static nc_status build_maxpool(cv *c, const nc_node *n, int from, int spikes, int *id)
 {
-    int64_t k[2], s[2], p[2];
+    int64_t k[2], s[2], p[2], pe[2], none[2] = {0, 0};
     char buf[320];
-    nc_status st = pool_geom(c, n, &c->s->layers[from], k, s, p);
+    nc_status st = pool_geom(c, n, &c->s->layers[from], none, k, s, p, pe);
     if (st != NC_OK)
         return st;
     const char *nm = uniq(c, n->name, buf, sizeof buf);
-    st = spikes ? nc_snn_add_spike_maxpool2d(c->s, from, k, s, p, nm, id)
-                : nc_snn_add_maxpool2d(c->s, from, k, s, p, nm, id);
+    st = spikes ? nc_snn_add_spike_maxpool2d_ceil(c->s, from, k, s, p, pe, nm, id)
+                : nc_snn_add_maxpool2d_ceil(c->s, from, k, s, p, pe, nm, id);
     return node_prefix(c, n, st);
 }
 
@@ -706,11 +756,10 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input "
                         "by convertible ops", vname(c, vin));
     nc_status st = materialise(c, vin);
-    if (st != NC_OK)
+    if (st != NC_OK || (st = flush_pending(c, n, vin)) != NC_OK)
         return st;
-    if (x->pa || x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "the scaling, BatchNormalization or padding before it "
-                        "has no Conv/Gemm to fold into");
+    if (x->pad[0] || x->pad[1])
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "the padding before it has no Conv/AveragePool to fold into");
     int src = x->layer;
     nc_if_site site = {0};
     site.rule = rule;
@@ -835,26 +884,28 @@ static nc_status op_avgpool(cv *c, const nc_node *n, int from_maxpool)
 {
     vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
-    if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
+    if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK ||
+        (st = flush_pending(c, n, n->inputs[0])) != NC_OK)
         return st;
-    if (x->pa)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input carries a scaling or BatchNormalization with "
-                        "no Conv/Gemm before the pooling to fold into");
-    int64_t k[2], s[2], p[2];
-    if ((st = pool_geom(c, n, &c->s->layers[x->layer], k, s, p)) != NC_OK)
+    int64_t k[2], s[2], p[2], pe[2];
+    if ((st = pool_geom(c, n, &c->s->layers[x->layer], x->pad, k, s, p, pe)) != NC_OK)
         return st;
+    /* The ANN divides each window by its taps inside the input (a Pad
+     * node's zeros are input) or, with count_include_pad, inside the padded
+     * input; windows that cut the border short (ceil mode, or padding not
+     * counted) need per-window divisors, others the one scale 1/k². */
     int include_pad = from_maxpool || nc_attr_int(n, "count_include_pad", 0) != 0;
-    if (!include_pad && (p[0] || p[1]))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "count_include_pad = 0 with padding %lld×%lld: border "
-                        "windows average fewer inputs, which a sum pool with one scale cannot match "
-                        "(export with count_include_pad=True or without padding)", (long long)p[0],
-                        (long long)p[1]);
+    int64_t div_pad[2] = {x->pad[0] + (include_pad ? p[0] : 0), x->pad[1] + (include_pad ? p[1] : 0)};
     p[0] += x->pad[0];
     p[1] += x->pad[1];
+    int partial = pe[0] || pe[1] || div_pad[0] < p[0] || div_pad[1] < p[1];
     char buf[320];
     int id;
-    st = nc_snn_add_pool2d(c->s, x->layer, k, s, p, (float)(1.0 / (double)(k[0] * k[1])),
-                           uniq(c, n->name, buf, sizeof buf), &id);
+    if (partial)
+        st = nc_snn_add_pool2d_div(c->s, x->layer, k, s, p, pe, div_pad, uniq(c, n->name, buf, sizeof buf), &id);
+    else
+        st = nc_snn_add_pool2d(c->s, x->layer, k, s, p, (float)(1.0 / (double)(k[0] * k[1])),
+                               uniq(c, n->name, buf, sizeof buf), &id);
     if (st != NC_OK)
         return node_prefix(c, n, st);
     vst_set_layer(c, n->outputs[0], id);

@@ -39,4 +39,19 @@ NC_HD float nc_sum_over_time(float acc, const float *x, int64_t stride, int step
     return acc;
 }
 
+/* Concat along channels over frames: element e of an input of `part` values
+ * a frame (all frames of the output, `frames` of them, one thread each)
+ * comes from x[nc_concat_src(...)] (an input holding x_frames frames: N
+ * when static, each read by its sample) and goes to the output's
+ * y[nc_concat_dst(...)] (size values a frame, the input's at offset off). */
+NC_HD int64_t nc_concat_src(int64_t e, int64_t part, int64_t x_frames)
+{
+    return (e / part % x_frames) * part + e % part;
+}
+
+NC_HD int64_t nc_concat_dst(int64_t e, int64_t part, int64_t size, int64_t off)
+{
+    return e / part * size + off + e % part;
+}
+
 #endif

@@ -22,6 +22,7 @@ typedef struct nc_win_geom {
     int C, H, W, K, OH, OW;
     int kh, kw, sh, sw, ph, pw, dh, dw;
     int groups;
+    int div, dph, dpw; /* Pool2d: per-window divisors counted within the input widened by (dph, dpw) */
 } nc_win_geom;
 
 /* Input coordinate of tap i of output coordinate o. */
@@ -79,8 +80,29 @@ NC_HD float nc_conv_output(const float *x, const float *wt, float bias, nc_win_g
     return acc;
 }
 
+/* Taps of window o (k taps from o·stride − pad) inside [−cpad, n + cpad). */
+NC_HD int nc_win_span(int o, int k, int stride, int pad, int n, int cpad)
+{
+    int lo = o * stride - pad, hi = lo + k;
+    lo = lo < -cpad ? -cpad : lo;
+    hi = hi > n + cpad ? n + cpad : hi;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* What a sum-pooling window (oh, ow) is multiplied by: scale, or with
+ * per-window divisors 1/(its taps counted within the widened input), the
+ * divisor of PyTorch's partial windows. */
+NC_HD float nc_pool_scale(nc_win_geom g, float scale, int oh, int ow)
+{
+    if (!g.div)
+        return scale;
+    int n = nc_win_span(oh, g.kh, g.sh, g.ph, g.H, g.dph) * nc_win_span(ow, g.kw, g.sw, g.pw, g.W, g.dpw);
+    return n > 0 ? 1.0f / (float)n : 0.0f;
+}
+
 /* Output (c, oh, ow) of sum pooling times scale over one frame: the window's
- * non-zero inputs summed from 0 in ascending (i, j), then scaled; *ops gets
+ * non-zero inputs summed from 0 in ascending (i, j), then scaled (by
+ * nc_pool_scale); *ops gets
  * their number (padding counts as zeros). */
 NC_HD float nc_pool_output(const float *x, nc_win_geom g, float scale, int c, int oh, int ow, int *ops)
 {
@@ -100,7 +122,7 @@ NC_HD float nc_pool_output(const float *x, nc_win_geom g, float scale, int c, in
         }
     }
     *ops = n;
-    return acc * scale;
+    return acc * nc_pool_scale(g, scale, oh, ow);
 }
 
 /* Output (c, oh, ow) of max pooling of currents: the largest input of the

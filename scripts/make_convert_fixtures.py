@@ -20,9 +20,9 @@ Writes tests/fixtures/convert/:
   maxpool2.onnx    Conv-ReLU-MaxPool(2), Conv-ReLU-MaxPool(3, 2, padding 1),
                    Linear: the second MaxPool pools spikes (SpikeMaxPool2d)
   leaky.onnx       Linear-LeakyReLU-Linear (not convertible)
-  bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold)
-  avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (refused)
-  avgpool_ceil.onnx AvgPool(2, ceil_mode=True) on an odd size (refused)
+  bn_pad.onnx      BN at the input before a padded Conv (its shift cannot fold: a layer of its own)
+  avgpool_pad.onnx AvgPool(3, padding 1, count_include_pad=False) (per-window divisors)
+  avgpool_ceil.onnx AvgPool(2, ceil_mode=True) on an odd size (per-window divisors)
   softmax.onnx     Conv-ReLU-AvgPool, Linear, Softmax (dropped with a note)
   sigmoid.onnx     Linear-Sigmoid-Linear (imports; not convertible)
   x.npy            16 random inputs [16, 1, 8, 8] in [0, 1], float32

@@ -811,7 +811,7 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
             return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
                                   "are no compartment); convert with --maxpool average for the simulator");
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_MAXPOOL2D ||
-            L->kind == NC_SNN_CONCAT)
+            L->kind == NC_SNN_CONCAT || (L->kind == NC_SNN_POOL2D && L->div_taps))
             return unsupported(L, "not supported by the Loihi simulator (IF layers with Affine, Conv2d, "
                                   "non-overlapping Pool2d, Flatten and Add between them)");
     }

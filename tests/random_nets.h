@@ -215,6 +215,62 @@ NET_FN nc_snn *net_static_paths(int dense_pools)
     return s;
 }
 
+/* Concats along channels of every kind of value: spikes with per-neuron
+ * values, a pool of spikes (counts in cpu-fast), a channel-last convolution's
+ * currents and the input itself; read by a convolution, an IF, a pool and an
+ * Add; a Concat of a Concat; a Concat of flat layers before the readout.
+ * Beside them average pools with per-window divisors (ceil mode, padding
+ * not counted) of spikes and of a Concat. */
+NET_FN nc_snn *net_concat_paths(void)
+{
+    int64_t in[3] = {2, 6, 6};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 6, 3, 1, 1, 1, 1, 0.8f);               /* 6 × 6 × 6 */
+    int i1 = net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 0.6f);
+    int p1 = net_pool(s, i1, 3, 1, 1);                             /* counts */
+    int i1b = net_if(s, c1, 0, 1, NC_RESET_ZERO, 0.5f);            /* per-neuron spike values */
+    int c2 = net_conv(s, i1, 5, 3, 1, 1, 1, 1, 0.5f);              /* currents */
+    int f1[5] = {i1b, p1, c2, 0, i1}, cat1;
+    NET_OK(nc_snn_add_concat(s, 5, f1, NULL, &cat1));              /* 25 × 6 × 6 */
+    int i2 = net_if(s, cat1, 1, 0, NC_RESET_SUBTRACT, 0.7f);       /* IF reading a Concat */
+    int c3 = net_conv(s, i2, 4, 3, 2, 1, 1, 1, 0.4f);              /* 4 × 3 × 3 */
+    int c4 = net_conv(s, cat1, 4, 3, 2, 1, 1, 1, 0.2f);            /* conv of a Concat */
+    int pc = net_pool(s, cat1, 2, 2, 0);                           /* pool of a Concat: 25 × 3 × 3 */
+    int i4 = net_if(s, pc, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    int f2[2] = {c3, c4}, add, f3[3] = {0, 0, 0}, cat2, cat3;
+    NET_OK(nc_snn_add_add(s, 2, f2, NULL, &add));
+    int i3 = net_if(s, add, 1, 0, NC_RESET_SUBTRACT, 0.6f);
+    f3[0] = i3;
+    f3[1] = i4;
+    f3[2] = add;
+    NET_OK(nc_snn_add_concat(s, 3, f3, NULL, &cat2));              /* 33 × 3 × 3 */
+    int f4[2] = {cat2, i3};
+    NET_OK(nc_snn_add_concat(s, 2, f4, NULL, &cat3));              /* a Concat of a Concat */
+    int i5 = net_if(s, cat3, 0, 0, NC_RESET_SUBTRACT, 0.8f);
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i5, NULL, &fl));
+    int a1 = net_affine(s, fl, 6, 0.3f), ia = net_if(s, a1, 0, 0, NC_RESET_SUBTRACT, 0.4f);
+    int a2 = net_affine(s, fl, 3, 0.3f);
+    int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, q1[2] = {1, 1}, pe[2] = {1, 1}, none[2] = {0, 0};
+    int pdv;
+    NET_OK(nc_snn_add_pool2d_div(s, i1, k3, s2, q1, pe, none, NULL, &pdv));       /* 6 × 4 × 4, partial windows */
+    int idv = net_if(s, pdv, 1, 0, NC_RESET_SUBTRACT, 0.3f), pd2, fd;
+    NET_OK(nc_snn_add_pool2d_div(s, cat1, k3, s2, q1, none, q1, NULL, &pd2));   /* padding counted */
+    int64_t k2[2] = {2, 2}, one[2] = {1, 1};
+    int pd3;
+    NET_OK(nc_snn_add_pool2d_div(s, idv, k2, k2, one, pe, none, NULL, &pd3));      /* 6 × 3 × 3 */
+    NET_OK(nc_snn_add_flatten(s, pd3, NULL, &fd));
+    int a4 = net_affine(s, fd, 4, 0.3f), fd2;
+    NET_OK(nc_snn_add_flatten(s, pd2, NULL, &fd2));
+    int a5 = net_affine(s, fd2, 2, 0.1f);
+    int f5[4] = {ia, a2, a4, a5}, cat4;
+    NET_OK(nc_snn_add_concat(s, 4, f5, NULL, &cat4));              /* flat: 15 */
+    int a3 = net_affine(s, cat4, 5, 0.5f);
+    NET_OK(nc_snn_add_readout(s, a3, NULL, &ro));
+    return s;
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights. */
 NET_FN nc_snn *net_cnn_shapes(void)
 {

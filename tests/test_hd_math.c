@@ -6,7 +6,7 @@
  *    snn/backends/cuda/cuda_kernels.cu): time-batched in chunks of steps, spike
  *    compaction done as the warp-ballot kernel does it (blocks of 256 lanes,
  *    warps of 32, per-warp prefix), the FC gather over 256-event chunks, the
- *    output-stationary conv, pooling, IF over time and readout sums, all
+ *    output-stationary conv, pooling, Concat, IF over time and readout sums, all
  *    through the same header functions the kernels call. Its outputs, spike
  *    counts and synaptic-op counts must equal the cpu reference backend's bit
  *    for bit on random networks and the converted example models. */
@@ -252,6 +252,14 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
                         C->val[e] = k == 0 ? a[e % a_elems] : C->val[e] + a[e % a_elems];
                 }
                 break;
+            case NC_SNN_CONCAT: /* as concat_kernel: one input after another, each frame */
+                for (int64_t k = 0, off = 0; k < L->n_inputs; off += E[L->inputs[k]].size, k++) {
+                    const emu_layer *A = &E[L->inputs[k]];
+                    for (int64_t e = 0; e < frames * A->size; e++)
+                        C->val[nc_concat_dst(e, A->size, C->size, off)] =
+                            E[A->view].val[nc_concat_src(e, A->size, A->is_static ? N : frames)];
+                }
+                break;
             case NC_SNN_IF: {
                 int x_static = E[L->inputs[0]].is_static;
                 for (int64_t e = 0; e < N * C->size; e++)
@@ -379,6 +387,9 @@ static void test_emulated_random_layers(void **state)
     nc_snn_free(s);
     s = net_cnn_shapes();
     check_modes(s, 8);
+    nc_snn_free(s);
+    s = net_concat_paths();
+    check_modes(s, 6);
     nc_snn_free(s);
     assert_true(g_spikes > 0);
 }

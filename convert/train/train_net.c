@@ -60,6 +60,9 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
             if (L->ndim != 3 || s->layers[L->inputs[0]].ndim != 3)
                 return nc_errorf(NC_ERR_SHAPE, "%s training: layer '%s' needs (C, H, W) input and output", mname,
                                  L->name);
+            if (L->kind == NC_SNN_POOL2D && L->div_taps)
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: pool '%s' has per-window divisors (partial "
+                                 "windows), which the engine does not train", mname, L->name);
             break;
         case NC_SNN_IF:
             if (!L->threshold)

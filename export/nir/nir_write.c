@@ -336,6 +336,10 @@ static nc_status plan(wr *w)
                              "(--nir-strict) writes only what NIR can; without strict mode it is stored as a "
                              "'" NC_NIR_EXT_PREFIX "%s' node that only neuroc reads", L->name,
                              nc_snn_kind_name(L->kind), nc_snn_kind_name(L->kind));
+        if (L->kind == NC_SNN_POOL2D && L->div_taps)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': an average pool whose partial windows have their own "
+                             "divisors (ceil mode or count_include_pad=False): NIR's SumPool2d has one scale",
+                             L->name);
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,

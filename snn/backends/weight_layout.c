@@ -40,6 +40,9 @@ nc_win_geom nc_snn_win_geom(const nc_snn_layer *L, const nc_snn_layer *X)
     } else {
         g.kh = (int)L->kernel[0];
         g.kw = (int)L->kernel[1];
+        g.div = L->kind == NC_SNN_POOL2D && L->div_taps;
+        g.dph = (int)L->div_pad[0];
+        g.dpw = (int)L->div_pad[1];
     }
     g.sh = (int)L->stride[0];
     g.sw = (int)L->stride[1];

@@ -329,8 +329,8 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
 
 /* Sum (scale × window sum) and max pooling share their geometry checks. */
 static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
-                            const int64_t stride[2], const int64_t padding[2], float scale,
-                            const char *name, int *id)
+                            const int64_t stride[2], const int64_t padding[2], const int64_t pad_end[2],
+                            float scale, const char *name, int *id)
 {
     const char *what = nc_snn_kind_name(kind);
     nc_status st = check_from(s, from, what);
@@ -349,10 +349,16 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
     /* a max-pool window made only of padding would have no maximum */
     if ((kind == NC_SNN_MAXPOOL2D || kind == NC_SNN_SPIKEMAXPOOL2D) && (pd[0] >= kernel[0] || pd[1] >= kernel[1]))
         return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': padding must be smaller than the kernel", what, nm);
-    int64_t oh = conv_out(X->shape[1], kernel[0], st2[0], pd[0], 1);
-    int64_t ow = conv_out(X->shape[2], kernel[1], st2[1], pd[1], 1);
+    int64_t pe[2] = {pad_end ? pad_end[0] : 0, pad_end ? pad_end[1] : 0};
+    if (pe[0] < 0 || pe[1] < 0 || pe[0] >= st2[0] || pe[1] >= st2[1])
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': extra end padding must be in [0, stride)", what, nm);
+    /* the extra end padding (ceil mode) adds at most one partial window */
+    int64_t oh = conv_out(X->shape[1] + pe[0], kernel[0], st2[0], pd[0], 1);
+    int64_t ow = conv_out(X->shape[2] + pe[1], kernel[1], st2[1], pd[1], 1);
     if (oh <= 0 || ow <= 0)
         return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, nm);
+    if ((oh - 1) * st2[0] - pd[0] >= X->shape[1] || (ow - 1) * st2[1] - pd[1] >= X->shape[2])
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s '%s': the last window would start in the padding", what, nm);
     nc_status ast;
     nc_snn_layer *L = append_chw(s, kind, name, from, X->shape[0], oh, ow, &ast);
     if (!L)
@@ -367,19 +373,63 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
 nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                             const int64_t padding[2], float scale, const char *name, int *id)
 {
-    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, scale, name, id);
+    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, NULL, scale, name, id);
 }
 
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, NULL, 1.0f, name, id);
+}
+
+nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                    const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id)
+{
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
+}
+
+nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                const int64_t padding[2], const int64_t pad_end[2], const int64_t div_pad[2],
+                                const char *name, int *id)
+{
+    if (!kernel || !div_pad || div_pad[0] < 0 || div_pad[1] < 0 || (padding && (div_pad[0] > padding[0] ||
+                                                                                  div_pad[1] > padding[1])) ||
+        (!padding && (div_pad[0] || div_pad[1])))
+        return nc_errorf(NC_ERR_INVALID_ARG, "Pool2d '%s': the counted padding must be in [0, padding]",
+                         name ? name : "");
+    int lid = -1;
+    nc_status st = add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, pad_end,
+                              (float)(1.0 / (double)(kernel[0] * kernel[1])), name, &lid);
+    if (st != NC_OK)
+        return st;
+    s->layers[lid].div_taps = 1;
+    s->layers[lid].div_pad[0] = div_pad[0];
+    s->layers[lid].div_pad[1] = div_pad[1];
+    if (id)
+        *id = lid;
+    return NC_OK;
+}
+
+void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])
+{
+    const nc_snn_layer *L = &s->layers[i], *X = &s->layers[L->inputs[0]];
+    for (int d = 0; d < 2; d++) {
+        int64_t e = (L->shape[d + 1] - 1) * L->stride[d] + L->kernel[d] - (X->shape[d + 1] + 2 * L->padding[d]);
+        pad_end[d] = e > 0 ? e : 0;
+    }
 }
 
 nc_status nc_snn_add_spike_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                      const int64_t padding[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, 1.0f, name, id);
+    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, NULL, 1.0f, name, id);
+}
+
+nc_status nc_snn_add_spike_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                          const int64_t padding[2], const int64_t pad_end[2], const char *name,
+                                          int *id)
+{
+    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)
@@ -542,6 +592,10 @@ uint64_t nc_hash_snn(const nc_snn *s)
         h = nc_hash_bytes(h, L->shape, (size_t)L->ndim * sizeof *L->shape);
         h = nc_hash_bytes(h, L->stride, sizeof L->stride);
         h = nc_hash_bytes(h, L->padding, sizeof L->padding);
+        if (L->div_taps) { /* only then: hashes of other networks stay as they were */
+            h = nc_hash_bytes(h, &L->div_taps, sizeof L->div_taps);
+            h = nc_hash_bytes(h, L->div_pad, sizeof L->div_pad);
+        }
         h = nc_hash_bytes(h, L->dilation, sizeof L->dilation);
         h = nc_hash_bytes(h, &L->groups, sizeof L->groups);
         h = nc_hash_bytes(h, L->kernel, sizeof L->kernel);

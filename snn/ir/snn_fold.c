@@ -197,12 +197,21 @@ static nc_status fold_layer(fold *F, int i)
             return st;
         if (takes)
             from = F->map[j];
-        if (L->kind == NC_SNN_POOL2D)
+        if (L->kind == NC_SNN_POOL2D && L->div_taps) {
+            int64_t pe[2];
+            nc_snn_pool_pad_end(F->s, i, pe);
+            st = nc_snn_add_pool2d_div(F->t, from, L->kernel, L->stride, L->padding, pe, L->div_pad, L->name, &id);
+        } else if (L->kind == NC_SNN_POOL2D)
             st = nc_snn_add_pool2d(F->t, from, L->kernel, L->stride, L->padding, L->scale, L->name, &id);
-        else if (L->kind == NC_SNN_MAXPOOL2D)
-            st = nc_snn_add_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
-        else if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
-            st = nc_snn_add_spike_maxpool2d(F->t, from, L->kernel, L->stride, L->padding, L->name, &id);
+        else if (L->kind == NC_SNN_MAXPOOL2D) {
+            int64_t pe[2];
+            nc_snn_pool_pad_end(F->s, i, pe); /* a ceil-mode pool keeps its partial window */
+            st = nc_snn_add_maxpool2d_ceil(F->t, from, L->kernel, L->stride, L->padding, pe, L->name, &id);
+        } else if (L->kind == NC_SNN_SPIKEMAXPOOL2D) {
+            int64_t pe[2];
+            nc_snn_pool_pad_end(F->s, i, pe);
+            st = nc_snn_add_spike_maxpool2d_ceil(F->t, from, L->kernel, L->stride, L->padding, pe, L->name, &id);
+        }
         else
             st = nc_snn_add_flatten(F->t, from, L->name, &id);
         /* the pool's scale stays in the layer: the factor passes unscaled */

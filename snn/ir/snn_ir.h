@@ -23,6 +23,12 @@ typedef struct nc_snn_layer {
     int64_t stride[2], padding[2], dilation[2], groups;
     int64_t kernel[2];            /* Pool2d */
     float scale;                  /* Pool2d: multiplies the window sum */
+    /* Pool2d with div_taps: each window's sum is multiplied by 1/(its taps
+     * inside the input widened by div_pad[d] on each side) instead of by
+     * scale: PyTorch's average of a partial window (ceil_mode, or
+     * count_include_pad=False with padding). kernels/window_index.h. */
+    int div_taps;
+    int64_t div_pad[2];
 
     /* IF / LIF / CubaLIF: tensors of 1, C or full-shape elements (see nc_snn_param). */
     nc_tensor *threshold, *v_init, *spike_value;
@@ -76,6 +82,27 @@ void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_s
  * outside the input do not count). Internal: NIR cannot express it. */
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id);
+/* The same with pad_end[d] (in [0, stride)) more padding at the bottom and
+ * right, as PyTorch's ceil_mode adds: the output gets the partial window
+ * it makes (which must start inside the input or the leading padding). The
+ * layer keeps only the larger output shape; every backend already clips a
+ * window's taps to the input, so nothing else changes. */
+nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                    const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id);
+/* The same for a SpikeMaxPool2d (its windows clip to the input the same way). */
+nc_status nc_snn_add_spike_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                          const int64_t padding[2], const int64_t pad_end[2], const char *name,
+                                          int *id);
+/* Average pooling with per-window divisors (snn_ir.h: div_taps): extra end
+ * padding pad_end (ceil mode) and windows counted within the input widened
+ * by div_pad (0: only real inputs count; the padding: count_include_pad).
+ * scale is set to 1/(kernel area) and is not used. */
+nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
+                                const int64_t padding[2], const int64_t pad_end[2], const int64_t div_pad[2],
+                                const char *name, int *id);
+/* The extra end padding pooling layer i's output shape implies (0 but for
+ * a ceil-mode partial window): what to pass the builder to rebuild it. */
+void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2]);
 
 /* A copy of s whose IF layers emit spikes of value 1, each layer's spike
  * value (θ by default) folded into the weights of the Affine/Conv2d layers

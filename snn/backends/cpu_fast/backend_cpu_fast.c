@@ -28,8 +28,10 @@
  *
  * The kernels (kernels/fast_*.c) are chosen per plan: AVX-512, else AVX2,
  * else portable C; the environment variable NEUROC_CPU_FAST_ISA (generic,
- * avx2, avx512) forces one. Not supported: Concat layers and recurrent
- * edges (supports_layer says so; the cpu backend runs them). */
+ * avx2, avx512) forces one. A Concat holds its value dense in NCHW order
+ * (each input materialised at its channel offset, as the reference
+ * copies). Not supported: recurrent edges (supports_layer says so; the cpu
+ * backend runs them). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +51,6 @@
 static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
-    if (L->kind == NC_SNN_CONCAT) {
-        snprintf(why, len, "Concat is not implemented in cpu-fast (the cpu backend runs it)");
-        return 0;
-    }
     for (int k = 0; k < L->n_inputs; k++)
         if (L->inputs[k] >= id) {
             snprintf(why, len, "it reads layer %d's previous step (a recurrent edge); cpu-fast runs "
@@ -182,7 +180,7 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     const nc_snn_layer *X = &s->layers[L->inputs[0]];
     const fast_layer *S = &P->L[P->L[L->inputs[0]].view];
     int64_t kk = L->kernel[0] * L->kernel[1], C = X->shape[0], HWx = X->shape[1] * X->shape[2];
-    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f))
+    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f) || L->div_taps) /* one value per count */
         return 0;
     for (int64_t c = 0; c < C; c++)
         for (int64_t p = 1; p < HWx; p++)
@@ -313,6 +311,7 @@ static nc_status plan_layers(fast_plan *P)
             F->rep = REP_DENSE;
             F->in_dense = 0;
             break;
+        case NC_SNN_CONCAT: F->rep = REP_DENSE; break; /* NCHW: the inputs one after another */
         case NC_SNN_ADD:
             F->rep = REP_DENSE;
             for (int k = 0; k < L->n_inputs; k++) {

@@ -1,6 +1,6 @@
 /* The per-step work of the cpu-fast backend: how each layer's value is read
  * (as dense values, or as events in the reference's order), the layers
- * that are not plain kernel calls (pooling, max pooling, Add, LIF), traces,
+ * that are not plain kernel calls (pooling, max pooling, Add, Concat, LIF), traces,
  * Poisson input, and one sample's run over all steps. See the design notes
  * at the top of snn/backends/cpu_fast/backend_cpu_fast.c. */
 #include <math.h>
@@ -137,6 +137,7 @@ static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, cons
                               int xcl, float *y)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    nc_win_geom g = nc_snn_win_geom(L, X); /* per-window divisors: the reference's nc_pool_scale */
     for (int64_t c = 0; c < C; c++)
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
@@ -154,7 +155,7 @@ static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, cons
                         }
                     }
                 }
-                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * L->scale;
+                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * nc_pool_scale(g, L->scale, (int)oh, (int)ow);
             }
     return ops;
 }
@@ -394,6 +395,15 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 spk[i] += run_spikemax(L, &s->layers[L->inputs[0]], W->mcnt[i], W->tmp[i], W->dense[i]);
                 break;
             case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
+            case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
+                int64_t off = 0;
+                for (int k = 0; k < L->n_inputs; k++) {
+                    int j = P->L[L->inputs[k]].view;
+                    materialize(P, W, j, W->dense[i] + off);
+                    off += P->L[j].size;
+                }
+                break;
+            }
             case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
                 const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
                 if (!F->in_dense)

@@ -28,7 +28,8 @@
  * every strategy (the compaction and kernels/window_index.h), as the
  * reference counts them.
  *
- * Not supported (supports_layer says why): Concat, LIF, CubaLIF, recurrent
+ * A Concat copies each input's frames to its channel offset (kernels/time_loop.h).
+ * Not supported (supports_layer says why): LIF, CubaLIF, recurrent
  * edges. Every CUDA, cuBLAS and cuSPARSE failure is NC_ERR_DEVICE with the
  * library's own message; no device is NC_ERR_BACKEND_UNAVAILABLE. */
 #ifdef NEUROC_HAVE_CUDA
@@ -138,7 +139,7 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
     const nc_snn_layer *L = &s->layers[id];
     switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
     case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
-    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_IF: case NC_SNN_READOUT:
+    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_IF: case NC_SNN_READOUT:
         break;
     case NC_SNN_SPIKEMAXPOOL2D:
         snprintf(why, len, "SpikeMaxPool2d keeps spike counts from step to step, which the cuda kernels do not "
@@ -703,6 +704,17 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
                    "add kernel");
             }
             break;
+        case NC_SNN_CONCAT: {
+            int64_t off = 0;
+            for (int k = 0; k < L->n_inputs; k++) {
+                const cu_layer *X = &P->L[L->inputs[k]];
+                CU(nc_cu_concat(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, X->size,
+                                C->size, off),
+                   "concat kernel");
+                off += X->size;
+            }
+            break;
+        }
         case NC_SNN_IF:
             CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->theta, C->sval,
                         L->reset == NC_RESET_ZERO, C->val, C->rec_s, C->rec_v, P->counters + i),

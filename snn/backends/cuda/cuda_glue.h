@@ -43,6 +43,10 @@ cudaError_t nc_cu_maxpool(cudaStream_t st, const float *x, int frames, nc_win_ge
  * x_frames frames and frame f reads x's frame f % x_frames (a static input
  * has N frames, one per sample). */
 cudaError_t nc_cu_add(cudaStream_t st, float *y, const float *x, int x_frames, int frames, int64_t size, int first);
+/* Copies the `part` values a frame of x (x_frames frames) into the output's
+ * frames (size values each) at offset off: one input of a Concat. */
+cudaError_t nc_cu_concat(cudaStream_t st, float *y, const float *x, int x_frames, int frames, int64_t part,
+                         int64_t size, int64_t off);
 /* IF neurons (N × size, membrane v) over `steps` steps; x holds steps·N
  * frames, or N when x_static (the same current every step). y: steps·N
  * frames of sval or 0; rec_s / rec_v may be NULL. Spikes added to *spikes. */

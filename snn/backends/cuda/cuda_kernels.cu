@@ -170,6 +170,13 @@ __global__ void add_kernel(float *y, const float *x, int64_t x_elems, int64_t to
     }
 }
 
+__global__ void concat_kernel(float *y, const float *x, int64_t part, int64_t x_frames, int64_t size, int64_t off,
+                              int64_t total)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        y[nc_concat_dst(e, part, size, off)] = x[nc_concat_src(e, part, x_frames)];
+}
+
 __global__ void if_kernel(const float *x, int x_static, int N, int size, int steps, float *v, const float *theta,
                           const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v, nc_cu_count *spikes)
 {
@@ -309,6 +316,14 @@ cudaError_t nc_cu_maxpool(cudaStream_t st, const float *x, int frames, nc_win_ge
 {
     int64_t total = (int64_t)frames * g.C * g.OH * g.OW;
     maxpool_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_concat(cudaStream_t st, float *y, const float *x, int x_frames, int frames, int64_t part,
+                         int64_t size, int64_t off)
+{
+    int64_t total = (int64_t)frames * part;
+    concat_kernel<<<blocks_for(total), kBlock, 0, st>>>(y, x, part, x_frames, size, off, total);
     return cudaGetLastError();
 }
 
