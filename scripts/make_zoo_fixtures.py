@@ -14,6 +14,8 @@ Writes tests/fixtures/zoo/:
                  cannot fold), ReLU, AvgPool(3, 1, padding 1) of a 2×2 map,
                  Linear
   cat_bn.onnx    two Conv-ReLU branches, Concat, BN-ReLU, Conv-ReLU, Linear
+  spike_ceil.onnx Conv-ReLU-Conv-ReLU-MaxPool(3, 2, ceil_mode) of spikes
+                 [8×8 → 4×4], Conv-ReLU, Linear
   avg_ceil.onnx  Conv-ReLU-MaxPool(3, 2, ceil_mode) [8×8 → 4×4], Conv-ReLU,
                  AvgPool(3, 2, padding 1, ceil_mode) [4×4 → 3×3: partial windows
                  divided by their taps in the padded input], Conv-ReLU,
@@ -98,6 +100,24 @@ class AvgCeil(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class SpikeCeil(nn.Module):
+    """A ceil-mode MaxPool of spikes (GoogLeNet's pools sit after ReLUs of
+    spiking layers): a SpikeMaxPool2d with a partial window."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 6, 3, padding=1)
+        self.conv3 = nn.Conv2d(6, 6, 3, padding=1)
+        self.fc = nn.Linear(6 * 4 * 4, 3)
+
+    def forward(self, x):
+        x = F.relu(self.conv2(F.relu(self.conv1(x))))
+        x = F.max_pool2d(x, 3, 2, ceil_mode=True)     # spikes: 6 × 4 × 4 (floor: 3 × 3)
+        x = F.relu(self.conv3(x))
+        return self.fc(torch.flatten(x, 1))
+
+
 def export(model, name, x):
     model.eval()
     torch.onnx.export(model, x[:1], os.path.join(OUT, name + ".onnx"), opset_version=13,
@@ -117,7 +137,8 @@ def main():
     # a brightness per sample: the outputs vary with the input after the pools average the noise out
     x = torch.rand(8, 1, 8, 8, generator=gen) * torch.rand(8, 1, 1, 1, generator=gen)
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
-    for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN()), ("avg_ceil", AvgCeil())):
+    for name, net in (("pool_bn", PoolBN()), ("cat_bn", CatBN()), ("avg_ceil", AvgCeil()),
+                      ("spike_ceil", SpikeCeil())):
         randomise_bn(net, gen)
         y = export(net, name, x)
         if name == "cat_bn":

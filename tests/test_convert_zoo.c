@@ -200,6 +200,22 @@ static void test_avg_ceil(void **state)
 }
 
 /* The IR's ceil-mode max pool: the partial window and its limits. */
+/* A ceil-mode MaxPool of spikes: a SpikeMaxPool2d with the partial window
+ * (its windows clip to the input like MaxPool2d's), converging to the ANN. */
+static void test_spike_ceil(void **state)
+{
+    (void)state;
+    nc_snn *s = convert_check("spike_ceil");
+    int sp = -1;
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
+            sp = i;
+    assert_true(sp >= 0);
+    assert_int_equal(s->layers[sp].shape[1], 4); /* floor mode: 3 */
+    assert_int_equal(s->layers[sp].shape[2], 4);
+    nc_snn_free(s);
+}
+
 static void test_maxpool_ceil_ir(void **state)
 {
     (void)state;
@@ -243,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_pool_bn),
         cmocka_unit_test(test_cat_bn),
         cmocka_unit_test(test_avg_ceil),
+        cmocka_unit_test(test_spike_ceil),
         cmocka_unit_test(test_maxpool_ceil_ir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
