@@ -74,7 +74,9 @@ typedef enum nc_calib_source {
  * from the modelled distribution of its activation. The pre-activation of a
  * BatchNormalization output is taken, per channel, as N(β, γ²) (the BN's own
  * premise: its input normalised by its running statistics), carried through
- * ReLU (moments), Add (sums, independent) and Identity; the ReLU output is a
+ * ReLU (moments), Add (sums, independent), Conv/Gemm/MatMul (mean exact,
+ * variance with independent inputs), average pooling (variance kept),
+ * Flatten and Identity (calibrate_datafree.c lists the rules); the ReLU output is a
  * rectified Gaussian (after a MaxPool of k moved before the neuron, its
  * CDF^k). θ is o's statistic of it, with o's zeros convention: the
  * percentile analytically (per layer over the equal mixture of the

@@ -10,11 +10,17 @@
  *    to a Gaussian again for what follows);
  *  - Add of two computed values: means and variances add (the two treated
  *    as independent; the same value twice: 2μ, 4σ²);
- *  - Identity / Dropout: unchanged;
+ *  - Identity / Dropout, and Pad (its border zeros ignored, like a Conv's): unchanged;
  *  - a MaxPool moved before the neuron: the maximum of its k inputs, taken
- *    as independent (CDF^k).
- * A Conv/Gemm is not propagated through: its output variance depends on the
- * correlations between its inputs, which no statistic of the model gives.
+ *    as independent (CDF^k);
+ *  - Conv (group 1) / Gemm / MatMul with constant weights: the mean exactly
+ *    (linearity; zero padding at the borders ignored), the variance as
+ *    Σ w²·σ², the inputs taken as independent: their correlations are
+ *    what no statistic of the model gives;
+ *  - AveragePool / GlobalAveragePool: the mean exactly, the variance kept
+ *    (the bound for fully correlated neighbours: a mean of k values varies
+ *    at most as much as they do);
+ *  - Flatten / Reshape of (N, C, H, W) to (N, C·H·W): per feature.
  * An IF layer whose pre-activation has no such statistics needs data. */
 #include <math.h>
 #include <stdio.h>
@@ -144,6 +150,10 @@ static const nc_tensor *const_input(const nc_graph *g, const nc_node *n, int i)
     return t && t->dtype == NC_DTYPE_F32 ? t : NULL;
 }
 
+static nc_status propagate_conv(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
+static nc_status propagate_gemm(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
+static nc_status propagate_flatten(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
+
 static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
 {
     if (n->n_outputs < 1 || n->outputs[0] < 0 || !nc_node_has_input(n, 0))
@@ -179,8 +189,17 @@ static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
         }
         return s;
     }
-    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0) {
-        nc_status s = vstat_alloc(&st[out], a->C, a->kind);
+    if (strcmp(op, "Conv") == 0)
+        return propagate_conv(g, n, a, &st[out]);
+    if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
+        return propagate_gemm(g, n, a, &st[out]);
+    if (strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0)
+        return propagate_flatten(g, n, a, &st[out]);
+    if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0 || strcmp(op, "Pad") == 0 ||
+        strcmp(op, "AveragePool") == 0 ||
+        strcmp(op, "GlobalAveragePool") == 0) {
+        int pool = strstr(op, "Pool") != NULL;
+        nc_status s = vstat_alloc(&st[out], a->C, pool ? ST_PROPAGATED : a->kind);
         if (s == NC_OK) {
             memcpy(st[out].mean, a->mean, (size_t)a->C * sizeof *a->mean);
             memcpy(st[out].var, a->var, (size_t)a->C * sizeof *a->var);
@@ -200,6 +219,78 @@ static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
         return s;
     }
     return NC_OK;
+}
+
+/* Conv (group 1, weights (O, I, kh, kw)) over per-channel statistics. */
+static nc_status propagate_conv(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y)
+{
+    const nc_tensor *W = const_input(g, n, 1), *B = const_input(g, n, 2);
+    if (!W || W->ndim != 4 || W->shape[1] != a->C || nc_attr_int(n, "group", 1) != 1 ||
+        (nc_node_has_input(n, 2) && (!B || B->numel != W->shape[0])))
+        return NC_OK;
+    int64_t O = W->shape[0], k = W->shape[2] * W->shape[3];
+    nc_status s = vstat_alloc(y, O, ST_PROPAGATED);
+    for (int64_t o = 0; s == NC_OK && o < O; o++) {
+        double m = B ? nc_f32(B)[o] : 0.0, v = 0.0;
+        for (int64_t i = 0; i < a->C; i++)
+            for (int64_t j = 0; j < k; j++) {
+                double w = nc_f32(W)[(o * a->C + i) * k + j];
+                m += w * a->mean[i];
+                v += w * w * a->var[i];
+            }
+        y->mean[o] = m;
+        y->var[o] = v;
+    }
+    return s;
+}
+
+/* Gemm (alpha, beta, transB) / MatMul over per-feature statistics. */
+static nc_status propagate_gemm(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y)
+{
+    int matmul = strcmp(n->op_type, "MatMul") == 0;
+    const nc_tensor *Bm = const_input(g, n, 1), *Cb = matmul ? NULL : const_input(g, n, 2);
+    if (!Bm || Bm->ndim != 2 || (!matmul && nc_attr_int(n, "transA", 0)) ||
+        (!matmul && nc_node_has_input(n, 2) && !Cb))
+        return NC_OK;
+    int transB = matmul ? 0 : (int)nc_attr_int(n, "transB", 0);
+    double alpha = matmul ? 1.0 : nc_attr_float(n, "alpha", 1.0f);
+    double beta = matmul ? 1.0 : nc_attr_float(n, "beta", 1.0f);
+    int64_t out = transB ? Bm->shape[0] : Bm->shape[1], in = transB ? Bm->shape[1] : Bm->shape[0];
+    if (in != a->C || (Cb && Cb->numel != 1 && Cb->numel != out))
+        return NC_OK;
+    nc_status s = vstat_alloc(y, out, ST_PROPAGATED);
+    const float *bm = nc_f32(Bm);
+    for (int64_t o = 0; s == NC_OK && o < out; o++) {
+        double m = Cb ? beta * nc_f32(Cb)[Cb->numel == 1 ? 0 : o] : 0.0, v = 0.0;
+        for (int64_t i = 0; i < in; i++) {
+            double w = alpha * (transB ? bm[o * in + i] : bm[i * out + o]);
+            m += w * a->mean[i];
+            v += w * w * a->var[i];
+        }
+        y->mean[o] = m;
+        y->var[o] = v;
+    }
+    return s;
+}
+
+/* Flatten / Reshape of (N, C, *spatial) to (N, C·plane): channel c's
+ * statistics for each of its plane features. */
+static nc_status propagate_flatten(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y)
+{
+    const nc_value *vi = &g->values[n->inputs[0]], *vo = &g->values[n->outputs[0]];
+    if (vi->ndim < 2 || vo->ndim != 2 || vi->shape[1] != a->C)
+        return NC_OK;
+    int64_t plane = 1;
+    for (int d = 2; d < vi->ndim; d++)
+        plane *= vi->shape[d];
+    if (plane < 1 || vo->shape[1] != a->C * plane)
+        return NC_OK;
+    nc_status s = vstat_alloc(y, a->C * plane, a->kind);
+    for (int64_t f = 0; s == NC_OK && f < a->C * plane; f++) {
+        y->mean[f] = a->mean[f / plane];
+        y->var[f] = a->var[f / plane];
+    }
+    return s;
 }
 
 static int producer_of(const nc_graph *g, int v)

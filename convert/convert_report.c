@@ -220,9 +220,10 @@ static void put_calibration(nc_json *j, const nc_report_input *in)
         nc_json_string(j, "statistic", what);
         nc_json_string(j, "scope", o->per_channel ? "per channel" : "per layer (the mixture of the channels)");
         nc_json_string(j, "model", "the pre-activation of a BatchNormalization output is N(beta, gamma^2) per "
-                       "channel (bn-stats); carried through ReLU (moments), Add (sums, independent) and a MaxPool "
-                       "moved before the neuron (max of k independent) it is 'propagated'; the ReLU output is a "
-                       "rectified Gaussian");
+                       "channel (bn-stats); carried forward as a Gaussian of matched moments through ReLU, Add "
+                       "(independent branches), Conv/Gemm (independent inputs), average pooling (variance kept), "
+                       "Flatten and a MaxPool moved before the neuron (max of k independent) it is 'propagated'; "
+                       "the ReLU output is a rectified Gaussian");
         nc_json_end_object(j);
         return;
     }

@@ -20,6 +20,9 @@ Writes tests/fixtures/convert/:
                          m, v the mean and variance of a = relu(N(beta1, gamma1^2)))
                   relu3: max of 4 independent relu(N(beta3, gamma3^2)), CDF^4
                                                                     (propagated)
+  bn_mlp.onnx   Flatten, Linear-BN1d-ReLU (a), Linear-ReLU (b), Linear
+  bn_mlp.json   as above for a (bn-stats) and b (propagated through the
+                Linear: mean W m(a) + c, variance sum W^2 v(a), inputs independent)
 Seeded: the same network every run (bytes may differ across torch versions).
 """
 import json
@@ -51,9 +54,22 @@ class BNRes(nn.Module):
         return self.fc(torch.flatten(c, 1))
 
 
+class BNMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 6)
+        self.bn1 = nn.BatchNorm1d(6)
+        self.fc2 = nn.Linear(6, 5)
+        self.fc3 = nn.Linear(5, 3)
+
+    def forward(self, x):
+        a = torch.relu(self.bn1(self.fc1(torch.flatten(x, 1))))
+        return self.fc3(torch.relu(self.fc2(a)))
+
+
 def randomise_bn(m, gen):
     for mod in m.modules():
-        if isinstance(mod, nn.BatchNorm2d):
+        if isinstance(mod, (nn.BatchNorm1d, nn.BatchNorm2d)):
             c = mod.num_features
             with torch.no_grad():
                 mod.weight.copy_(torch.rand(c, generator=gen) * 1.5 + 0.3)
@@ -126,6 +142,32 @@ def main():
     with open(os.path.join(OUT, "bn_res.json"), "w") as f:
         json.dump(layers, f, indent=1)
     print(json.dumps(layers, indent=1))
+
+    mlp = BNMLP()
+    randomise_bn(mlp, gen)
+    mlp.eval()
+    torch.onnx.export(mlp, torch.zeros(1, 1, 8, 8), os.path.join(OUT, "bn_mlp.onnx"), opset_version=13,
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+    f32 = lambda t: [float(v) for v in t.detach().float().reshape(-1)]
+    g1, b1 = f32(mlp.bn1.weight), f32(mlp.bn1.bias)
+    za = [(b1[c], abs(g1[c])) for c in range(6)]
+    ma = [relu_moments(mu, sd) for mu, sd in za]
+    W = mlp.fc2.weight.detach().float().double()
+    c2 = f32(mlp.fc2.bias)
+    zb = []
+    for o in range(5):
+        m = c2[o] + sum(float(W[o, i]) * ma[i][0] for i in range(6))
+        v = sum(float(W[o, i]) ** 2 * ma[i][1] for i in range(6))
+        zb.append((m, math.sqrt(v)))
+    ref = {}
+    for name, chans in (("a", za), ("b", zb)):
+        ch = [(mu, sd, 1) for mu, sd in chans]
+        ref[name] = {"layer": quantile(ch, 0.999, False), "channel": [quantile([c], 0.999, False) for c in ch]}
+    with open(os.path.join(OUT, "bn_mlp.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+    print(json.dumps(ref, indent=1))
 
 
 if __name__ == "__main__":

@@ -996,6 +996,25 @@ static void test_data_free(void **state)
     nc_model_free(m);
     nc_json_doc_free(d);
 
+    /* through a Linear: mean W·m + c, variance Σ W²·v (bn_mlp.json) */
+    NC_ASSERT_OK(nc_json_read_file(nc_test_src("tests/fixtures/convert/bn_mlp.json"), 0, 0, &d));
+    m = load("tests/fixtures/convert/bn_mlp.onnx");
+    for (int pc = 0; pc < 2; pc++) {
+        nc_convert_options_init(&o);
+        o.per_channel = pc;
+        NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));
+        for (int c = 0; c < (pc ? 6 : 1); c++)
+            expect_theta(s, "/Relu", c, ref_num(d, "a", pc ? "channel" : "layer", pc ? c : -1));
+        for (int c = 0; c < (pc ? 5 : 1); c++)
+            expect_theta(s, "/Relu_1", c, ref_num(d, "b", pc ? "channel" : "layer", pc ? c : -1));
+        assert_string_equal(report_layer(r, "/Relu").source, "bn-stats");
+        assert_string_equal(report_layer(r, "/Relu_1").source, "propagated");
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+    }
+    nc_model_free(m);
+    nc_json_doc_free(d);
+
     /* no BatchNorm (fused at export): one message naming every layer */
     m = load("examples/models/resnet.onnx");
     assert_int_equal(nc_convert(m, NULL, NULL, NULL, &s, NULL), NC_ERR_INVALID_ARG);

@@ -107,12 +107,15 @@ typedef struct nc_convert_report nc_convert_report;
  * as the 99.9999th percentile (a Gaussian has no maximum); NC_THRESHOLD_MSE
  * as the clip minimising the expected T-step quantisation error of the
  * modelled distribution (to a histogram bin). The statistics are carried
- * through ReLU (mean and variance of the rectified Gaussian), Add (sums,
- * the two taken as independent), Identity/Dropout and a MaxPool moved
- * before the neuron (the max of k independent): source "propagated". Not
- * through Conv/Gemm (their output depends on correlations no statistic
- * gives): a ReLU without statistics fails with NC_ERR_INVALID_ARG naming
- * every such layer. Bias/potential correction and QCFS fine-tuning need
+ * forward (source "propagated") as a Gaussian of matched mean and variance:
+ * through ReLU (the rectified Gaussian's moments), Add (sums, the two taken
+ * as independent), Conv (group 1) / Gemm / MatMul (the mean exactly, the
+ * variance Σ w²σ² with independent inputs), average pooling (mean exact,
+ * variance kept: the bound for correlated neighbours), Flatten/Reshape,
+ * Identity/Dropout/Pad, and a MaxPool moved before the neuron (the max of k
+ * independent). The network input has no statistics: a ReLU not reached
+ * from a BatchNormalization fails with NC_ERR_INVALID_ARG naming every
+ * such layer. Bias/potential correction and QCFS fine-tuning need
  * data and are refused without it. The report's layer `source` says which
  * threshold came from where. Models exported by torch.onnx in eval mode
  * usually have their BN fused into the Conv already: export with
