@@ -396,8 +396,8 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
     if (rc == NC_OK && n_missing)
         rc = nc_errorf(NC_ERR_INVALID_ARG,
                        "%s: %d IF layer%s need%s calibration data (--calib): without data, thresholds come from "
-                       "Clip/QCFS patterns or the BatchNormalization statistics before a ReLU (through Add), and "
-                       "%s no such statistics: %s%s", g->source, n_missing, n_missing == 1 ? "" : "s",
+                       "Clip/QCFS patterns or from BatchNormalization statistics carried to the ReLU (through "
+                       "ReLU, Add, Conv/Gemm, pooling), and %s no such statistics: %s%s", g->source, n_missing, n_missing == 1 ? "" : "s",
                        n_missing == 1 ? "s" : "", n_missing == 1 ? "it has" : "they have", missing,
                        len >= sizeof missing - 1 ? "..." : "");
     for (int i = 0; rc == NC_OK && i < n_sites; i++)
