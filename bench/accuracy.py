@@ -36,6 +36,8 @@ TEST_Y = os.path.join(DATA, "t10k-labels-idx1-ubyte.gz")
 CALIB_SAMPLES = 1000
 SHOWN_T = (1, 2, 4, 8, 16, 32, 64)
 
+DATA_FREE = "<data-free>"  # in a configuration's options: convert without --calib
+
 # (model, calibration label, extra `neuroc convert` options)
 # p98 and p99 are there because lower clips trade a little accuracy at large
 # T for much faster convergence (fewer steps to reach a rate). The bias and
@@ -72,6 +74,21 @@ CONFIGS = [
     ("resnet", "p99 per channel + bias + potential corr.", ["--threshold", "p99", "--per-channel",
                                                             "--bias-correction", "--potential-correction",
                                                             "-T", "32"]),
+    # Data-free (no --calib): thresholds from the BatchNorm statistics. The
+    # shipped models have their BN fused into the Convs (nothing to read), so
+    # these run on the same networks with BN kept, from
+    # scripts/export_bn_models.py (build/bn-models/, --bn-models); the
+    # calibrated rows of the same files are there to compare.
+    ("cnn_bn", "p99.9", ["--threshold", "p99.9"]),
+    ("cnn_bn", "data-free p99.9", [DATA_FREE, "--threshold", "p99.9"]),
+    ("cnn_bn", "data-free p99.99", [DATA_FREE, "--threshold", "p99.99"]),
+    ("cnn_bn", "p99.9 per channel", ["--threshold", "p99.9", "--per-channel"]),
+    ("cnn_bn", "data-free p99.9 per channel", [DATA_FREE, "--threshold", "p99.9", "--per-channel"]),
+    ("resnet_bn", "p99.9", ["--threshold", "p99.9"]),
+    ("resnet_bn", "data-free p99.9", [DATA_FREE, "--threshold", "p99.9"]),
+    ("resnet_bn", "data-free p99.99", [DATA_FREE, "--threshold", "p99.99"]),
+    ("resnet_bn", "p99.9 per channel", ["--threshold", "p99.9", "--per-channel"]),
+    ("resnet_bn", "data-free p99.9 per channel", [DATA_FREE, "--threshold", "p99.9", "--per-channel"]),
 ]
 
 # The acceptance targets: (model, t, largest allowed ANN - SNN gap in points)
@@ -155,6 +172,8 @@ def main():
     ap.add_argument("--calibrations", metavar="LIST",
                     help="only these calibrations, comma-separated as the table names them "
                          "(e.g. 'p99,mse (T=8)')")
+    ap.add_argument("--bn-models", default=os.path.join(ROOT, "build", "bn-models"),
+                    help="where cnn_bn.onnx and resnet_bn.onnx are (scripts/export_bn_models.py)")
     ap.add_argument("-T", "--timesteps", type=int, default=64)
     ap.add_argument("--backend", default="cpu-fast")
     ap.add_argument("--workdir", help="keep the .nir files, reports and logs here "
@@ -188,12 +207,15 @@ def main():
     started = time.time()
     for k, (model, calib, extra) in enumerate(configs, 1):
         onnx = os.path.join(ROOT, "examples", "models", model + ".onnx")
+        if model.endswith("_bn"):
+            onnx = os.path.join(args.bn_models, model + ".onnx")
         tag = f"{model}-{calib.replace(' ', '').replace('(', '-').replace(')', '').replace('=', '')}"
         nir = os.path.join(workdir, tag + ".nir")
         conv_report = os.path.join(workdir, tag + "-convert.json")
         eval_report = os.path.join(workdir, tag + "-eval.json")
-        conv = [neuroc, "convert", onnx, "--calib", TRAIN_X, "--calib-samples", str(CALIB_SAMPLES),
-                *extra, "-o", nir, "--report", conv_report]
+        calib_opts = [] if DATA_FREE in extra else ["--calib", TRAIN_X, "--calib-samples", str(CALIB_SAMPLES)]
+        conv = [neuroc, "convert", onnx, *calib_opts, *[e for e in extra if e != DATA_FREE],
+                "-o", nir, "--report", conv_report]
         ev = [neuroc, "eval", nir, "--data", TEST_X, "--labels", TEST_Y,
               "-T", str(args.timesteps), "--backend", args.backend, "--ann", onnx,
               "--report", eval_report] + (["--limit", str(n_test)] if args.quick else [])

@@ -11,7 +11,7 @@
 #include "cli.h"
 
 const char CMD_CONVERT_HELP[] =
-    "usage: neuroc convert MODEL.onnx --calib DATA -o MODEL.nir [--report REPORT.json]\n"
+    "usage: neuroc convert MODEL.onnx [--calib DATA] [-o MODEL.nir] [--report REPORT.json]\n"
     "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
     "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
@@ -28,10 +28,16 @@ const char CMD_CONVERT_HELP[] =
     "calibration data (or from a Clip / QCFS pattern), the last layer a readout.\n"
     "\n"
     "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
+    "                     (default: the model's base name with .nir, here)\n"
     "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
     "                     max pooling, concatenation, ... (else stored as neuroc\n"
     "                     extension nodes) and spell grouped convolutions densely\n"
-    "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset)\n"
+    "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset); without\n"
+    "                     them, data-free: thresholds from Clip / QCFS patterns and\n"
+    "                     from the BatchNorm statistics before each ReLU (--threshold\n"
+    "                     of the rectified Gaussian N(beta, gamma^2); max = p99.9999),\n"
+    "                     carried through ReLU and Add; a layer without them is named\n"
+    "                     in the error (export with BatchNorm kept, or give --calib)\n"
     "      --report F     what conversion did, as JSON (thresholds, warnings)\n"
     "  -T, --timesteps T  the T the network is meant for (the mse clip; default 8)\n"
     "      --levels L     QCFS quantisation levels (default 8, or what a QCFS\n"
@@ -333,6 +339,23 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
 
 /* ---------------------------------------------------------------- command */
 
+/* No -o: the model's base name with .nir, in the current directory (said
+ * once on stderr). NULL when the name is empty. */
+static const char *default_output(const char *model, char *buf, size_t len)
+{
+    const char *base = strrchr(model, '/');
+    base = base ? base + 1 : model;
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".onnx") == 0)
+        n -= 5;
+    if (n == 0 || n + 5 > len)
+        return NULL;
+    snprintf(buf, len, "%.*s.nir", (int)n, base);
+    if (cli_is_root())
+        fprintf(stderr, "neuroc convert: no -o given: writing %s\n", buf);
+    return buf;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     convert_args c = {0};
@@ -362,10 +385,14 @@ int cmd_convert(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("convert", "expected one model file (.onnx)");
-    if (!c.calib)
-        return cli_usage_error("convert", "--calib DATA is required (samples to calibrate thresholds on)");
-    if (!output)
-        return cli_usage_error("convert", "-o MODEL.nir is required");
+    if (!c.calib && labels_path && !train_path)
+        return cli_usage_error("convert", "--labels without --calib or --train: they label no samples");
+    if (!c.calib && (c.bias_correction || c.potential_correction))
+        return cli_usage_error("convert", "--bias-correction and --potential-correction need --calib (they compare "
+                                          "the SNN with the ANN on samples)");
+    char default_out[4096];
+    if (!output && !(output = default_output(pos[0], default_out, sizeof default_out)))
+        return cli_usage_error("convert", "cannot derive an output name from '%s'; give -o MODEL.nir", pos[0]);
     nc_convert_options o;
     if ((rc = cli_convert_options("convert", &c, &o)) != CLI_OK || (rc = cli_data_opts_check("convert", &d)))
         return rc;
@@ -405,8 +432,8 @@ int cmd_convert(int argc, char **argv)
         rc = cli_fail(st);
         goto loaded;
     }
-    if ((rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK ||
-        (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+    if (c.calib && ((rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK ||
+                    (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK))
         goto loaded;
     if (train_path && n_ft > 0 &&
         ((rc = cli_load_data("convert", train_path, &d, &in, &train)) != CLI_OK ||

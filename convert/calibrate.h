@@ -63,6 +63,31 @@ double nc_hist_mse_clip(const nc_hist *h, int T);
 nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_options *o, nc_snn *s,
                        nc_if_site *sites, int n_sites, nc_strlist *warnings);
 
+/* Where a calibrated (NC_THETA_CALIB) site's θ came from (nc_if_site.source). */
+typedef enum nc_calib_source {
+    NC_SOURCE_DATA = 0,       /* the histograms of nc_calibrate */
+    NC_SOURCE_BN_STATS = 1,   /* the BatchNormalization right before the ReLU */
+    NC_SOURCE_PROPAGATED = 2  /* BN statistics carried forward (ReLU, Add, a MaxPool before the neuron) */
+} nc_calib_source;
+
+/* Without data (calibrate_datafree.c): the θ of every NC_THETA_CALIB site
+ * from the modelled distribution of its activation. The pre-activation of a
+ * BatchNormalization output is taken, per channel, as N(β, γ²) (the BN's own
+ * premise: its input normalised by its running statistics), carried through
+ * ReLU (moments), Add (sums, independent), Conv/Gemm/MatMul (mean exact,
+ * variance with independent inputs), average pooling (variance kept),
+ * Flatten and Identity (calibrate_datafree.c lists the rules); the ReLU output is a
+ * rectified Gaussian (after a MaxPool of k moved before the neuron, its
+ * CDF^k). θ is o's statistic of it, with o's zeros convention: the
+ * percentile analytically (per layer over the equal mixture of the
+ * channels, as the data path's one histogram holds them); "max", which a
+ * Gaussian lacks, as the 99.9999th percentile; the MSE clip as nc_hist_mse_clip
+ * of the histogram the distribution would fill. o->samples, batch and dist
+ * are not used. Sets site->source, stat and fallback_channels. When any
+ * site has no statistics, fails (NC_ERR_INVALID_ARG) naming them all. */
+nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, nc_snn *s, nc_if_site *sites,
+                                 int n_sites, nc_strlist *warnings);
+
 /* Layer-wise correction of the converted network against the ANN (Li et
  * al., ICML 2021, bias and potential calibration): for each site in order,
  * the SNN runs `timesteps` steps on the first `samples` rows of x and its

@@ -145,22 +145,24 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
     for (int i = 0; i < cg.n_sites; i++)
         n_calib += cg.sites[i].rule == NC_THETA_CALIB;
     if (n_calib > 0) {
+        nc_calib_options co = {o.method, o.percentile, o.count_zeros, o.per_channel, o.timesteps,
+                               o.calib_samples, NC_CALIB_BATCH, o.progress, o.progress_user, o.dist};
         if (!calib) {
-            st = nc_errorf(NC_ERR_INVALID_ARG, "%s: %d ReLU layer%s need calibration data to set thresholds",
-                           m->g->source, n_calib, n_calib == 1 ? "" : "s");
-            goto done;
+            /* data-free: from the BatchNorm statistics (calibrate_datafree.c) */
+            if ((st = nc_calibrate_data_free(m->g, &co, cg.snn, cg.sites, cg.n_sites, &cg.warnings)) != NC_OK)
+                goto done;
+            goto calibrated;
         }
         nc_graph *view = NULL;
         if (cg.n_maxpool && o.maxpool == NC_MAXPOOL_AVERAGE && (st = nc_graph_avgpool_view(m->g, &view)) != NC_OK)
             goto done;
-        nc_calib_options co = {o.method, o.percentile, o.count_zeros, o.per_channel, o.timesteps,
-                               o.calib_samples, NC_CALIB_BATCH, o.progress, o.progress_user, o.dist};
         st = nc_calibrate(view ? view : m->g, calib, &co, cg.snn, cg.sites, cg.n_sites, &cg.warnings);
         nc_graph_view_free(view);
         if (st != NC_OK)
             goto done;
         calib_used = o.calib_samples < calib->shape[0] ? o.calib_samples : calib->shape[0];
     }
+calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
     if ((o.bias_correction || o.potential_correction) && o.qcfs_epochs > 0) {
@@ -169,7 +171,10 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
             goto done;
     } else if (o.bias_correction || o.potential_correction) {
         if (!calib) {
-            st = nc_errorf(NC_ERR_INVALID_ARG, "bias and potential correction need calibration data");
+            st = nc_errorf(NC_ERR_INVALID_ARG, "%s correction needs calibration data (--calib): it compares "
+                           "the SNN with the ANN on samples; a data-free conversion cannot have it",
+                           o.bias_correction && o.potential_correction ? "bias and potential"
+                           : o.bias_correction ? "bias" : "potential");
             goto done;
         }
         nc_graph *view = NULL;

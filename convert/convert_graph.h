@@ -41,6 +41,7 @@ typedef struct nc_if_site {
     double stat;               /* the layer-wide statistic chosen as θ (per layer) */
     int64_t n_values, n_zeros; /* activations seen, and how many were <= 0 */
     int fallback_channels;     /* per-channel: channels that never fired, given the layer's θ */
+    int source;                /* NC_THETA_CALIB: nc_calib_source (calibrate.h); 0 = the data */
     double bias_shift;         /* bias correction: mean |shift| over channels; NAN when not corrected */
     double v0_shift;           /* potential correction: mean |v(0) shift| over neurons; NAN when not done */
     float *theta0;             /* θ before QCFS fine-tuning (owned), n_theta0 elements */

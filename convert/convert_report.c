@@ -118,6 +118,23 @@ static const char *rule_name(nc_theta_rule r)
     }
 }
 
+/* Where a site's θ came from: the report's "source". */
+static const char *site_source(const nc_if_site *site)
+{
+    if (site->rule != NC_THETA_CALIB)
+        return rule_name(site->rule);
+    switch (site->source) {
+    case NC_SOURCE_BN_STATS: return "bn-stats";
+    case NC_SOURCE_PROPAGATED: return "propagated";
+    default: return "data";
+    }
+}
+
+static int is_data_free(const nc_if_site *site)
+{
+    return site->rule == NC_THETA_CALIB && site->source != NC_SOURCE_DATA;
+}
+
 /* min, mean and max of θ over its n values (channels). */
 static void theta_stats(const float *v, int64_t n, double *lo, double *mean, double *hi)
 {
@@ -178,14 +195,39 @@ static void put_options(nc_json *j, const nc_report_input *in)
 static void put_calibration(nc_json *j, const nc_report_input *in)
 {
     const nc_convert_options *o = in->o;
-    if (in->calib_used <= 0) {
+    int n_calib = 0, n_free = 0;
+    for (int i = 0; i < in->cg->n_sites; i++) {
+        n_calib += in->cg->sites[i].rule == NC_THETA_CALIB;
+        n_free += is_data_free(&in->cg->sites[i]);
+    }
+    if (in->calib_used <= 0 && n_free == 0) {
         nc_json_null(j, "calibration");
         return;
     }
-    int n_calib = 0;
-    for (int i = 0; i < in->cg->n_sites; i++)
-        n_calib += in->cg->sites[i].rule == NC_THETA_CALIB;
     char what[160];
+    if (n_free > 0) {
+        if (o->method == NC_THRESHOLD_MAX)
+            snprintf(what, sizeof what, "the 99.9999-th percentile (a Gaussian has no maximum) (%s)",
+                     o->count_zeros ? "zeros counted" : "positive values only, zeros not counted");
+        else if (o->method == NC_THRESHOLD_MSE)
+            snprintf(what, sizeof what, "the clip minimising the squared error of the %d-step quantised "
+                     "activation over the modelled distribution", o->timesteps);
+        else
+            snprintf(what, sizeof what, "the %g-th percentile of the modelled activations (%s)", o->percentile,
+                     o->count_zeros ? "zeros counted" : "positive values only, zeros not counted");
+        nc_json_begin_object(j, "calibration");
+        nc_json_bool(j, "data_free", 1);
+        nc_json_int(j, "if_layers_calibrated", n_calib);
+        nc_json_string(j, "statistic", what);
+        nc_json_string(j, "scope", o->per_channel ? "per channel" : "per layer (the mixture of the channels)");
+        nc_json_string(j, "model", "the pre-activation of a BatchNormalization output is N(beta, gamma^2) per "
+                       "channel (bn-stats); carried forward as a Gaussian of matched moments through ReLU, Add "
+                       "(independent branches), Conv/Gemm (independent inputs), average pooling (variance kept), "
+                       "Flatten and a MaxPool moved before the neuron (max of k independent) it is 'propagated'; "
+                       "the ReLU output is a rectified Gaussian");
+        nc_json_end_object(j);
+        return;
+    }
     if (n_calib == 0)
         snprintf(what, sizeof what, "none: every threshold comes from the model (Clip or QCFS)");
     else if (o->method == NC_THRESHOLD_MAX)
@@ -224,6 +266,7 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
         nc_json_string(j, NULL, site->nodes[k]);
     nc_json_end_array(j);
     nc_json_string(j, "rule", rule_name(site->rule));
+    nc_json_string(j, "source", site_source(site));
     if (site->rule == NC_THETA_QCFS)
         nc_json_int(j, "levels", site->levels);
     nc_json_bool(j, "maxpool_before", site->maxpool);
@@ -234,6 +277,11 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
         nc_json_number(j, "activation_max", site->act_max);
         nc_json_number(j, "layer_statistic", site->stat);
         nc_json_number(j, "zero_fraction", (double)site->n_zeros / (double)site->n_values);
+        if (site->fallback_channels)
+            nc_json_int(j, "channels_given_layer_threshold", site->fallback_channels);
+    }
+    if (is_data_free(site)) {
+        nc_json_number(j, "layer_statistic", site->stat);
         if (site->fallback_channels)
             nc_json_int(j, "channels_given_layer_threshold", site->fallback_channels);
     }
@@ -290,6 +338,11 @@ static nc_status take_site(const nc_report_input *in, const nc_if_site *site, re
         I->zero_fraction = (double)site->n_zeros / (double)site->n_values;
         I->fallback_channels = site->fallback_channels;
     }
+    if (is_data_free(site)) {
+        I->layer_statistic = site->stat;
+        I->fallback_channels = site->fallback_channels;
+    }
+    I->source = site_source(site);
     I->bias_shift = site->bias_shift;
     I->potential_shift = site->v0_shift;
     return NC_OK;
@@ -326,8 +379,10 @@ static nc_status take_facts(const nc_report_input *in, nc_convert_report *r)
     }
     nc_convert_summary *S = &r->summary;
     int n_calib = 0;
-    for (int i = 0; i < cg->n_sites; i++)
+    for (int i = 0; i < cg->n_sites; i++) {
         n_calib += cg->sites[i].rule == NC_THETA_CALIB;
+        S->if_layers_data_free += is_data_free(&cg->sites[i]);
+    }
     if (in->calib_used > 0) {
         S->calib_samples = in->calib_used;
         S->calib_batch = in->calib_batch;

@@ -173,6 +173,7 @@ static void check_report_json(const nc_convert_report *r)
         assert_true(nc_json_get(d, e, "neurons")->num == (double)L.neurons);
         static const char *rules[] = {"calibration", "clip", "qcfs"};
         assert_string_equal(nc_json_get(d, e, "rule")->str, rules[L.rule]);
+        assert_string_equal(nc_json_get(d, e, "source")->str, L.source);
         const nc_json_value *th = nc_json_get(d, e, "threshold");
         if (L.threshold_channels == 1) {
             assert_true(th->type == NC_JSON_NUMBER && (float)th->num == (float)L.threshold_min);
@@ -189,7 +190,9 @@ static void check_report_json(const nc_convert_report *r)
     }
     nc_convert_summary S = summary_of(r);
     const nc_json_value *cal = nc_json_get(d, root, "calibration"), *snn = nc_json_get(d, root, "snn");
-    if (S.calib_samples == 0)
+    if (S.if_layers_data_free > 0)
+        assert_true(nc_json_get(d, cal, "data_free")->num == 1);
+    else if (S.calib_samples == 0)
         assert_int_equal(cal->type, NC_JSON_NULL);
     else
         assert_true(nc_json_get(d, cal, "samples_used")->num == (double)S.calib_samples);
@@ -413,10 +416,13 @@ static void test_refusals(void **state)
     assert_non_null(strstr(nc_last_error(), "not convertible to IF neurons"));
     nc_model_free(m);
 
-    /* a ReLU network needs calibration data; data of the wrong shape is refused */
-    m = load("tests/fixtures/convert/mlp_bn.onnx");
+    /* a ReLU network without BatchNorm needs calibration data (test_data_free);
+     * data of the wrong shape is refused */
+    m = load("examples/models/mlp.onnx");
     assert_int_equal(nc_convert(m, NULL, NULL, NULL, &s, NULL), NC_ERR_INVALID_ARG);
     assert_non_null(strstr(nc_last_error(), "calibration data"));
+    nc_model_free(m);
+    m = load("tests/fixtures/convert/mlp_bn.onnx");
     nc_tensor *flat = NULL;
     int64_t shape[2] = {4, 64};
     NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_F32, 2, shape, &flat));
@@ -1003,6 +1009,161 @@ static void test_examples(void **state)
     expect_accuracy("resnet", &rb, 6);
 }
 
+/* Data-free calibration (calibrate_datafree.c) of bn_res.onnx against the
+ * analytic rectified-Gaussian percentiles scripts/make_datafree_fixtures.py
+ * computed in bn_res.json: from a BN (bn-stats), through an Add with the
+ * previous ReLU (propagated), through a MaxPool of 4 (propagated). */
+static double ref_num(const nc_json_doc *d, const char *layer, const char *key, int i)
+{
+    const nc_json_value *v = nc_json_get(d, nc_json_get(d, nc_json_root(d), layer), key);
+    assert_non_null(v);
+    if (i < 0)
+        return v->num;
+    const nc_json_value *e = nc_json_first(d, v);
+    while (i-- > 0)
+        e = nc_json_next(d, e);
+    return e->num;
+}
+
+static void expect_theta(const nc_snn *s, const char *layer, int64_t c, double want)
+{
+    const nc_snn_layer *L = layer_named(s, layer);
+    double got = nc_f32(L->threshold)[c];
+    if (!(fabs(got - want) <= 2e-6 * want))
+        fail_msg("data-free θ of %s[%lld] is %.9g, the analytic percentile %.9g", layer, (long long)c, got, want);
+}
+
+static void test_data_free(void **state)
+{
+    (void)state;
+    static const char *layers[3] = {"/Relu", "/Relu_1", "/Relu_2"}, *refs[3] = {"relu1", "relu2", "relu3"};
+    static const char *sources[3] = {"bn-stats", "propagated", "propagated"};
+    nc_json_doc *d = NULL;
+    NC_ASSERT_OK(nc_json_read_file(nc_test_src("tests/fixtures/convert/bn_res.json"), 0, 0, &d));
+    nc_model *m = load("tests/fixtures/convert/bn_res.onnx");
+    nc_snn *s = NULL;
+    nc_convert_report *r = NULL;
+    /* The fixture's references pool /Relu_2's currents before the neuron
+     * (--maxpool currents: the max of 4 propagated Gaussians). By default
+     * the MaxPool of its spikes comes after the neuron, which then takes
+     * bn3's statistics directly. */
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));
+    assert_string_equal(report_layer(r, "/Relu_2").source, "bn-stats");
+    assert_int_equal(layer_named(s, "/pool/MaxPool")->kind, NC_SNN_SPIKEMAXPOOL2D);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    /* per layer, p99.9 of the positive values (the data path's defaults) */
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));
+    for (int k = 0; k < 3; k++) {
+        expect_theta(s, layers[k], 0, ref_num(d, refs[k], "layer", -1));
+        nc_convert_layer_info L = report_layer(r, layers[k]);
+        assert_string_equal(L.source, sources[k]);
+        assert_int_equal(L.rule, NC_THRESHOLD_RULE_CALIBRATION);
+        assert_true(isnan(L.activation_max) && L.layer_statistic > 0);
+    }
+    assert_int_equal(summary_of(r).if_layers_data_free, 3);
+    assert_int_equal(summary_of(r).calib_samples, 0);
+    check_report_json(r);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+
+    /* counting zeros, and per channel */
+    nc_convert_options_init(&o);
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+    o.count_zeros = 1;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, NULL));
+    for (int k = 0; k < 3; k++)
+        expect_theta(s, layers[k], 0, ref_num(d, refs[k], "layer_zeros", -1));
+    nc_snn_free(s);
+    nc_convert_options_init(&o);
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+    o.per_channel = 1;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, NULL));
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(layer_named(s, layers[k])->threshold->numel, 4);
+        for (int c = 0; c < 4; c++)
+            expect_theta(s, layers[k], c, ref_num(d, refs[k], "channel", c));
+    }
+    nc_snn_free(s);
+
+    /* max is the 99.9999th percentile; the MSE clip lies below it, above 0 */
+    nc_snn *mx = NULL, *p6 = NULL, *ms = NULL;
+    nc_convert_options_init(&o);
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+    o.method = NC_THRESHOLD_MAX;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &mx, NULL));
+    o.method = NC_THRESHOLD_PERCENTILE;
+    o.percentile = 99.9999;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &p6, NULL));
+    o.method = NC_THRESHOLD_MSE;
+    NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &ms, NULL));
+    for (int k = 0; k < 3; k++) {
+        float a = nc_f32(layer_named(mx, layers[k])->threshold)[0];
+        float b = nc_f32(layer_named(p6, layers[k])->threshold)[0];
+        float c = nc_f32(layer_named(ms, layers[k])->threshold)[0];
+        assert_true(a == b && a > ref_num(d, refs[k], "layer", -1));
+        assert_true(c > 0.0f && c < a);
+    }
+    nc_snn_free(mx);
+    nc_snn_free(p6);
+    nc_snn_free(ms);
+
+    /* corrections need data: refused */
+    nc_convert_options_init(&o);
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+    o.bias_correction = 1;
+    assert_int_equal(nc_convert(m, NULL, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_null(s);
+    assert_non_null(strstr(nc_last_error(), "bias correction needs calibration data"));
+
+    /* with data, the same model calibrates on it: source "data" */
+    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+    for (int k = 0; k < 3; k++)
+        assert_string_equal(report_layer(r, layers[k]).source, "data");
+    assert_int_equal(summary_of(r).if_layers_data_free, 0);
+    check_report_json(r);
+    nc_convert_report_free(r);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_model_free(m);
+    nc_json_doc_free(d);
+
+    /* through a Linear: mean W·m + c, variance Σ W²·v (bn_mlp.json) */
+    NC_ASSERT_OK(nc_json_read_file(nc_test_src("tests/fixtures/convert/bn_mlp.json"), 0, 0, &d));
+    m = load("tests/fixtures/convert/bn_mlp.onnx");
+    for (int pc = 0; pc < 2; pc++) {
+        nc_convert_options_init(&o);
+    o.maxpool = NC_MAXPOOL_CURRENTS;
+        o.per_channel = pc;
+        NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));
+        for (int c = 0; c < (pc ? 6 : 1); c++)
+            expect_theta(s, "/Relu", c, ref_num(d, "a", pc ? "channel" : "layer", pc ? c : -1));
+        for (int c = 0; c < (pc ? 5 : 1); c++)
+            expect_theta(s, "/Relu_1", c, ref_num(d, "b", pc ? "channel" : "layer", pc ? c : -1));
+        assert_string_equal(report_layer(r, "/Relu").source, "bn-stats");
+        assert_string_equal(report_layer(r, "/Relu_1").source, "propagated");
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+    }
+    nc_model_free(m);
+    nc_json_doc_free(d);
+
+    /* no BatchNorm (fused at export): one message naming every layer */
+    m = load("examples/models/resnet.onnx");
+    assert_int_equal(nc_convert(m, NULL, NULL, NULL, &s, NULL), NC_ERR_INVALID_ARG);
+    const char *e = nc_last_error();
+    assert_non_null(strstr(e, "5 IF layers need calibration data"));
+    static const char *res[5] = {"'/stem/stem.2/Relu'", "'/block1/Relu'", "'/block1/Relu_1'", "'/block2/Relu'",
+                                 "'/block2/Relu_1'"};
+    for (int k = 0; k < 5; k++)
+        assert_non_null(strstr(e, res[k]));
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1012,7 +1173,7 @@ int main(void)
         cmocka_unit_test(test_maxpool),      cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_clip),
         cmocka_unit_test(test_binary_spikes), cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_calibration),  cmocka_unit_test(test_qcfs_finetune),
-        cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_examples),     cmocka_unit_test(test_data_free),
     };
     if (getenv("NC_TEST_FILTER"))
         cmocka_set_test_filter(getenv("NC_TEST_FILTER"));

@@ -38,9 +38,11 @@ expect_no_file "$TMP/bad.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --threshold p0 -o "$TMP/bad.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --threshold median -o "$TMP/bad.nir"
 
-check "convert without --calib or -o, or with bad option values, is a usage error"
-run_cli 2 convert "$MODEL" -o "$TMP/bad.nir"
-run_cli 2 convert "$MODEL" --calib "$X"
+check "convert with bad option values, or what needs --calib without it, is a usage error"
+run_cli 2 convert "$MODEL" -o "$TMP/bad.nir" --bias-correction
+expect_in "$TMP/err" "--calib"
+run_cli 2 convert "$MODEL" -o "$TMP/bad.nir" --labels "$Y"
+expect_no_file "$TMP/bad.nir"
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --reset sometimes
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --levels 0
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --qcfs-epochs 2
@@ -48,6 +50,24 @@ expect_in "$TMP/err" "--labels"
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --mean 0.5,x
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --potential-correction --correction-rounds 0
 expect_in "$TMP/err" "--correction-rounds"
+
+check "convert without --calib: data-free from BatchNorm statistics, or one error naming every layer"
+run_cli 1 convert "$MODEL" -o "$TMP/bad.nir"
+expect_one_error_line
+expect_in "$TMP/err" "2 IF layers need calibration data (--calib)"
+expect_in "$TMP/err" "'/net/net.2/Relu', '/net/net.4/Relu'"
+expect_no_file "$TMP/bad.nir"
+mkdir -p "$TMP/cwd"
+(cd "$TMP/cwd" && "$NEUROC" convert "$SRC/tests/fixtures/convert/bn.onnx" --report r.json >"$TMP/out" 2>"$TMP/err")
+RC=$?
+if [ "$RC" -eq 0 ]; then pass "data-free convert exit 0"; else fail "data-free convert exit $RC"; cat "$TMP/err"; fi
+expect_in "$TMP/err" "no -o given: writing bn.nir"
+expect_file "$TMP/cwd/bn.nir"
+expect_in "$TMP/cwd/r.json" '"source": "bn-stats"'
+expect_in "$TMP/cwd/r.json" '"data_free": true'
+run_cli 0 info "$TMP/cwd/bn.nir"
+run_cli 0 convert --help
+expect_in "$TMP/out" "[--calib DATA] [-o MODEL.nir]"
 
 check "eval usage errors"
 run_cli 2 eval "$MODEL" --data "$X"

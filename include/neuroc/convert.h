@@ -107,7 +107,29 @@ typedef struct nc_convert_report nc_convert_report;
 /* Converts an imported ANN into a spiking network (DESIGN §3): BatchNorm
  * folded, ReLU / Clip(0, c) / QCFS patterns become IF layers with θ from the
  * calibration data `calib` (N, *input) or from the pattern, the last layer a
- * readout. `labels` (N int64) with opt->qcfs_epochs > 0 fine-tunes the QCFS
+ * readout.
+ * calib NULL: data-free. Clip/QCFS thresholds are exact anyway; a ReLU's θ
+ * comes from the BatchNormalization before it: its output is taken, per
+ * channel, as N(β, γ²) (the BN normalises with its own statistics), the ReLU
+ * output as that rectified Gaussian, and θ is opt's statistic of it with
+ * opt's zeros convention (count_zeros; per layer over the channels' equal
+ * mixture, or per_channel): the percentile analytically; NC_THRESHOLD_MAX
+ * as the 99.9999th percentile (a Gaussian has no maximum); NC_THRESHOLD_MSE
+ * as the clip minimising the expected T-step quantisation error of the
+ * modelled distribution (to a histogram bin). The statistics are carried
+ * forward (source "propagated") as a Gaussian of matched mean and variance:
+ * through ReLU (the rectified Gaussian's moments), Add (sums, the two taken
+ * as independent), Conv (group 1) / Gemm / MatMul (the mean exactly, the
+ * variance Σ w²σ² with independent inputs), average pooling (mean exact,
+ * variance kept: the bound for correlated neighbours), Flatten/Reshape,
+ * Identity/Dropout/Pad, and a MaxPool moved before the neuron (the max of k
+ * independent). The network input has no statistics: a ReLU not reached
+ * from a BatchNormalization fails with NC_ERR_INVALID_ARG naming every
+ * such layer. Bias/potential correction and QCFS fine-tuning need
+ * data and are refused without it. The report's layer `source` says which
+ * threshold came from where. Models exported by torch.onnx in eval mode
+ * usually have their BN fused into the Conv already: export with
+ * training=TrainingMode.PRESERVE (do_constant_folding=False) to keep it. `labels` (N int64) with opt->qcfs_epochs > 0 fine-tunes the QCFS
  * ANN on `calib` first. Non-convertible ops are refused naming the node.
  * The caller owns *out and *report (report may be NULL if not wanted). */
 NC_API nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
@@ -155,6 +177,11 @@ typedef struct nc_convert_layer_info {
     int64_t fallback_channels;
     double bias_shift;           /* bias correction's mean shift; NaN when not run */
     double potential_shift;      /* potential correction's mean v(0) shift; NaN when not run */
+    /* where θ came from: "data" (rule CALIBRATION with data), "bn-stats" (the
+     * BatchNormalization before the ReLU, data-free), "propagated" (BN
+     * statistics carried forward, data-free), "clip", "qcfs". Data-free
+     * layers have rule CALIBRATION, layer_statistic set, the data fields NaN. */
+    const char *source;
 } nc_convert_layer_info;
 NC_API int nc_convert_report_num_layers(const nc_convert_report *r);
 NC_API nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_layer_info *out);
@@ -170,6 +197,7 @@ typedef struct nc_convert_summary {
     int if_layers;
     int scale_layers;            /* scale layers the binary-spike fold inserted */
     const char *readout;         /* the readout layer's name, owned by the report */
+    int if_layers_data_free;     /* of if_layers_calibrated: those set without data (bn-stats, propagated) */
 } nc_convert_summary;
 NC_API nc_status nc_convert_report_summary(const nc_convert_report *r, nc_convert_summary *out);
 
