@@ -55,19 +55,22 @@ int nir_ext_type(const char *type)
     return strncmp(type, NC_NIR_EXT_PREFIX, sizeof NC_NIR_EXT_PREFIX - 1) == 0;
 }
 
-int nir_ext_node(hid_t f, const char *node)
+nc_status nir_ext_node(hid_t f, const char *node, int *ext)
 {
     char loc[600];
+    *ext = 0;
+    /* a missing node, or one without a type, is reported where it is read */
     if (snprintf(loc, sizeof loc, "node/nodes/%s", node) >= (int)sizeof loc || !nc_h5_is_group(f, loc))
-        return 0;
+        return NC_OK;
     hid_t g = H5Gopen2(f, loc, H5P_DEFAULT);
+    if (g < 0)
+        return NC_OK;
     char *type = NULL;
-    int ext = g >= 0 && nc_h5_exists(g, "type") && nc_h5_read_string(g, "type", &type) == NC_OK && nir_ext_type(type);
+    nc_status st = nc_h5_exists(g, "type") ? nc_h5_read_string(g, "type", &type) : NC_OK;
+    *ext = type && nir_ext_type(type);
     nc_free(type);
-    if (g >= 0)
-        H5Gclose(g);
-    nc_error_clear(); /* a missing or broken node is reported where it is read */
-    return ext;
+    H5Gclose(g);
+    return st;
 }
 
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)

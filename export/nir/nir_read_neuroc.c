@@ -59,7 +59,9 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
     /* a neuroc.<kind> node (nir_ext.c): every layer of a kind NIR cannot
        express, and the others NIR cannot (an average pool with divisors),
        which the node's type tells; checked against the layer read below */
-    int ext = !nc_snn_kind(kind)->nir || (node[0] && nir_ext_node(f, node));
+    int ext = !nc_snn_kind(kind)->nir;
+    if (!ext && node[0] && (st = nir_ext_node(f, node, &ext)) != NC_OK)
+        goto done;
     if ((i == 0) != (kind == NC_SNN_INPUT)) {
         st = nc_errorf(NC_ERR_MODEL, "layer kind '%s' at position %d", kname, i);
         goto done;

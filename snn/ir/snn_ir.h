@@ -53,7 +53,7 @@ void nc_snn_pop(nc_snn *s);
 
 /* 1 if NIR can express layer L: its kind's `nir` trait (layer_kinds.h),
  * except a Pool2d with per-window divisors (div_taps; NIR's SumPool2d has
- * one scale). The NIR writer stores any other layer as a neuroc.<kind>
+ * one scale). The NIR writer stores a layer it cannot express as a neuroc.<kind>
  * extension node, and strict mode refuses it; the reader checks the same. */
 int nc_snn_layer_nir_expressible(const nc_snn_layer *L);
 
