@@ -165,6 +165,8 @@ static void assert_snn_same(const nc_snn *a, const nc_snn *b)
         assert_memory_equal(x->kernel, y->kernel, sizeof x->kernel);
         assert_int_equal(x->groups, y->groups);
         assert_memory_equal(&x->scale, &y->scale, sizeof x->scale);
+        assert_int_equal(x->div_taps, y->div_taps);
+        assert_memory_equal(x->div_pad, y->div_pad, sizeof x->div_pad);
         assert_int_equal(x->reset, y->reset);
         assert_memory_equal(&x->dt, &y->dt, sizeof x->dt);
     }
@@ -628,6 +630,156 @@ static void test_depthwise_compact(void **state)
     nc_snn_free(b);
 }
 
+/* (2,8,8) → conv → IF → "avgc": average 3×3 s2 p1 in ceil mode, only real
+ * inputs counted (count_include_pad=False) → conv → IF → "mpc": ceil-mode
+ * max pool 2 s2 → "avgi": average 2×2 s1 p1 counting the padding of rows
+ * only → "avg": a plain average (one scale) → flatten → fc → readout. The
+ * pools with divisors have no NIR node; the plain one does. */
+static nc_snn *build_div_net(void)
+{
+    nc_snn *s = NULL;
+    int64_t in_shape[] = {2, 8, 8}, wa[] = {3, 2, 3, 3}, wb[] = {4, 3, 3, 3}, fcs[] = {5, 36}, three = 3, four = 4;
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    nc_tensor *w1 = rand_tensor(4, wa, -0.3f, 0.7f), *b1 = rand_tensor(1, &three, 0.0f, 0.2f);
+    nc_tensor *w2 = rand_tensor(4, wb, -0.3f, 0.6f), *b2 = rand_tensor(1, &four, 0.0f, 0.1f);
+    nc_tensor *wf = rand_tensor(2, fcs, -0.5f, 0.5f);
+    float th1 = 0.5f, th2 = 0.7f;
+    nc_tensor *t1 = vec(1, &th1), *t2 = vec(1, &th2);
+    nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    int id, c1, i1, ac, c2, i2, mp, ai, av, fl, fc;
+    int64_t k3[] = {3, 3}, k2[] = {2, 2}, s2[] = {2, 2}, s1[] = {1, 1}, p1[] = {1, 1}, p0[] = {0, 0};
+    int64_t e1[] = {1, 1}, e0[] = {0, 0}, rows[] = {1, 0};
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv1", &c1));
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO};
+    NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "if1", &i1));
+    NC_ASSERT_OK(nc_snn_add_pool2d_div(s, i1, k3, s2, p1, e1, p0, "avgc", &ac));
+    assert_int_equal(s->layers[ac].shape[1], 5); /* floor mode: 4 */
+    NC_ASSERT_OK(nc_snn_add_conv2d(s, ac, w2, b2, &p, "conv2", &c2));
+    NC_ASSERT_OK(nc_snn_add_if(s, c2, &ip2, "if2", &i2));
+    NC_ASSERT_OK(nc_snn_add_maxpool2d_ceil(s, i2, k2, s2, p0, e1, "mpc", &mp));
+    assert_int_equal(s->layers[mp].shape[1], 3); /* floor mode: 2 */
+    NC_ASSERT_OK(nc_snn_add_pool2d_div(s, mp, k2, s1, p1, e0, rows, "avgi", &ai));
+    NC_ASSERT_OK(nc_snn_add_pool2d(s, ai, k2, s1, NULL, 0.25f, "avg", &av));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, av, "flat", &fl));
+    NC_ASSERT_OK(nc_snn_add_affine(s, fl, wf, NULL, "fc", &fc));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc, "readout", &id));
+    nc_tensor *ts[] = {w1, b1, w2, b2, wf, t1, t2};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+/* Average pools whose partial windows have their own divisors (ceil mode,
+ * count_include_pad=False): NIR's SumPool2d has one scale, so such a layer,
+ * and only such a Pool2d, is a neuroc.Pool2d extension node; the round
+ * trip keeps divisors, partial windows and outputs bit for bit. */
+static void test_roundtrip_pool_div(void **state)
+{
+    (void)state;
+    nc_snn *a = build_div_net();
+    nc_snn *b = save_and_load(a, "pool_div.nir", 0);
+    assert_snn_same(a, b);
+    assert_true(nc_hash_snn(a) == nc_hash_snn(b));
+    assert_runs_identical(a, b, 3);
+    const char *path = out_path("pool_div.nir");
+    const char *nodes[][2] = {{"avgc", "neuroc.Pool2d"}, {"mpc", "neuroc.MaxPool2d"}, {"avgi", "neuroc.Pool2d"},
+                              {"avg", "SumPool2d"}}; /* decided per layer, not per kind */
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
+        char *type = node_type(path, nodes[k][0]);
+        assert_string_equal(type, nodes[k][1]);
+        nc_free(type);
+    }
+    assert_true(has_edge(path, "if1", "avgc"));
+    assert_true(has_edge(path, "avgc", "conv2"));
+    assert_true(has_edge(path, "avgi", "avg"));
+    write_text(nc_test_pathf("%s.json", path), "{\"nir_read_refuses\": true}\n");
+    expect_strict_refusal(a, "pool_div_strict", "avgc", "Pool2d");
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = 1;
+    assert_int_equal(nc_snn_save_nir_with(a, out_path("pool_div_strict/y.nir"), &so), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "divisors"));
+    /* without divisors the same kind of layer is plain NIR again */
+    nc_snn *c = build_div_net();
+    for (int i = 0; i < c->n_layers; i++) {
+        nc_snn_layer *L = &c->layers[i];
+        assert_int_equal(nc_snn_layer_nir_expressible(L), nc_snn_kind(L->kind)->nir && !L->div_taps);
+    }
+    nc_snn_free(a);
+    nc_snn_free(b);
+    nc_snn_free(c);
+}
+
+/* A fresh copy of pool_div.nir to break; *layer gets avgc's /neuroc index. */
+static hid_t broken_div_copy(const char *name, char *path, size_t n, int *layer)
+{
+    nc_snn *a = build_div_net();
+    *layer = nc_snn_find_layer(a, "avgc");
+    snprintf(path, n, "%s", out_path(name));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    nc_snn_free(a);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    return f;
+}
+
+static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v);
+
+/* Divisor fields that lie: clear errors naming the layer. */
+static void test_pool_div_hostile(void **state)
+{
+    (void)state;
+    char path[4096], loc[64];
+    int li;
+    int64_t big[] = {2, 0}, neg[] = {0, -1}, three[] = {0, 0, 0}, two = 2, far[] = {3, 7, 7};
+    hid_t f = broken_div_copy("div_pad_big.nir", path, sizeof path, &li);
+    replace_i64(f, "node/nodes/avgc/div_pad", 2, big);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "Pool2d 'avgc'", "div_pad (2, 0) must be in [0, padding (1, 1)]");
+
+    f = broken_div_copy("div_pad_neg.nir", path, sizeof path, &li);
+    replace_i64(f, "node/nodes/avgc/div_pad", 2, neg);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "Pool2d 'avgc'", "div_pad (0, -1) must be in");
+
+    f = broken_div_copy("div_pad_rank.nir", path, sizeof path, &li);
+    replace_i64(f, "node/nodes/avgc/div_pad", 3, three);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "extension node 'avgc' (neuroc.Pool2d)", "'div_pad' has 3 values");
+
+    f = broken_div_copy("div_taps_two.nir", path, sizeof path, &li);
+    assert_true(H5Ldelete(f, "node/nodes/avgc/div_taps", H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_i64_scalar(f, "node/nodes/avgc/div_taps", two));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "extension node 'avgc'", "'div_taps' must be 0 or 1");
+
+    /* divisors gone: avgi's counted padding is left without them; avgc
+       (no counted padding) would be a pool NIR can hold */
+    f = broken_div_copy("div_taps_gone.nir", path, sizeof path, &li);
+    assert_true(H5Ldelete(f, "node/nodes/avgi/div_taps", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "Pool2d 'avgi'", "0 without");
+    f = broken_div_copy("div_fields_gone.nir", path, sizeof path, &li);
+    assert_true(H5Ldelete(f, "node/nodes/avgc/div_taps", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "node/nodes/avgc/div_pad", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "node 'avgc' is an extension node, but NIR can express this Pool2d", NULL);
+
+    /* a shape two windows past floor mode is no partial window */
+    f = broken_div_copy("div_shape.nir", path, sizeof path, &li);
+    replace_i64(f, "node/nodes/avgc/shape", 3, far);
+    snprintf(loc, sizeof loc, "neuroc/layers/%d/shape", li);
+    replace_i64(f, loc, 3, far);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "layer 'avgc'", "shape differs");
+
+    /* divisors on another kind */
+    f = broken_div_copy("div_on_max.nir", path, sizeof path, &li);
+    NC_ASSERT_OK(nc_h5_write_i64_scalar(f, "node/nodes/mpc/div_taps", 1));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "layer 'mpc' (MaxPool2d): per-window divisors belong to a Pool2d", NULL);
+}
+
 /* A fresh copy of maxpool.nir to break. */
 static hid_t broken_copy(const char *name, char *path, size_t n)
 {
@@ -1035,6 +1187,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_concat),
         cmocka_unit_test(test_depthwise_compact),
         cmocka_unit_test(test_extension_hostile),
+        cmocka_unit_test(test_roundtrip_pool_div),
+        cmocka_unit_test(test_pool_div_hostile),
         cmocka_unit_test(test_sample_cnn_sinabs),
         cmocka_unit_test(test_sample_lif_norse),
         cmocka_unit_test(test_sample_braille_recurrent),

@@ -1,5 +1,6 @@
-/* neuroc extension nodes: a layer whose kind NIR cannot express (the `nir`
- * trait 0 in snn/ir/layer_kinds.c: MaxPool2d, Concat, ...) is written as a
+/* neuroc extension nodes: a layer NIR cannot express (nc_snn_layer_nir_expressible:
+ * a kind whose `nir` trait is 0 in snn/ir/layer_kinds.c, MaxPool2d, Concat,
+ * ..., or an average pool with per-window divisors) is written as a
  * node of type "neuroc.<kind name>" inside the NIR graph, so the graph keeps
  * its edges through it, and holds the layer's fields generically, read back
  * bit for bit from the same list. A new kind with nir 0 round-trips without
@@ -17,6 +18,11 @@
  *   scale     float32 scalar         reset int64 (nc_reset_mode)   dt float64
  *   weight, bias, threshold, v_init, spike_value, tau, r, v_leak, tau_syn,
  *   w_in      float32, each only when the layer has it
+ *   div_taps  int64 (1)   div_pad int64 [2]   only for a Pool2d with
+ *             per-window divisors (snn_ir.h), which a SumPool2d cannot hold
+ * The reader needs every field but those last ones and `shape`, reads them
+ * when present: `shape` says whether a pool has a ceil-mode partial window
+ * (nc_snn_pool_pad_end), which the reader's checks (nir_finish_layer) allow.
  * The layer's name, inputs and order are in /neuroc/layers/<i> as for every
  * layer; a file without that group cannot be read (the node is named). */
 #include <stdio.h>
@@ -49,6 +55,24 @@ int nir_ext_type(const char *type)
     return strncmp(type, NC_NIR_EXT_PREFIX, sizeof NC_NIR_EXT_PREFIX - 1) == 0;
 }
 
+nc_status nir_ext_node(hid_t f, const char *node, int *ext)
+{
+    char loc[600];
+    *ext = 0;
+    /* a missing node, or one without a type, is reported where it is read */
+    if (snprintf(loc, sizeof loc, "node/nodes/%s", node) >= (int)sizeof loc || !nc_h5_is_group(f, loc))
+        return NC_OK;
+    hid_t g = H5Gopen2(f, loc, H5P_DEFAULT);
+    if (g < 0)
+        return NC_OK;
+    char *type = NULL;
+    nc_status st = nc_h5_exists(g, "type") ? nc_h5_read_string(g, "type", &type) : NC_OK;
+    *ext = type && nir_ext_type(type);
+    nc_free(type);
+    H5Gclose(g);
+    return st;
+}
+
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
 {
     const int64_t *pairs[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
@@ -75,12 +99,48 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         if (t)
             st = nc_h5_write_f32(g, TENSORS[k], t->ndim, t->shape, nc_f32(t));
     }
+    if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
+        st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
 }
 
 static nc_status need(hid_t g, const char *name)
 {
     return nc_h5_exists(g, name) ? NC_OK : nc_errorf(NC_ERR_PARSE, "dataset '%s' is missing", name);
+}
+
+/* The optional integer fields: the output shape, a pool's divisors. Their
+ * ranges are checked with the layer's geometry (nir_finish_layer). */
+static nc_status read_optional(hid_t g, nc_snn_layer *L)
+{
+    nc_tensor *t = NULL;
+    nc_status st = NC_OK;
+    if (nc_h5_exists(g, "shape") && (st = nc_h5_read_i64(g, "shape", &t)) == NC_OK) {
+        if (t->ndim != 1 || t->numel < 1 || t->numel > NC_MAX_DIMS)
+            st = nc_errorf(NC_ERR_SHAPE, "'shape' must hold 1 to %d integers", NC_MAX_DIMS);
+        else {
+            L->ndim = (int)t->numel;
+            memcpy(L->shape, nc_i64(t), (size_t)t->numel * sizeof(int64_t));
+        }
+        nc_tensor_free(t);
+        t = NULL;
+    }
+    if (st == NC_OK && nc_h5_exists(g, "div_taps") && (st = nc_h5_read_i64(g, "div_taps", &t)) == NC_OK) {
+        if (t->numel != 1 || (nc_i64(t)[0] != 0 && nc_i64(t)[0] != 1))
+            st = nc_errorf(NC_ERR_MODEL, "'div_taps' must be 0 or 1");
+        else
+            L->div_taps = (int)nc_i64(t)[0];
+        nc_tensor_free(t);
+        t = NULL;
+    }
+    if (st == NC_OK && nc_h5_exists(g, "div_pad") && (st = nc_h5_read_i64(g, "div_pad", &t)) == NC_OK) {
+        if (t->numel != 2)
+            st = nc_errorf(NC_ERR_SHAPE, "'div_pad' has %lld values; expected 2", (long long)t->numel);
+        else
+            memcpy(L->div_pad, nc_i64(t), 2 * sizeof(int64_t));
+        nc_tensor_free(t);
+    }
+    return st;
 }
 
 static nc_status read_fields(hid_t g, nc_snn_layer *L)
@@ -122,6 +182,8 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
             L->scale = nc_f32(t)[0];
         nc_tensor_free(t);
     }
+    if (st == NC_OK)
+        st = read_optional(g, L);
     for (int k = 0; st == NC_OK && k < N_TENSORS; k++)
         if (nc_h5_exists(g, TENSORS[k])) {
             nc_tensor **dst = tensor_of(L, k);

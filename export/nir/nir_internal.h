@@ -27,6 +27,9 @@
  * into node group g; reads them back into L (kind and inputs set) from the
  * graph node `node` of file f. Errors name the node. */
 int nir_ext_type(const char *type);
+/* *ext = 1 if node `node` of the graph of file f is there and of an
+ * extension type; fails only when its type cannot be read. */
+nc_status nir_ext_node(hid_t f, const char *node, int *ext);
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g);
 nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L);
 

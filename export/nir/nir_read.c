@@ -580,6 +580,9 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
     }
     if (L->kind == NC_SNN_INPUT)
         return NC_OK;
+    if ((L->div_taps || L->div_pad[0] || L->div_pad[1]) && L->kind != NC_SNN_POOL2D)
+        return nc_errorf(NC_ERR_MODEL, "layer '%s' (%s): per-window divisors belong to a Pool2d", L->name,
+                         nc_snn_kind_name(L->kind));
     if (fwd < 0)
         return nc_errorf(NC_ERR_MODEL, "layer '%s' has no input from an earlier layer", L->name);
     const nc_snn_layer *X = &s->layers[fwd];
@@ -638,14 +641,37 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
                 (L->kind != NC_SNN_POOL2D && L->padding[k] >= L->kernel[k]))
                 return nc_errorf(NC_ERR_MODEL, "%s '%s': kernel and stride must be >= 1, padding >= 0%s", what,
                                  L->name, L->kind != NC_SNN_POOL2D ? " and smaller than the kernel" : "");
-        int64_t oh = conv_out(X->shape[1], L->kernel[0], L->stride[0], L->padding[0], 1);
-        int64_t ow = conv_out(X->shape[2], L->kernel[1], L->stride[1], L->padding[1], 1);
-        if (oh <= 0 || ow <= 0)
-            return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, L->name);
+        for (int k = 0; k < 2; k++)
+            if (L->kernel[k] > INT32_MAX || L->stride[k] > INT32_MAX || L->padding[k] > INT32_MAX)
+                return nc_errorf(NC_ERR_MODEL, "%s '%s': kernel, stride or padding beyond %d", what, L->name,
+                                 INT32_MAX);
+        /* the counted padding of per-window divisors: within the padding (nc_snn_add_pool2d_div) */
+        for (int k = 0; k < 2; k++)
+            if ((L->div_taps && (L->div_pad[k] < 0 || L->div_pad[k] > L->padding[k])) ||
+                (!L->div_taps && L->div_pad[k] != 0))
+                return nc_errorf(NC_ERR_MODEL, "%s '%s': div_pad (%lld, %lld) must be in [0, padding (%lld, %lld)] "
+                                 "with per-window divisors, 0 without", what, L->name, (long long)L->div_pad[0],
+                                 (long long)L->div_pad[1], (long long)L->padding[0], (long long)L->padding[1]);
+        int64_t out[2];
+        for (int k = 0; k < 2; k++) {
+            int64_t in = X->shape[k + 1];
+            if ((out[k] = conv_out(in, L->kernel[k], L->stride[k], L->padding[k], 1)) <= 0)
+                return nc_errorf(NC_ERR_SHAPE, "%s '%s': kernel larger than the padded input", what, L->name);
+            /* One more window than floor mode, where the shape read says so
+             * (an extension node's): the ceil-mode partial window the
+             * builders allow, extra end padding in (0, stride) that
+             * starts inside the input or the leading padding. */
+            int partial_ok = L->kind != NC_SNN_POOL2D || L->div_taps;
+            int64_t start = (out[k] - 1) * L->stride[k]; /* <= in + 2·padding − kernel */
+            int64_t rest = in + 2 * L->padding[k] - L->kernel[k] - start; /* in [0, stride) */
+            if (partial_ok && L->ndim == 3 && L->shape[k + 1] == out[k] + 1 && rest > 0 &&
+                L->stride[k] < in + L->padding[k] - start)
+                out[k]++;
+        }
         L->ndim = 3;
         L->shape[0] = X->shape[0];
-        L->shape[1] = oh;
-        L->shape[2] = ow;
+        L->shape[1] = out[0];
+        L->shape[2] = out[1];
         return NC_OK;
     }
     case NC_SNN_FLATTEN:

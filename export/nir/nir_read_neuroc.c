@@ -2,8 +2,10 @@
  * /neuroc group neuroc writes (layout in nir_write.c), taking biases and
  * conv/pool geometry from the NIR nodes it names and everything NIR cannot
  * say (original weights, v(0), reset, spike values, pool scale, names,
- * order, output) from the group itself. A layer of a kind NIR cannot express
- * takes all its fields from its neuroc.<kind> extension node (nir_ext.c). */
+ * order, output) from the group itself. A layer NIR cannot express (a kind
+ * whose `nir` trait is 0, or a node whose type is neuroc.<kind>: an average
+ * pool with divisors) takes all its fields from its extension node
+ * (nir_ext.c); that it is one must agree with nc_snn_layer_nir_expressible. */
 #include <stdio.h>
 #include <string.h>
 
@@ -54,7 +56,12 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
                        "version?)", node, kname);
         goto done;
     }
-    int ext = !nc_snn_kind(kind)->nir; /* a neuroc.<kind> node (nir_ext.c) */
+    /* a neuroc.<kind> node (nir_ext.c): every layer of a kind NIR cannot
+       express, and the others NIR cannot (an average pool with divisors),
+       which the node's type tells; checked against the layer read below */
+    int ext = !nc_snn_kind(kind)->nir;
+    if (!ext && node[0] && (st = nir_ext_node(f, node, &ext)) != NC_OK)
+        goto done;
     if ((i == 0) != (kind == NC_SNN_INPUT)) {
         st = nc_errorf(NC_ERR_MODEL, "layer kind '%s' at position %d", kname, i);
         goto done;
@@ -143,6 +150,11 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
     }
     if (st != NC_OK || (st = nir_finish_layer(s, i, total)) != NC_OK)
         goto done;
+    if (ext && nc_snn_layer_nir_expressible(L)) {
+        st = nc_errorf(NC_ERR_MODEL, "node '%s' is an extension node, but NIR can express this %s layer "
+                       "(neuroc writes a NIR node for it)", node, kname);
+        goto done;
+    }
     int same = L->ndim == shape->numel;
     for (int d = 0; same && d < L->ndim; d++)
         same = L->shape[d] == nc_i64(shape)[d];

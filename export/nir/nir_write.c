@@ -22,7 +22,7 @@
  *   n_layers        int64        readout    string (only when there is one)
  *   layers/<i>/     one group per IR layer i = 0..n_layers-1, in IR order:
  *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout;
- *     a neuroc.<kind> extension node for a kind NIR cannot express)
+ *     a neuroc.<kind> extension node for a layer NIR cannot express)
  *     inputs int64 [n_inputs]    shape int64 [ndim]
  *     weight   Affine/Conv2d, only when the NIR node's weight differs (a fold,
  *              or a grouped Conv2d written densely in strict mode): the
@@ -35,9 +35,12 @@
  *              each only when set; reset int64; dt float64
  * Everything else (biases, conv and pool geometry) is read from the NIR node.
  *
- * A layer whose kind NIR cannot express (the `nir` trait 0) is a node of
- * type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c);
- * strict mode (nc_nir_save_options) refuses such layers instead.
+ * A layer NIR cannot express (nc_snn_layer_nir_expressible: a kind whose
+ * `nir` trait is 0, or an average pool with per-window divisors) is a node
+ * of type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c),
+ * taking its input's factor like any layer of its kind; strict mode
+ * (nc_nir_save_options) refuses such layers instead. The reader tells
+ * extension nodes by their type.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -172,8 +175,9 @@ static nc_status compute_factors(wr *w)
         int64_t size = nc_snn_layer_size(L);
         int j = L->n_inputs > 0 ? L->inputs[0] : 0;
         float *m = NULL;
-        /* a Pool2d becomes a SumPool2d: its scale joins the factor */
-        nc_status st = nc_snn_out_factor(s, i, w->m[j], L->n_inputs > 0 && absorbs(w, i, j), 1, &m);
+        /* a Pool2d becomes a SumPool2d: its scale joins the factor (an
+           extension node holds the scale and divisors and applies them) */
+        nc_status st = nc_snn_out_factor(s, i, w->m[j], L->n_inputs > 0 && absorbs(w, i, j), !w->ext[i], &m);
         if (st != NC_OK)
             return st;
         if (!m)
@@ -330,16 +334,15 @@ static nc_status plan(wr *w)
     int out = nc_snn_output_id(s);
     for (int i = 0; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        w->ext[i] = !nc_snn_kind(L->kind)->nir;
+        w->ext[i] = !nc_snn_layer_nir_expressible(L);
         if (w->ext[i] && w->strict)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): NIR cannot express it, and strict mode "
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): NIR cannot express it%s, and strict mode "
                              "(--nir-strict) writes only what NIR can; without strict mode it is stored as a "
                              "'" NC_NIR_EXT_PREFIX "%s' node that only neuroc reads", L->name,
-                             nc_snn_kind_name(L->kind), nc_snn_kind_name(L->kind));
-        if (L->kind == NC_SNN_POOL2D && L->div_taps)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': an average pool whose partial windows have their own "
-                             "divisors (ceil mode or count_include_pad=False): NIR's SumPool2d has one scale",
-                             L->name);
+                             nc_snn_kind_name(L->kind),
+                             nc_snn_kind(L->kind)->nir ? " (an average pool whose partial windows have their own "
+                             "divisors, from ceil mode or count_include_pad=False: NIR's SumPool2d has one scale)"
+                             : "", nc_snn_kind_name(L->kind));
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,

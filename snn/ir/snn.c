@@ -410,6 +410,11 @@ nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], co
     return NC_OK;
 }
 
+int nc_snn_layer_nir_expressible(const nc_snn_layer *L)
+{
+    return nc_snn_kind(L->kind)->nir && !(L->kind == NC_SNN_POOL2D && L->div_taps);
+}
+
 void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])
 {
     const nc_snn_layer *L = &s->layers[i], *X = &s->layers[L->inputs[0]];

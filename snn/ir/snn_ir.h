@@ -51,6 +51,12 @@ nc_snn_layer *nc_snn_append(nc_snn *s, nc_snn_layer_kind kind, const char *name,
 /* Removes the last layer (used to undo a failed builder call). */
 void nc_snn_pop(nc_snn *s);
 
+/* 1 if NIR can express layer L: its kind's `nir` trait (layer_kinds.h),
+ * except a Pool2d with per-window divisors (div_taps; NIR's SumPool2d has
+ * one scale). The NIR writer stores a layer it cannot express as a neuroc.<kind>
+ * extension node, and strict mode refuses it; the reader checks the same. */
+int nc_snn_layer_nir_expressible(const nc_snn_layer *L);
+
 /* Neurons in one sample of layer L, and the number of channels (shape[0], or 1 for rank 0). */
 int64_t nc_snn_layer_size(const nc_snn_layer *L);
 int64_t nc_snn_layer_channels(const nc_snn_layer *L);
