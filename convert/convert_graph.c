@@ -89,6 +89,7 @@ typedef struct cv {
     vst *vs;
     nc_consumers cons;
     unsigned char *done; /* per node: already taken by a pattern */
+    int n_shuffles;      /* channel shuffles met (one note for all) */
 } cv;
 
 static void lin_free(lin *l)
@@ -1304,9 +1305,11 @@ static nc_status op_shuffle(cv *c, const nc_node *n, int t, int r, int64_t group
     if (st != NC_OK)
         return st;
     c->done[t] = c->done[r] = 1;
-    return nc_strlist_addf(&c->cg->notes, "channel shuffle '%s' (%lld groups): a channel permutation, folded "
-                           "into the weights of the Convs reading it (a 1×1 selection Conv2d before other readers)",
-                           n->name, (long long)groups);
+    if (c->n_shuffles++)
+        return NC_OK;
+    return nc_strlist_addf(&c->cg->notes, "channel shuffles (the first '%s', %lld groups) are channel "
+                           "permutations, folded into the weights of the Convs reading them (a 1×1 selection "
+                           "Conv2d before other readers)", n->name, (long long)groups);
 }
 
 /* The one int64 of a constant input, or of element k of it. */
@@ -1572,7 +1575,7 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
     if (st != NC_OK)
         return st;
 
-    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL};
+    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL, 0};
     c.vs = nc_calloc((size_t)g->n_values + 1, sizeof *c.vs);
     c.done = nc_calloc((size_t)g->n_nodes + 1, 1);
     if (!c.vs || !c.done)

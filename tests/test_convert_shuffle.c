@@ -75,7 +75,13 @@ static void test_shuffle_block(void **state)
     nc_convert_options co;
     nc_convert_options_init(&co);
     nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, NULL));
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, &rep));
+    int shuffle_notes = 0; /* one note for the three shuffles */
+    for (size_t i = 0; i < nc_convert_report_num_notes(rep); i++)
+        shuffle_notes += strstr(nc_convert_report_note(rep, i), "channel shuffles") != NULL;
+    assert_int_equal(shuffle_notes, 1);
+    nc_convert_report_free(rep);
     /* 3 shuffles and 3 chunks (6 Slices): the Convs reading them absorb
      * them; selection layers remain only before the identity halves' Concats
      * (2), the stride-2 block's depthwise Conv (1) and the final pool (1) */
