@@ -73,6 +73,12 @@ typedef struct vst {
     double *pa, *pb;    /* VS_LAYER: pending a·x + b per channel (pn elements), NULL = none */
     int64_t pn;
     lin *ln;            /* VS_LINEAR */
+    /* VS_LAYER: the value is channels sel[0..sn) of the layer (a channel
+     * shuffle or slice not applied yet, NULL = none; never with pa): the
+     * next Conv folds it into its weights, other readers get a 1×1
+     * selection layer (flush_select) */
+    int64_t *sel, sn;
+    const char *sel_name; /* the ANN node of the selection */
 } vst;
 
 typedef struct cv {
@@ -83,6 +89,7 @@ typedef struct cv {
     vst *vs;
     nc_consumers cons;
     unsigned char *done; /* per node: already taken by a pattern */
+    int n_shuffles;      /* channel shuffles met (one note for all) */
 } cv;
 
 static void lin_free(lin *l)
@@ -99,6 +106,7 @@ static void vst_clear(vst *v)
     lin_free(v->ln);
     nc_free(v->pa);
     nc_free(v->pb);
+    nc_free(v->sel);
     memset(v, 0, sizeof *v);
 }
 
@@ -153,7 +161,9 @@ static const char *vname(const cv *c, int v)
 
 static int64_t state_channels(const cv *c, const vst *x)
 {
-    return x->kind == VS_LINEAR ? x->ln->channels : nc_snn_layer_channels(&c->s->layers[x->layer]);
+    if (x->kind == VS_LINEAR)
+        return x->ln->channels;
+    return x->sel ? x->sn : nc_snn_layer_channels(&c->s->layers[x->layer]);
 }
 
 /* The state of input i of n, which must come from the network input. */
@@ -170,10 +180,14 @@ static nc_status input_state(cv *c, const nc_node *n, int i, vst **out)
     return NC_OK;
 }
 
-/* Appends the pending synaptic layer of value v, if any. */
+static nc_status flush_select(cv *c, int v);
+
+/* Appends the pending synaptic layer (or channel selection) of value v, if any. */
 static nc_status materialise(cv *c, int v)
 {
     vst *x = &c->vs[v];
+    if (x->kind == VS_LAYER && x->sel)
+        return flush_select(c, v);
     if (x->kind != VS_LINEAR)
         return NC_OK;
     lin *l = x->ln;
@@ -455,6 +469,8 @@ static nc_status op_batchnorm(cv *c, const nc_node *n)
 
 /* ---- synaptic layers ---- */
 
+static nc_status select_into_weights(const cv *c, const nc_node *n, const vst *x, struct lin *l);
+
 static nc_status op_conv(cv *c, const nc_node *n)
 {
     char buf[160];
@@ -467,7 +483,9 @@ static nc_status op_conv(cv *c, const nc_node *n)
                         "elements", (long long)W->shape[0]);
     vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
-    if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
+    /* a pending channel selection folds into an ungrouped Conv's weights */
+    int fold_sel = x && x->kind == VS_LAYER && x->sel && nc_attr_int(n, "group", 1) == 1;
+    if (st != NC_OK || (!fold_sel && (st = materialise(c, n->inputs[0])) != NC_OK))
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (X->ndim != 3)
@@ -498,7 +516,8 @@ static nc_status op_conv(cv *c, const nc_node *n)
         lin_free(l);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
-    st = absorb_pre(c, n, x, l->w, l->b, 1, cp.groups, cp.padding[0] || cp.padding[1]);
+    st = fold_sel ? select_into_weights(c, n, x, l)
+                  : absorb_pre(c, n, x, l->w, l->b, 1, cp.groups, cp.padding[0] || cp.padding[1]);
     if (st != NC_OK) {
         lin_free(l);
         return st;
@@ -1105,6 +1124,246 @@ static nc_status op_concat(cv *c, const nc_node *n)
     return NC_OK;
 }
 
+/* ---- channel selections: ShuffleNet's channel shuffle, channel slices ---- */
+
+/* A channel shuffle or a channel Slice of a (C, H, W) value selects, for
+ * each output channel k, input channel sel[k]. It commutes with everything
+ * per element, so it is exact on spikes and currents alike. It is kept
+ * pending on the value (vst.sel) and composed with the selections after it
+ * (a shuffle then a chunk is one selection); a Conv reading it folds it
+ * into its weights, as a re-indexing of its input channels, so it adds no
+ * layer, no synaptic operation and no spike; any other reader (Concat,
+ * a grouped or depthwise Conv, pooling, a neuron) gets it as a 1×1 Conv2d
+ * whose weight is the 0/1 selection matrix, a kind every backend and NIR
+ * run, which routes each input spike once. */
+
+/* A 1×1 Conv2d reading layer `from`: output k = a[sel[k]]·(channel sel[k]) + b[sel[k]] (a, b NULL: 1, 0). */
+static nc_status add_select_conv(cv *c, const char *name, int from, const int64_t *sel, int64_t K,
+                                 const double *a, const double *b, int *id)
+{
+    int64_t C = nc_snn_layer_channels(&c->s->layers[from]), ws[4] = {K, C, 1, 1};
+    nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, 4, ws), *bias = nc_tensor_new(NC_DTYPE_F32, 1, &K);
+    if (!w || !bias) {
+        nc_tensor_free(w);
+        nc_tensor_free(bias);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t k = 0; k < K; k++) {
+        nc_f32(w)[k * C + sel[k]] = a ? (float)a[sel[k]] : 1.0f;
+        nc_f32(bias)[k] = b ? (float)b[sel[k]] : 0.0f;
+    }
+    char buf[320];
+    nc_conv2d_params cp = {{1, 1}, {0, 0}, {1, 1}, 1};
+    nc_status st = nc_snn_add_conv2d(c->s, from, w, bias, &cp, uniq(c, name, buf, sizeof buf), id);
+    nc_tensor_free(w);
+    nc_tensor_free(bias);
+    if (st != NC_OK && st != NC_ERR_NOMEM)
+        nc_error_prefix("%s: node '%s'", c->g->source, name);
+    return st;
+}
+
+/* Value v's pending channel selection as a layer of its own. */
+static nc_status flush_select(cv *c, int v)
+{
+    vst *x = &c->vs[v];
+    int id;
+    nc_status st = add_select_conv(c, x->sel_name, x->layer, x->sel, x->sn, NULL, NULL, &id);
+    if (st != NC_OK)
+        return st;
+    nc_free(x->sel);
+    x->sel = NULL;
+    x->sn = 0;
+    x->layer = id;
+    return NC_OK;
+}
+
+/* The Conv l reads channels x->sel of x's layer: its weight [K, sn, kh, kw]
+ * becomes [K, C, kh, kw] over all C channels of the layer. */
+static nc_status select_into_weights(const cv *c, const nc_node *n, const vst *x, lin *l)
+{
+    const nc_tensor *W = l->w;
+    int64_t K = W->shape[0], kk = W->shape[2] * W->shape[3];
+    int64_t C = nc_snn_layer_channels(&c->s->layers[x->layer]);
+    if (W->shape[1] != x->sn)
+        return node_err(c, n, NC_ERR_SHAPE, "weight of %lld input channels for an input of %lld",
+                        (long long)W->shape[1], (long long)x->sn);
+    int64_t ws[4] = {K, C, W->shape[2], W->shape[3]};
+    nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, 4, ws);
+    if (!w)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < x->sn; j++)
+            for (int64_t t = 0; t < kk; t++)
+                nc_f32(w)[(k * C + x->sel[j]) * kk + t] += nc_f32(W)[(k * x->sn + j) * kk + t];
+    nc_tensor_free(l->w);
+    l->w = w;
+    return NC_OK;
+}
+
+/* vout = channels idx[0..K) of vin, a (C, H, W) value: pending on vin's
+ * layer (composed with vin's own selection), or, when vin carries a
+ * pending a·x + b or padding, a 1×1 selection layer that takes the a·x + b. */
+static nc_status channel_select(cv *c, const nc_node *n, int vin, int vout, const int64_t *idx, int64_t K)
+{
+    char b1[160];
+    vst *x = NULL;
+    nc_status st = input_state(c, n, 0, &x);
+    if (st != NC_OK || (x->kind == VS_LINEAR && (st = materialise(c, vin)) != NC_OK))
+        return st;
+    if (x->pad[0] || x->pad[1])
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "it selects channels of a zero-padded value (a Pad before it)");
+    const nc_snn_layer *X = &c->s->layers[x->layer];
+    if (X->ndim != 3)
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a channel selection needs (C, H, W)",
+                        nc_shape_str(X->ndim, X->shape, b1, sizeof b1));
+    int64_t C = X->shape[0];
+    for (int64_t k = 0; k < K; k++)
+        if (idx[k] < 0 || idx[k] >= (x->sel ? x->sn : C))
+            return nc_errorf(NC_ERR_INTERNAL, "channel selection out of range");
+    if (x->pa) {
+        int id;
+        if ((st = add_select_conv(c, n->name, x->layer, idx, K, x->pa, x->pb, &id)) != NC_OK)
+            return st;
+        vst_set_layer(c, vout, id);
+        return NC_OK;
+    }
+    int64_t *sel = nc_malloc((size_t)K * sizeof *sel);
+    if (!sel)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    int identity = K == C;
+    for (int64_t k = 0; k < K; k++) {
+        sel[k] = x->sel ? x->sel[idx[k]] : idx[k];
+        identity &= sel[k] == k;
+    }
+    int from = x->layer;
+    const char *name = n->name;
+    vst *y = vst_set_layer(c, vout, from);
+    if (identity) { /* e.g. a shuffle undone */
+        nc_free(sel);
+        return NC_OK;
+    }
+    y->sel = sel;
+    y->sn = K;
+    y->sel_name = name;
+    return NC_OK;
+}
+
+/* The node reading value v alone (v no graph output), else -1. */
+static int sole_reader(const cv *c, int v)
+{
+    if (v < 0 || c->cons.is_output[v] || nc_consumers_count(&c->cons, v) != 1)
+        return -1;
+    return c->cons.list[c->cons.start[v]];
+}
+
+/* 1 if Reshape node i starts a channel shuffle,
+ *   Reshape (N, C, H, W) → (N, g, C/g, H, W) → Transpose(0, 2, 1, 3, 4)
+ *   → Reshape (N, C, H, W),
+ * with the transpose and final reshape in *t, *r and g in *groups. */
+static int shuffle_match_at(const cv *c, int i, int *t, int *r, int64_t *groups)
+{
+    const nc_graph *g = c->g;
+    const nc_node *n = &g->nodes[i];
+    if (strcmp(n->op_type, "Reshape") != 0 || n->outputs[0] < 0)
+        return 0;
+    const nc_value *in = &g->values[n->inputs[0]], *mid = &g->values[n->outputs[0]];
+    if (in->ndim != 4 || mid->ndim != 5 || mid->shape[1] <= 0 || mid->shape[1] * mid->shape[2] != in->shape[1] ||
+        mid->shape[3] != in->shape[2] || mid->shape[4] != in->shape[3])
+        return 0;
+    int ti = sole_reader(c, n->outputs[0]);
+    if (ti < 0 || strcmp(g->nodes[ti].op_type, "Transpose") != 0 || g->nodes[ti].outputs[0] < 0)
+        return 0;
+    const int64_t *perm = NULL;
+    static const int64_t want[5] = {0, 2, 1, 3, 4};
+    if (nc_attr_ints(&g->nodes[ti], "perm", &perm) != 5 || memcmp(perm, want, sizeof want) != 0)
+        return 0;
+    int ri = sole_reader(c, g->nodes[ti].outputs[0]);
+    if (ri < 0 || strcmp(g->nodes[ri].op_type, "Reshape") != 0 || g->nodes[ri].outputs[0] < 0)
+        return 0;
+    const nc_value *out = &g->values[g->nodes[ri].outputs[0]];
+    for (int d = 1; d < 4; d++)
+        if (out->ndim != 4 || out->shape[d] != in->shape[d])
+            return 0;
+    *t = ti;
+    *r = ri;
+    *groups = mid->shape[1];
+    return 1;
+}
+
+/* A channel shuffle of g groups: output channel j·g + q is input channel q·(C/g) + j. */
+static nc_status op_shuffle(cv *c, const nc_node *n, int t, int r, int64_t groups)
+{
+    int64_t C = c->g->values[n->inputs[0]].shape[1], per = C / groups;
+    int64_t *idx = nc_malloc((size_t)C * sizeof *idx);
+    if (!idx)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t j = 0; j < per; j++)
+        for (int64_t q = 0; q < groups; q++)
+            idx[j * groups + q] = q * per + j;
+    nc_status st = channel_select(c, n, n->inputs[0], c->g->nodes[r].outputs[0], idx, C);
+    nc_free(idx);
+    if (st != NC_OK)
+        return st;
+    c->done[t] = c->done[r] = 1;
+    if (c->n_shuffles++)
+        return NC_OK;
+    return nc_strlist_addf(&c->cg->notes, "channel shuffles (the first '%s', %lld groups) are channel "
+                           "permutations, folded into the weights of the Convs reading them (a 1×1 selection "
+                           "Conv2d before other readers)", n->name, (long long)groups);
+}
+
+/* The one int64 of a constant input, or of element k of it. */
+static int const_int_at(const nc_tensor *t, int64_t k, int64_t *v)
+{
+    if (!t || t->dtype != NC_DTYPE_I64 || k >= t->numel)
+        return 0;
+    *v = nc_i64(t)[k];
+    return 1;
+}
+
+/* Slice along the channel axis (1) with constant bounds (opset ≥ 10 inputs). */
+static nc_status op_slice(cv *c, const nc_node *n)
+{
+    int rank = c->g->values[n->inputs[0]].ndim;
+    const nc_tensor *ts = const_in(c, n, 1), *te = const_in(c, n, 2), *ta = const_in(c, n, 3), *tp = const_in(c, n, 4);
+    int64_t start, end, axis = 0, step = 1;
+    if (n->opset < 10 || !ts || !te || ts->numel != 1 || !const_int_at(ts, 0, &start) || !const_int_at(te, 0, &end) ||
+        (ta && !const_int_at(ta, 0, &axis)) || (tp && !const_int_at(tp, 0, &step)) ||
+        (nc_node_has_input(n, 3) && !ta) || (nc_node_has_input(n, 4) && !tp))
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of one axis with constant bounds is convertible");
+    if (axis < 0)
+        axis += rank;
+    if (axis != 1 || rank != 4 || step != 1)
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of contiguous channels (axis 1, step 1) of a "
+                        "(N, C, H, W) value is convertible");
+    int64_t C = c->g->values[n->inputs[0]].shape[1];
+    start = start < 0 ? start + C : start;
+    end = end < 0 ? end + C : end;
+    start = start < 0 ? 0 : start > C ? C : start;
+    end = end < start ? start : end > C ? C : end;
+    if (end == start)
+        return node_err(c, n, NC_ERR_UNSUPPORTED, "it selects no channel");
+    int64_t *idx = nc_malloc((size_t)(end - start) * sizeof *idx);
+    if (!idx)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t k = start; k < end; k++)
+        idx[k - start] = k;
+    nc_status st = channel_select(c, n, n->inputs[0], n->outputs[0], idx, end - start);
+    nc_free(idx);
+    return st;
+}
+
+/* ReduceMean over (H, W) of a (N, C, H, W) value: a global average pool. */
+static int is_spatial_mean(const nc_graph *g, const nc_node *n)
+{
+    const int64_t *axes = NULL;
+    int na = nc_attr_ints(n, "axes", &axes);
+    if (g->values[n->inputs[0]].ndim != 4 || na != 2 || nc_node_has_input(n, 1))
+        return 0;
+    int64_t a0 = axes[0] < 0 ? axes[0] + 4 : axes[0], a1 = axes[1] < 0 ? axes[1] + 4 : axes[1];
+    return (a0 == 2 && a1 == 3) || (a0 == 3 && a1 == 2);
+}
+
 /* ---- the walk ---- */
 
 static int is_one_of(const char *op, const char *const *list)
@@ -1239,8 +1498,16 @@ static nc_status convert_node(cv *c, int i)
         return op_global_avgpool(c, n);
     if (strcmp(op, "Pad") == 0)
         return op_pad(c, n);
+    int t, r;
+    int64_t groups;
+    if (shuffle_match_at(c, i, &t, &r, &groups))
+        return op_shuffle(c, n, t, r, groups);
     if (is_one_of(op, (const char *const[]){"Flatten", "Reshape", "Squeeze", "Unsqueeze", NULL}))
         return op_reshape(c, n);
+    if (strcmp(op, "Slice") == 0)
+        return op_slice(c, n);
+    if (strcmp(op, "ReduceMean") == 0 && is_spatial_mean(c->g, n))
+        return op_global_avgpool(c, n);
     if (strcmp(op, "Concat") == 0)
         return op_concat(c, n);
     if (is_one_of(op, (const char *const[]){"Identity", "Dropout", "Cast", NULL}))
@@ -1308,7 +1575,7 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
     if (st != NC_OK)
         return st;
 
-    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL};
+    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL, 0};
     c.vs = nc_calloc((size_t)g->n_values + 1, sizeof *c.vs);
     c.done = nc_calloc((size_t)g->n_nodes + 1, 1);
     if (!c.vs || !c.done)
