@@ -81,9 +81,11 @@ def build(name, px, kwargs, classes):
 
 
 def nc(neuroc, args, timeout):
+    """Runs neuroc; its status, its last stderr line (without the files' folder) and the seconds."""
     t0 = time.time()
     p = subprocess.run([neuroc] + args, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, (p.stderr.strip().splitlines() or [""])[-1], time.time() - t0
+    err = (p.stderr.strip().splitlines() or [""])[-1].replace(os.path.dirname(args[1]) + "/", "")
+    return p.returncode, err.removeprefix("neuroc: "), time.time() - t0
 
 
 def centred_cosine(a, b):
@@ -175,16 +177,23 @@ def fmt_bytes(n):
 
 
 def table_row(r, ts):
-    def stage(k):
+    def stage(k):  # the JSON has the whole message
         v = r.get(k, "–")
-        return v.replace("|", "\\|")
+        return (v if len(v) <= 200 else v[:200] + " …").replace("|", "\\|")
     cos = []
     for t in ts:
         v = r.get("cos", {}).get(t, "–")
+        if isinstance(v, str) and v.startswith("FAIL") and v.split(": ", 1)[-1] in r.get("load", ""):
+            v = "FAIL (as 3)"
         cos.append(f"{v:.4f}" if isinstance(v, float) else str(v).replace("|", "\\|"))
     return "| " + " | ".join([r["model"], str(r.get("px", "–")), stage("run"), stage("convert"),
                               stage("load")] + cos + [fmt_bytes(r.get("onnx_bytes")),
                                                        fmt_bytes(r.get("nir_bytes"))]) + " |"
+
+
+def table_header(ts):
+    return ("| model | px | 1 run | 2 convert | 3 load | " + " | ".join(f"cos T={t}" for t in ts)
+            + " | .onnx | .nir |\n|" + "---|" * (7 + len(ts)))
 
 
 def main():
@@ -204,7 +213,16 @@ def main():
     ap.add_argument("--keep", help="keep the files in this folder")
     ap.add_argument("--_one", help=argparse.SUPPRESS)
     ap.add_argument("--_cfg", help=argparse.SUPPRESS)
+    ap.add_argument("--render", help="print the table of a --json file instead of running")
     a = ap.parse_args()
+    if a.render:
+        rows = json.load(open(a.render))
+        ts = sorted({int(t) for r in rows for t in r.get("cos", {})}) or DEFAULT_T
+        print(table_header(ts))
+        for r in rows:
+            r["cos"] = {int(k): v for k, v in r.get("cos", {}).items()}
+            print(table_row(r, ts))
+        return 0
 
     if a._one:  # child: one model, its row as JSON on stdout
         cfg = json.loads(a._cfg)
@@ -231,9 +249,7 @@ def main():
            "nload": 4, "cmd_timeout": a.timeout}
     print(f"neuroc zoo: opset {a.opset}, {cfg['ncalib']} calibration / {cfg['neval']} held-out samples, "
           f"{a.classes} classes, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-    print("| model | px | 1 run | 2 convert | 3 load | " + " | ".join(f"cos T={t}" for t in ts)
-          + " | .onnx | .nir |")
-    print("|" + "---|" * (7 + len(ts)))
+    print(table_header(ts))
     rows = []
     for n in names:
         t0 = time.time()
