@@ -16,7 +16,7 @@ pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev
       libopenmpi-dev openmpi-bin
       python3 python3-venv python3-numpy python3-h5py valgrind)
 if [[ "${1:-}" == "--torch" ]]; then
-    pkgs+=(python3-torch python3-onnx)
+    pkgs+=(python3-torch python3-torchvision python3-onnx)
 fi
 
 missing=()
