@@ -53,7 +53,7 @@ static inline nc_node node(const char *op, int64_t opset, nc_attr *attrs, int n_
 }
 
 /* data NULL: zero-filled */
-static nc_tensor *tf(int ndim, const int64_t *shape, const float *data)
+static inline nc_tensor *tf(int ndim, const int64_t *shape, const float *data)
 {
     nc_tensor *t = NULL;
     if (!data)
@@ -62,7 +62,7 @@ static nc_tensor *tf(int ndim, const int64_t *shape, const float *data)
     return t;
 }
 
-static nc_tensor *ti(int ndim, const int64_t *shape, const int64_t *data)
+static inline nc_tensor *ti(int ndim, const int64_t *shape, const int64_t *data)
 {
     nc_tensor *t = NULL;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_I64, ndim, shape, data, &t));
