@@ -100,6 +100,14 @@ NC_HD float nc_pool_scale(nc_win_geom g, float scale, int oh, int ow)
     return n > 0 ? 1.0f / (float)n : 0.0f;
 }
 
+/* Index in a (C, H, W) frame of tap (i, j) of pooling window (oh, ow) of
+ * channel c, or -1 where the tap lies in the padding (pools never dilate). */
+NC_HD int64_t nc_win_tap(nc_win_geom g, int c, int oh, int ow, int i, int j)
+{
+    int ih = nc_win_in(oh, i, g.sh, g.ph, 1), iw = nc_win_in(ow, j, g.sw, g.pw, 1);
+    return ih < 0 || ih >= g.H || iw < 0 || iw >= g.W ? -1 : ((int64_t)c * g.H + ih) * g.W + iw;
+}
+
 /* Output (c, oh, ow) of sum pooling times scale over one frame: the window's
  * non-zero inputs summed from 0 in ascending (i, j), then scaled (by
  * nc_pool_scale); *ops gets
@@ -108,19 +116,15 @@ NC_HD float nc_pool_output(const float *x, nc_win_geom g, float scale, int c, in
 {
     float acc = 0.0f;
     int n = 0;
-    for (int i = 0; i < g.kh; i++) {
-        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+    for (int i = 0; i < g.kh; i++)
         for (int j = 0; j < g.kw; j++) {
-            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
-            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
-                continue;
-            float xv = x[((int64_t)c * g.H + ih) * g.W + iw];
+            int64_t k = nc_win_tap(g, c, oh, ow, i, j);
+            float xv = k < 0 ? 0.0f : x[k];
             if (xv != 0.0f) {
                 acc += xv;
                 n++;
             }
         }
-    }
     *ops = n;
     return acc * nc_pool_scale(g, scale, oh, ow);
 }
@@ -130,14 +134,12 @@ NC_HD float nc_pool_output(const float *x, nc_win_geom g, float scale, int c, in
 NC_HD float nc_maxpool_output(const float *x, nc_win_geom g, int c, int oh, int ow)
 {
     float m = -INFINITY;
-    for (int i = 0; i < g.kh; i++) {
-        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+    for (int i = 0; i < g.kh; i++)
         for (int j = 0; j < g.kw; j++) {
-            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
-            if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W && x[((int64_t)c * g.H + ih) * g.W + iw] > m)
-                m = x[((int64_t)c * g.H + ih) * g.W + iw];
+            int64_t k = nc_win_tap(g, c, oh, ow, i, j);
+            if (k >= 0 && x[k] > m)
+                m = x[k];
         }
-    }
     return m;
 }
 
@@ -154,19 +156,14 @@ NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *ou
 {
     uint32_t m = 0;
     float v = 0.0f;
-    for (int i = 0; i < g.kh; i++) {
-        int ih = nc_win_in(oh, i, g.sh, g.ph, 1);
+    for (int i = 0; i < g.kh; i++)
         for (int j = 0; j < g.kw; j++) {
-            int iw = nc_win_in(ow, j, g.sw, g.pw, 1);
-            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W)
-                continue;
-            int64_t k = ((int64_t)c * g.H + ih) * g.W + iw;
-            if (cnt[k] > m || (cnt[k] == m && v == 0.0f && x[k] != 0.0f)) {
+            int64_t k = nc_win_tap(g, c, oh, ow, i, j);
+            if (k >= 0 && (cnt[k] > m || (cnt[k] == m && v == 0.0f && x[k] != 0.0f))) {
                 v = cnt[k] > m && x[k] == 0.0f ? 0.0f : x[k];
                 m = cnt[k];
             }
         }
-    }
     *spiked = m > *out_cnt;
     if (!*spiked)
         return 0.0f;
