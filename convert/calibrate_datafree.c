@@ -164,6 +164,11 @@ static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
         const nc_tensor *scale = const_input(g, n, 1), *bias = const_input(g, n, 2);
         if (!scale || !bias || scale->numel != bias->numel || scale->numel < 1)
             return NC_OK;
+        /* values from the file: a non-finite scale or shift gives no statistics (the layer is named as
+           needing --calib) rather than a NaN or infinite threshold */
+        for (int64_t c = 0; c < scale->numel; c++)
+            if (!isfinite(nc_f32(scale)[c]) || !isfinite(nc_f32(bias)[c]))
+                return NC_OK;
         nc_status s = vstat_alloc(&st[out], scale->numel, ST_EXACT);
         for (int64_t c = 0; s == NC_OK && c < scale->numel; c++) {
             st[out].mean[c] = nc_f32(bias)[c];
@@ -325,6 +330,9 @@ static nc_status set_site(nc_snn *s, nc_if_site *site, const vstat *v, int k, co
 {
     nc_snn_layer *L = &s->layers[site->layer];
     int64_t C = v->C;
+    if (o->per_channel && C != nc_snn_layer_channels(L))
+        return nc_errorf(NC_ERR_MODEL, "IF layer '%s': its statistics have %lld channels, the layer %lld",
+                         L->name, (long long)C, (long long)nc_snn_layer_channels(L));
     chan *ch = nc_malloc((size_t)C * sizeof *ch);
     if (!ch)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
