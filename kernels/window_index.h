@@ -171,4 +171,23 @@ NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *ou
     return v;
 }
 
+/* One step of spiking max pooling over one frame: counts x's spikes into
+ * cnt_in (one per input), then every output (c, oh, ow) in order through
+ * nc_spikemax_output into y, its count in cnt_out. Returns the spikes. */
+NC_HD int64_t nc_spikemax_frame(const float *x, uint32_t *cnt_in, uint32_t *cnt_out, nc_win_geom g, float *y)
+{
+    int64_t spikes = 0;
+    for (int64_t k = 0; k < (int64_t)g.C * g.H * g.W; k++)
+        cnt_in[k] += x[k] != 0.0f;
+    for (int c = 0; c < g.C; c++)
+        for (int oh = 0; oh < g.OH; oh++)
+            for (int ow = 0; ow < g.OW; ow++) {
+                int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
+                int sp;
+                y[o] = nc_spikemax_output(x, cnt_in, &cnt_out[o], g, c, oh, ow, &sp);
+                spikes += sp;
+            }
+    return spikes;
+}
+
 #endif

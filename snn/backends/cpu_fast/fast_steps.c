@@ -183,24 +183,11 @@ static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast
             }
 }
 
-/* Spiking max pooling: the reference's loop (nc_spikemax_output) over the
+/* Spiking max pooling: the reference's step (nc_spikemax_frame) over the
  * NCHW input x; counts in cnt (input's, then outputs'). Returns spikes. */
 static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32_t *cnt, const float *x, float *y)
 {
-    nc_win_geom g = nc_snn_win_geom(L, X);
-    int64_t in = nc_snn_layer_size(X), spikes = 0;
-    uint32_t *co = cnt + in;
-    for (int64_t k = 0; k < in; k++)
-        cnt[k] += x[k] != 0.0f;
-    for (int c = 0; c < g.C; c++)
-        for (int oh = 0; oh < g.OH; oh++)
-            for (int ow = 0; ow < g.OW; ow++) {
-                int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
-                int sp;
-                y[o] = nc_spikemax_output(x, cnt, &co[o], g, c, oh, ow, &sp);
-                spikes += sp;
-            }
-    return spikes;
+    return nc_spikemax_frame(x, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X), y);
 }
 
 /* y = x0 + x1 + ... in input order, element by element (as the reference);

@@ -262,20 +262,8 @@ static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32
 {
     nc_win_geom g = nc_snn_win_geom(L, X);
     int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), spikes = 0;
-    for (int n = 0; n < N; n++) {
-        uint32_t *ci = cnt + n * in, *co = cnt + N * in + n * out;
-        const float *xn = x + n * in;
-        for (int64_t k = 0; k < in; k++)
-            ci[k] += xn[k] != 0.0f;
-        for (int c = 0; c < g.C; c++)
-            for (int oh = 0; oh < g.OH; oh++)
-                for (int ow = 0; ow < g.OW; ow++) {
-                    int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
-                    int sp;
-                    y[n * out + o] = nc_spikemax_output(xn, ci, &co[o], g, c, oh, ow, &sp);
-                    spikes += sp;
-                }
-    }
+    for (int n = 0; n < N; n++)
+        spikes += nc_spikemax_frame(x + n * in, cnt + n * in, cnt + N * in + n * out, g, y + n * out);
     return spikes;
 }
 
