@@ -24,13 +24,6 @@ static nc_model *load(const char *rel)
     return m;
 }
 
-static nc_tensor *load_f32(const char *rel)
-{
-    nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
-    return t;
-}
-
 /* The first n rows of x as a new tensor. */
 static nc_tensor *rows(const nc_tensor *x, int64_t n)
 {
@@ -239,7 +232,7 @@ static double mean_error(const nc_snn *net, const nc_tensor *x, const nc_tensor 
 static void expect_folded(const char *model, const char *snn_layer, const char *bn_node)
 {
     nc_model *m = load(model);
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
     nc_tensor **all = ann_all(m, x);
@@ -270,7 +263,7 @@ static void test_bn_folding(void **state)
 
     /* no layer is left for any of the four BatchNormalization nodes */
     nc_model *m = load("tests/fixtures/convert/bn.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
     static const nc_snn_layer_kind want[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,     NC_SNN_POOL2D,
@@ -312,7 +305,7 @@ static void expect_qcfs(const char *model, int L, const float lam[3])
 
     /* With T = L, v(0) = θ/2 and a constant current, the first IF layer
      * emits exactly the QCFS ANN's level: h·L/λ spikes. */
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *h = node_out(m, all, "/act1/Mul_1");
     nc_tensor *tr = trace(s, x, L, "/act1", NC_TRACE_SPIKES);
@@ -351,7 +344,7 @@ static void test_qcfs_pattern(void **state)
 static void expect_first_counts(const char *model, const char *syn, const char *ifl, int T, int per_channel)
 {
     nc_model *m = load(model);
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_convert_options o = {.per_channel = per_channel};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, NULL));
@@ -396,7 +389,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     nc_model *m = load("tests/fixtures/convert/leaky.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_snn *s = (nc_snn *)1;
     nc_convert_report *r = (nc_convert_report *)1;
     assert_int_equal(nc_convert(m, x, NULL, NULL, &s, &r), NC_ERR_UNSUPPORTED);
@@ -445,7 +438,7 @@ static void test_border_layouts(void **state)
     (void)state;
     /* average pools whose border windows average fewer inputs: per-window divisors */
     static const char *partial[] = {"avgpool_pad.onnx", "avgpool_ceil.onnx"};
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     for (size_t k = 0; k < sizeof partial / sizeof partial[0]; k++) {
         char path[256];
         snprintf(path, sizeof path, "tests/fixtures/convert/%s", partial[k]);
@@ -498,7 +491,7 @@ static void test_maxpool(void **state)
 {
     (void)state;
     nc_model *m = load("tests/fixtures/convert/maxpool.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_snn *s = NULL;
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
@@ -580,7 +573,7 @@ static void test_spike_maxpool(void **state)
 {
     (void)state;
     nc_model *m = load("tests/fixtures/convert/maxpool2.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *logits = node_out(m, all, "/7/Gemm");
     double err[2][2];
@@ -760,7 +753,7 @@ static void test_binary_spikes(void **state)
 
     /* through nc_convert: the report counts the scale layers, outputs agree */
     nc_model *m = load("tests/fixtures/convert/bn.onnx");
-    nc_tensor *cx = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *cx = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_convert_options o = {.binary_spikes = 1}, o0 = {0};
     nc_snn *s0 = NULL, *s1 = NULL;
     nc_convert_report *r = NULL;
@@ -823,7 +816,7 @@ static void test_calibration(void **state)
 {
     (void)state;
     nc_model *m = load("tests/fixtures/convert/bn.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_tensor **all = ann_all(m, x);
     const nc_tensor *a = node_out(m, all, "/Relu"); /* (16, 4, 6, 6) */
     float mx[4] = {0};
@@ -913,7 +906,7 @@ static void test_calibration(void **state)
 
     /* a model with a fixed batch of 4 calibrates in batches of 4 (10 rows: the last padded) */
     m = load("tests/fixtures/opsets/cnn_op13_nofold_fixed.onnx");
-    nc_tensor *fx = load_f32("examples/data/fmnist_test_x.npy"), *ten = rows(fx, 10);
+    nc_tensor *fx = nc_test_load_f32("examples/data/fmnist_test_x.npy"), *ten = rows(fx, 10);
     NC_ASSERT_OK(nc_convert(m, ten, NULL, NULL, &s, &r));
     assert_int_equal(count_kind(s, NC_SNN_IF), 3);
     assert_int_equal(summary_of(r).calib_samples, 10);
@@ -930,7 +923,7 @@ static void test_qcfs_finetune(void **state)
 {
     (void)state;
     nc_model *m = load("tests/fixtures/convert/mlp_bn.onnx");
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy"), *y = NULL;
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy"), *y = NULL;
     int64_t n = 16, lab[16];
     for (int i = 0; i < 16; i++)
         lab[i] = i % 3;
@@ -973,7 +966,7 @@ static void expect_accuracy(const char *name, const nc_convert_options *o, doubl
     char path[256];
     snprintf(path, sizeof path, "examples/models/%s.onnx", name);
     nc_model *m = load(path);
-    nc_tensor *x = load_f32("examples/data/fmnist_test_x.npy"), *x64 = rows(x, 64), *y = NULL;
+    nc_tensor *x = nc_test_load_f32("examples/data/fmnist_test_x.npy"), *x64 = rows(x, 64), *y = NULL;
     NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_y.npy"), NC_DTYPE_I64, &y));
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x64, NULL, o, &s, NULL));
@@ -1120,7 +1113,7 @@ static void test_data_free(void **state)
     assert_non_null(strstr(nc_last_error(), "bias correction needs calibration data"));
 
     /* with data, the same model calibrates on it: source "data" */
-    nc_tensor *x = load_f32("tests/fixtures/convert/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
     for (int k = 0; k < 3; k++)
         assert_string_equal(report_layer(r, layers[k]).source, "data");

@@ -13,23 +13,6 @@
 
 #include "snn/ir/snn_ir.h"
 
-static nc_tensor *load_f32(const char *rel)
-{
-    nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
-    return t;
-}
-
-/* Mean |a/T − b| over the elements (a: a readout summed over T steps). */
-static double mean_gap(const nc_tensor *a, const nc_tensor *b, int T)
-{
-    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
-    double e = 0.0;
-    for (int64_t k = 0; k < nc_tensor_numel(b); k++)
-        e += fabs((double)x[k] / T - (double)y[k]);
-    return e / (double)nc_tensor_numel(b);
-}
-
 static nc_tensor *run_snn(const nc_snn *s, const char *backend, const nc_tensor *x, int T)
 {
     nc_session_options o = {.backend = backend, .timesteps = T};
@@ -66,11 +49,11 @@ static void test_shuffle_block(void **state)
     (void)state;
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/shuffle/shuffle.onnx"), NULL, &m));
-    nc_tensor *x = load_f32("tests/fixtures/shuffle/x.npy"), *torch_y = load_f32("tests/fixtures/shuffle/y.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/shuffle/x.npy"), *torch_y = nc_test_load_f32("tests/fixtures/shuffle/y.npy");
     nc_tensor *ann_y = NULL;
     const nc_tensor *ins[1] = {x};
     NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
-    assert_true(mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
+    assert_true(nc_test_mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
 
     nc_convert_options co;
     nc_convert_options_init(&co);
@@ -92,7 +75,7 @@ static void test_shuffle_block(void **state)
 
     nc_tensor *y16 = run_snn(s, "cpu", x, 16), *y256 = run_snn(s, "cpu", x, 256);
     nc_tensor *fast = run_snn(s, "cpu-fast", x, 256);
-    double g16 = mean_gap(y16, ann_y, 16), g256 = mean_gap(y256, ann_y, 256);
+    double g16 = nc_test_mean_gap(y16, ann_y, 16), g256 = nc_test_mean_gap(y256, ann_y, 256);
     printf("shuffle: mean |SNN/T − ANN| at T = 16: %.4g, T = 256: %.4g\n", g16, g256);
     assert_true(g256 < 0.5 * g16);
     assert_true(g256 < 0.01);

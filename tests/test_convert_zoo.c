@@ -13,29 +13,12 @@
 
 #include "snn/ir/snn_ir.h"
 
-static nc_tensor *load_f32(const char *rel)
-{
-    nc_tensor *t = NULL;
-    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
-    return t;
-}
-
 static int count_kind(const nc_snn *s, nc_snn_layer_kind k)
 {
     int n = 0;
     for (int i = 0; i < s->n_layers; i++)
         n += s->layers[i].kind == k;
     return n;
-}
-
-/* Mean |a/T − b| over the elements (a: a readout summed over T steps). */
-static double mean_gap(const nc_tensor *a, const nc_tensor *b, int T)
-{
-    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
-    double e = 0.0;
-    for (int64_t k = 0; k < nc_tensor_numel(b); k++)
-        e += fabs((double)x[k] / T - (double)y[k]);
-    return e / (double)nc_tensor_numel(b);
 }
 
 /* Mean |y − its mean over the samples| of logits y (N, K): how much the
@@ -63,7 +46,7 @@ static double run_gap(const nc_snn *s, const char *backend, const nc_tensor *x, 
     NC_ASSERT_OK(nc_session_create(s, &o, &ss));
     NC_ASSERT_OK(nc_session_run(ss, x, &y));
     assert_int_equal(nc_tensor_numel(y), nc_tensor_numel(ref));
-    double g = mean_gap(y, ref, T);
+    double g = nc_test_mean_gap(y, ref, T);
     nc_tensor_free(y);
     nc_session_free(ss);
     return g;
@@ -77,12 +60,12 @@ static nc_snn *convert_check(const char *name)
     snprintf(path, sizeof path, "tests/fixtures/zoo/%s.onnx", name);
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(path), NULL, &m));
-    nc_tensor *x = load_f32("tests/fixtures/zoo/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/zoo/x.npy");
     snprintf(path, sizeof path, "tests/fixtures/zoo/y_%s.npy", name);
-    nc_tensor *torch_y = load_f32(path), *ann_y = NULL;
+    nc_tensor *torch_y = nc_test_load_f32(path), *ann_y = NULL;
     const nc_tensor *ins[1] = {x};
     NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
-    assert_true(mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
+    assert_true(nc_test_mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
     nc_convert_options co;
     nc_convert_options_init(&co);
     co.percentile = 100.0; /* the maxima: an SNN rate can reach every ANN activation */
@@ -128,7 +111,7 @@ static void test_pool_bn(void **state)
     /* binary spikes rebuild the network: the ceil-mode pool keeps its partial window */
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/zoo/pool_bn.onnx"), NULL, &m));
-    nc_tensor *x = load_f32("tests/fixtures/zoo/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/zoo/x.npy");
     nc_convert_options co;
     nc_convert_options_init(&co);
     co.binary_spikes = 1;
@@ -180,7 +163,7 @@ static void test_avg_ceil(void **state)
     nc_snn *a = NULL;
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/zoo/avg_ceil.onnx"), NULL, &m));
-    nc_tensor *x = load_f32("tests/fixtures/zoo/x.npy");
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/zoo/x.npy");
     nc_convert_options co;
     nc_convert_options_init(&co);
     co.maxpool = NC_MAXPOOL_AVERAGE; /* the ceil-mode MaxPool as an average: a third partial pool */

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -35,4 +36,20 @@ int nc_test_file_exists(const char *path)
 const char *nc_test_shared(const char *rel)
 {
     return nc_test_file_exists(NC_SHARED_DIR) ? nc_test_pathf("%s/%s", NC_SHARED_DIR, rel) : NULL;
+}
+
+nc_tensor *nc_test_load_f32(const char *rel)
+{
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_data_load(nc_test_src(rel), NC_DTYPE_F32, &t));
+    return t;
+}
+
+double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T)
+{
+    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
+    double e = 0.0;
+    for (int64_t k = 0; k < nc_tensor_numel(b); k++)
+        e += fabs((double)x[k] / T - (double)y[k]);
+    return e / (double)nc_tensor_numel(b);
 }

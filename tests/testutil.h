@@ -29,6 +29,12 @@ const char *nc_test_src(const char *rel);
 /* NC_SHARED_DIR "/" rel, or NULL if ../shared is absent (a user's clone). */
 const char *nc_test_shared(const char *rel);
 int nc_test_file_exists(const char *path);
+/* The float32 tensor in the data file NC_SOURCE_DIR "/" rel (fails the test
+ * if it cannot be read). The caller frees it. */
+nc_tensor *nc_test_load_f32(const char *rel);
+/* Mean |a/T − b| over b's elements (a: a readout summed over T steps, b
+ * the ANN's logits): how far an SNN is from its ANN at T. */
+double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T);
 /* Asserts st == NC_OK, printing nc_last_error() otherwise. */
 #define NC_ASSERT_OK(expr)                                                              \
     do {                                                                                \
