@@ -198,6 +198,14 @@ static void stats_add(site_stats *ss, const nc_tensor *t, int64_t rows)
 }
 
 /* θ of a site from its histograms, into the IF layer. */
+void nc_site_cap_theta(const nc_if_site *site, nc_tensor *theta)
+{
+    float cap = (float)site->cap;
+    for (int64_t c = 0; c < theta->numel; c++)
+        if (nc_f32(theta)[c] > cap)
+            nc_f32(theta)[c] = cap;
+}
+
 static nc_status set_theta(nc_snn *s, site_stats *ss, const nc_calib_options *o, nc_strlist *warnings)
 {
     nc_if_site *site = ss->site;
@@ -229,6 +237,7 @@ static nc_status set_theta(nc_snn *s, site_stats *ss, const nc_calib_options *o,
         if (!(nc_f32(t)[c] > 0.0f)) /* a denormal that rounds to 0 */
             nc_f32(t)[c] = (float)layer_theta;
     }
+    nc_site_cap_theta(site, t);
     nc_tensor_free(L->threshold);
     L->threshold = t;
     return NC_OK;

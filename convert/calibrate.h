@@ -63,11 +63,15 @@ double nc_hist_mse_clip(const nc_hist *h, int T);
 nc_status nc_calibrate(const nc_graph *g, const nc_tensor *x, const nc_calib_options *o, nc_snn *s,
                        nc_if_site *sites, int n_sites, nc_strlist *warnings);
 
+/* θ of a site from a Clip(0, c) brought down to c where it exceeds it. */
+void nc_site_cap_theta(const nc_if_site *site, nc_tensor *theta);
+
 /* Where a calibrated (NC_THETA_CALIB) site's θ came from (nc_if_site.source). */
 typedef enum nc_calib_source {
     NC_SOURCE_DATA = 0,       /* the histograms of nc_calibrate */
     NC_SOURCE_BN_STATS = 1,   /* the BatchNormalization right before the ReLU */
-    NC_SOURCE_PROPAGATED = 2  /* BN statistics carried forward (ReLU, Add, a MaxPool before the neuron) */
+    NC_SOURCE_PROPAGATED = 2, /* BN statistics carried forward (ReLU, Add, a MaxPool before the neuron) */
+    NC_SOURCE_CLIP = 3        /* data-free without statistics: the cap c of a Clip(0, c) */
 } nc_calib_source;
 
 /* Without data (calibrate_datafree.c): the θ of every NC_THETA_CALIB site

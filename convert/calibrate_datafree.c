@@ -364,11 +364,30 @@ static nc_status set_site(nc_snn *s, nc_if_site *site, const vstat *v, int k, co
             nc_f32(t)[c] = (float)layer_theta;
     }
     if (st == NC_OK) {
+        nc_site_cap_theta(site, t);
         nc_tensor_free(L->threshold);
         L->threshold = t;
     }
     nc_free(ch);
     return st;
+}
+
+/* A Clip(0, c) without statistics: θ = c, the clip's own range. */
+static nc_status set_clip_site(nc_snn *s, nc_if_site *site)
+{
+    nc_snn_layer *L = &s->layers[site->layer];
+    float c = (float)site->cap;
+    int64_t one = 1;
+    nc_tensor *t;
+    if (nc_tensor_create_from(NC_DTYPE_F32, 1, &one, &c, &t) != NC_OK)
+        return NC_ERR_NOMEM;
+    site->stat = site->cap;
+    site->act_max = NAN;
+    site->n_values = site->n_zeros = 0;
+    site->source = NC_SOURCE_CLIP;
+    nc_tensor_free(L->threshold);
+    L->threshold = t;
+    return NC_OK;
 }
 
 nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, nc_snn *s, nc_if_site *sites,
@@ -392,6 +411,8 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
         if (pre[i] >= 0 && st[pre[i]].kind != ST_NONE && st[pre[i]].C == nc_snn_layer_channels(L))
             continue;
         pre[i] = -1;
+        if (!isinf(sites[i].cap))
+            continue; /* θ = c (set_clip_site) */
         if (len < sizeof missing - 1) {
             const char *node = sites[i].n_nodes ? sites[i].nodes[0] : L->name;
             int same = strcmp(node, L->name) == 0;
@@ -410,7 +431,8 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
                        len >= sizeof missing - 1 ? "..." : "");
     for (int i = 0; rc == NC_OK && i < n_sites; i++)
         if (sites[i].rule == NC_THETA_CALIB)
-            rc = set_site(s, &sites[i], &st[pre[i]], kk[i], o, h, warnings);
+            rc = pre[i] >= 0 ? set_site(s, &sites[i], &st[pre[i]], kk[i], o, h, warnings)
+                             : set_clip_site(s, &sites[i]);
     for (int v = 0; st && v < g->n_values; v++) {
         nc_free(st[v].mean);
         nc_free(st[v].var);

@@ -19,8 +19,7 @@
 #include "snn/ir/snn_ir.h"
 
 typedef enum nc_theta_rule {
-    NC_THETA_CALIB = 0, /* from calibration statistics of an ANN value */
-    NC_THETA_CLIP,      /* the c of a Clip(0, c) */
+    NC_THETA_CALIB = 0, /* from calibration statistics of an ANN value (a Clip(0, c): at most c) */
     NC_THETA_QCFS       /* the λ of a QCFS pattern */
 } nc_theta_rule;
 
@@ -34,6 +33,7 @@ typedef struct nc_if_site {
     int out_value;             /* ANN value the layer's output rate·θ stands for */
     int levels;                /* QCFS L from the pattern, else 0 */
     int maxpool;               /* 1 when a MaxPool was moved before the neuron */
+    double cap;                /* NC_THETA_CALIB from a Clip(0, c): θ is at most c; else INFINITY */
     int n_nodes;
     const char *nodes[NC_SITE_MAX_NODES]; /* ANN nodes it came from (borrowed from the graph) */
     /* calibration results (NC_THETA_CALIB) */

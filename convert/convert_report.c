@@ -109,21 +109,20 @@ static const char *method_name(nc_threshold_method m)
     }
 }
 
-static const char *rule_name(nc_theta_rule r)
+static const char *rule_name(const nc_if_site *site)
 {
-    switch (r) {
-    case NC_THETA_CLIP: return "clip";
-    case NC_THETA_QCFS: return "qcfs";
-    default: return "calibration";
-    }
+    if (site->rule == NC_THETA_QCFS)
+        return "qcfs";
+    return isinf(site->cap) ? "calibration" : "clip";
 }
 
 /* Where a site's θ came from: the report's "source". */
 static const char *site_source(const nc_if_site *site)
 {
     if (site->rule != NC_THETA_CALIB)
-        return rule_name(site->rule);
+        return rule_name(site);
     switch (site->source) {
+    case NC_SOURCE_CLIP: return "clip";
     case NC_SOURCE_BN_STATS: return "bn-stats";
     case NC_SOURCE_PROPAGATED: return "propagated";
     default: return "data";
@@ -265,7 +264,9 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
     for (int k = 0; k < site->n_nodes; k++)
         nc_json_string(j, NULL, site->nodes[k]);
     nc_json_end_array(j);
-    nc_json_string(j, "rule", rule_name(site->rule));
+    nc_json_string(j, "rule", rule_name(site));
+    if (!isinf(site->cap))
+        nc_json_number(j, "threshold_cap", site->cap);
     nc_json_string(j, "source", site_source(site));
     if (site->rule == NC_THETA_QCFS)
         nc_json_int(j, "levels", site->levels);
@@ -292,13 +293,11 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
     nc_json_end_object(j);
 }
 
-static nc_threshold_rule public_rule(nc_theta_rule r)
+static nc_threshold_rule public_rule(const nc_if_site *site)
 {
-    switch (r) {
-    case NC_THETA_CLIP: return NC_THRESHOLD_RULE_CLIP;
-    case NC_THETA_QCFS: return NC_THRESHOLD_RULE_QCFS;
-    default: return NC_THRESHOLD_RULE_CALIBRATION;
-    }
+    if (site->rule == NC_THETA_QCFS)
+        return NC_THRESHOLD_RULE_QCFS;
+    return isinf(site->cap) ? NC_THRESHOLD_RULE_CALIBRATION : NC_THRESHOLD_RULE_CLIP;
 }
 
 /* The record of one site, as put_site writes it; strings copied. */
@@ -318,7 +317,8 @@ static nc_status take_site(const nc_report_input *in, const nc_if_site *site, re
     I->name = R->name;
     I->ann_nodes = (const char *const *)R->nodes;
     I->neurons = nc_snn_layer_size(L);
-    I->rule = public_rule(site->rule);
+    I->rule = public_rule(site);
+    I->threshold_cap = isinf(site->cap) ? NAN : site->cap;
     I->levels = site->rule == NC_THETA_QCFS ? site->levels : 0;
     I->maxpool_before = site->maxpool;
     I->threshold_channels = L->threshold->numel;

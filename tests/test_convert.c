@@ -650,6 +650,10 @@ static void test_spike_maxpool(void **state)
     nc_model_free(m);
 }
 
+static nc_tensor *filled(int ndim, const int64_t *shape, float scale, float offset, unsigned seed);
+
+/* Clip(0, c): c caps θ; without data or statistics θ = c, with data the
+ * calibration chooses θ below c when the activations stay small. */
 static void test_clip(void **state)
 {
     (void)state;
@@ -658,16 +662,41 @@ static void test_clip(void **state)
         nc_model *m = load(models[k]);
         nc_snn *s = NULL;
         nc_convert_report *r = NULL;
-        NC_ASSERT_OK(nc_convert(m, NULL, NULL, NULL, &s, &r)); /* Clip(0, 6) needs no calibration */
+        NC_ASSERT_OK(nc_convert(m, NULL, NULL, NULL, &s, &r)); /* no data, no BN: θ = 6 */
         const nc_snn_layer *I = layer_named(s, "/act/Clip");
         assert_int_equal(I->threshold->numel, 1);
         assert_true(((const float *)I->threshold->data)[0] == 6.0f);
         assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_CLIP), 1);
+        assert_string_equal(report_layer(r, "/act/Clip").source, "clip");
+        assert_true(report_layer(r, "/act/Clip").threshold_cap == 6.0);
         assert_int_equal(summary_of(r).calib_samples, 0);
         assert_int_equal(summary_of(r).calib_batch, 0);
         check_report_json(r);
         nc_convert_report_free(r);
         nc_snn_free(s);
+
+        /* small inputs: activations far below 6, θ is their percentile */
+        int64_t shape[4] = {64, 1, 8, 8};
+        nc_tensor *x = filled(4, shape, 0.2f, 0.0f, 7u);
+        NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+        I = layer_named(s, "/act/Clip");
+        float th = ((const float *)I->threshold->data)[0];
+        assert_true(th > 0.0f && th < 6.0f);
+        assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_CLIP), 1);
+        assert_string_equal(report_layer(r, "/act/Clip").source, "data");
+        assert_true(fabs(report_layer(r, "/act/Clip").layer_statistic - (double)th) <= 1e-6 * th);
+        check_report_json(r);
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+        nc_tensor_free(x);
+
+        /* large inputs: the percentile lies at the clip, θ = 6 */
+        x = filled(4, shape, 2000.0f, -1000.0f, 7u);
+        NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
+        assert_true(((const float *)layer_named(s, "/act/Clip")->threshold->data)[0] == 6.0f);
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+        nc_tensor_free(x);
         nc_model_free(m);
     }
 }

@@ -149,7 +149,7 @@ NC_API const char *nc_convert_report_note(const nc_convert_report *r, size_t i);
 /* Where an IF layer's threshold came from. */
 typedef enum nc_threshold_rule {
     NC_THRESHOLD_RULE_CALIBRATION = 0, /* calibrated on the data (nc_convert_options.method) */
-    NC_THRESHOLD_RULE_CLIP = 1,        /* the c of a Clip(0, c) activation */
+    NC_THRESHOLD_RULE_CLIP = 1,        /* a Clip(0, c) activation: calibrated like a ReLU (source), at most c */
     NC_THRESHOLD_RULE_QCFS = 2         /* the λ of a QCFS activation */
 } nc_threshold_rule;
 
@@ -179,9 +179,11 @@ typedef struct nc_convert_layer_info {
     double potential_shift;      /* potential correction's mean v(0) shift; NaN when not run */
     /* where θ came from: "data" (rule CALIBRATION with data), "bn-stats" (the
      * BatchNormalization before the ReLU, data-free), "propagated" (BN
-     * statistics carried forward, data-free), "clip", "qcfs". Data-free
-     * layers have rule CALIBRATION, layer_statistic set, the data fields NaN. */
+     * statistics carried forward, data-free), "clip" (data-free, no
+     * statistics: θ = c), "qcfs". Data-free layers have rule CALIBRATION
+     * or CLIP, layer_statistic set, the data fields NaN. */
     const char *source;
+    double threshold_cap;        /* rule CLIP: the c that θ may not exceed; else NaN */
 } nc_convert_layer_info;
 NC_API int nc_convert_report_num_layers(const nc_convert_report *r);
 NC_API nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_layer_info *out);
