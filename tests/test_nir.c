@@ -269,13 +269,21 @@ static nc_snn *save_and_load(const nc_snn *s, const char *name, int strict)
     return b;
 }
 
+/* save_and_load, and the network read back must be a's, computing the same
+ * bit for bit on n samples. */
+static nc_snn *roundtrip(const nc_snn *a, const char *name, int strict, int n)
+{
+    nc_snn *b = save_and_load(a, name, strict);
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, n);
+    return b;
+}
+
 static void test_roundtrip_cnn(void **state)
 {
     (void)state;
     nc_snn *a = build_cnn();
-    nc_snn *b = save_and_load(a, "cnn.nir", 1);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "cnn.nir", 1, 3);
 
     /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
      * (groups 2) is written densely in strict mode: output channel 0 sees
@@ -304,9 +312,7 @@ static void test_roundtrip_mlp(void **state)
 {
     (void)state;
     nc_snn *a = build_mlp();
-    nc_snn *b = save_and_load(a, "mlp.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 4);
+    nc_snn *b = roundtrip(a, "mlp.nir", 0, 4);
     const nc_snn_layer *fc2 = &a->layers[nc_snn_find_layer(a, "fc2")];
     char values[512];
     snprintf(values, sizeof values, "[\"fc2\", \"weight\", 3, %.9g], [\"if_b_scale\", \"scale\", 2, %.9g]",
@@ -503,9 +509,7 @@ static void test_roundtrip_maxpool(void **state)
 {
     (void)state;
     nc_snn *a = build_maxpool();
-    nc_snn *b = save_and_load(a, "maxpool.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "maxpool.nir", 0, 3);
     char *type = node_type(out_path("maxpool.nir"), "pool");
     assert_string_equal(type, "neuroc.MaxPool2d");
     nc_free(type);
@@ -523,9 +527,7 @@ static void test_roundtrip_spike_maxpool(void **state)
 {
     (void)state;
     nc_snn *a = build_pool_net(1);
-    nc_snn *b = save_and_load(a, "spikemax.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "spikemax.nir", 0, 3);
     char *type = node_type(out_path("spikemax.nir"), "pool");
     assert_string_equal(type, "neuroc.SpikeMaxPool2d");
     nc_free(type);
@@ -538,15 +540,28 @@ static void test_roundtrip_concat(void **state)
 {
     (void)state;
     nc_snn *a = build_concat();
-    nc_snn *b = save_and_load(a, "concat.nir", 0);
-    assert_snn_same(a, b); /* inputs in order, if_a twice */
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "concat.nir", 0, 3); /* inputs in order, if_a twice */
     char *type = node_type(out_path("concat.nir"), "cat");
     assert_string_equal(type, "neuroc.Concat");
     nc_free(type);
     expect_strict_refusal(a, "concat_strict", "cat", "Concat");
     nc_snn_free(a);
     nc_snn_free(b);
+}
+
+/* The network build() makes written to out_path(name) (path, n), opened
+ * to be broken; *li gets the index of `layer` when asked. */
+static hid_t fresh_copy(nc_snn *(*build)(void), const char *name, char *path, size_t n, const char *layer, int *li)
+{
+    nc_snn *a = build();
+    if (li)
+        *li = nc_snn_find_layer(a, layer);
+    snprintf(path, n, "%s", out_path(name));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    nc_snn_free(a);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    return f;
 }
 
 static long file_size(const char *path)
@@ -579,9 +594,7 @@ static void test_depthwise_compact(void **state)
     NC_ASSERT_OK(nc_snn_add_flatten(a, ifl, "flat", &fl));
     NC_ASSERT_OK(nc_snn_add_affine(a, fl, wf, NULL, "fc", &fc));
     NC_ASSERT_OK(nc_snn_add_readout(a, fc, "readout", &id));
-    nc_snn *b = save_and_load(a, "depthwise.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 2);
+    nc_snn *b = roundtrip(a, "depthwise.nir", 0, 2);
     long weights = (long)(2 * C * 9 + C * 16 * 3) * 4, dense = (long)C * C * 9 * 4;
     long compact = file_size(out_path("depthwise.nir"));
     print_message("depthwise: %ld bytes (weights %ld; one dense conv would be %ld)\n", compact, weights, dense);
@@ -713,14 +726,7 @@ static void test_roundtrip_pool_div(void **state)
 /* A fresh copy of pool_div.nir to break; *layer gets avgc's /neuroc index. */
 static hid_t broken_div_copy(const char *name, char *path, size_t n, int *layer)
 {
-    nc_snn *a = build_div_net();
-    *layer = nc_snn_find_layer(a, "avgc");
-    snprintf(path, n, "%s", out_path(name));
-    NC_ASSERT_OK(nc_snn_save_nir(a, path));
-    nc_snn_free(a);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    return f;
+    return fresh_copy(build_div_net, name, path, n, "avgc", layer);
 }
 
 static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v);
@@ -783,13 +789,7 @@ static void test_pool_div_hostile(void **state)
 /* A fresh copy of maxpool.nir to break. */
 static hid_t broken_copy(const char *name, char *path, size_t n)
 {
-    nc_snn *a = build_maxpool();
-    snprintf(path, n, "%s", out_path(name));
-    NC_ASSERT_OK(nc_snn_save_nir(a, path));
-    nc_snn_free(a);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    return f;
+    return fresh_copy(build_maxpool, name, path, n, NULL, NULL);
 }
 
 static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v)
