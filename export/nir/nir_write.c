@@ -549,9 +549,9 @@ static nc_status put_opt(hid_t g, const char *name, const nc_tensor *t)
  * portably, and that is smaller; else plainly as `weight`. Smaller is
  * estimated before writing: shuffle and deflate store a word that does not
  * differ in next to nothing and one that does (by a few ulps: low bits) in
- * at most its 4 bytes. Portably: no subnormal or NaN in the NIR weight or
- * its division (flush-to-zero modes and NaN payloads vary between
- * machines), and normal factors. */
+ * at most its 4 bytes. Portably: normal factors, and no subnormal or NaN
+ * in the NIR weight or its division, nor a division flushed to zero
+ * (flush-to-zero modes and NaN payloads vary between machines). */
 static nc_status put_original(const wr *w, int i, hid_t g)
 {
     const nc_snn_layer *L = &w->s->layers[i];
@@ -579,9 +579,9 @@ static nc_status put_original(const wr *w, int i, hid_t g)
     }
     if (portable)
         nc_snn_scale_inputs(U, L->kind, groups, f, 1, 1);
-    for (int64_t k = 0; portable && k < n; k++) {
+    for (int64_t k = 0; portable && k < n; k++) { /* zero, normal or infinite, and a nonzero F no zero U */
         int a = fpclassify(nc_f32(F)[k]), b = fpclassify(nc_f32(U)[k]);
-        portable = a != FP_SUBNORMAL && a != FP_NAN && b != FP_SUBNORMAL && b != FP_NAN;
+        portable = (a == b && a != FP_SUBNORMAL && a != FP_NAN) || (a == FP_NORMAL && b == FP_INFINITE);
     }
     if (portable) {
         memcpy(x, W->data, (size_t)n * sizeof *x);
