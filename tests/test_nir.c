@@ -663,7 +663,8 @@ static nc_snn *build_xor_net(void)
     nc_tensor *th[3];
     for (int k = 0; k < 3; k++)
         th[k] = rand_tensor(1, &c, 0.3f, 2.0f);
-    nc_conv2d_params p1 = {{1, 1}, {1, 1}, {1, 1}, 1}, p2 = {{1, 1}, {1, 1}, {1, 1}, 4}, pd = {{1, 1}, {3, 3}, {1, 1}, XC};
+    nc_conv2d_params p1 = {{1, 1}, {1, 1}, {1, 1}, 1}, p2 = {{1, 1}, {1, 1}, {1, 1}, 4};
+    nc_conv2d_params pd = {{1, 1}, {3, 3}, {1, 1}, XC};
     int id, prev;
     const char *convs[] = {"conv1", "conv2", "dw"}, *ifs[] = {"if1", "if2", "if3"};
     nc_tensor *ws[] = {w1, w2, wd};
@@ -747,11 +748,14 @@ static void test_roundtrip_xor(void **state)
                "{\"type_check\": false, \"nodes\": {\n"
                " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
                " \"if3\": {\"type\": \"IF\"}, \"conv1\": {\"type\": \"Conv2d\"},\n"
-               " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 16, 3, 3]}, \"ints\": {\"groups\": 4}},\n"
+               " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 16, 3, 3]},\n"
+               "   \"ints\": {\"groups\": 4}},\n"
                " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 1, 7, 7]}, \"ints\": {\"groups\": 64}},\n"
-               " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"}, \"output\": {\"type\": \"Output\"}},\n"
+               " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"},\n"
+               " \"output\": {\"type\": \"Output\"}},\n"
                "\"edges\": [[\"input\", \"conv1\"], [\"conv1\", \"if1\"], [\"if1\", \"conv2\"], [\"conv2\", \"if2\"],\n"
-               "  [\"if2\", \"dw\"], [\"dw\", \"if3\"], [\"if3\", \"flat\"], [\"flat\", \"fc\"], [\"fc\", \"output\"]]}\n");
+               "  [\"if2\", \"dw\"], [\"dw\", \"if3\"], [\"if3\", \"flat\"], [\"flat\", \"fc\"],\n"
+               "  [\"fc\", \"output\"]]}\n");
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -789,7 +793,8 @@ static void test_xor_hostile(void **state)
     assert_true(H5Ldelete(f, nc_test_pathf("%s/weight_xor", g), H5P_DEFAULT) >= 0);
     NC_ASSERT_OK(nc_h5_write_u32_deflate(f, nc_test_pathf("%s/weight_xor", g), 4, wrong, (const uint32_t *)zeros));
     H5Fclose(f);
-    expect_error(path, NC_ERR_SHAPE, "layer 'conv2'", "'weight_xor' has shape [64, 16, 3, 2], the weight [64, 16, 3, 3]");
+    expect_error(path, NC_ERR_SHAPE, "layer 'conv2'",
+                 "'weight_xor' has shape [64, 16, 3, 2], the weight [64, 16, 3, 3]");
 
     f = broken_xor_copy("xor_float.nir", "conv2", path, sizeof path, g, sizeof g);
     int64_t w2s[] = {XC, 16, 3, 3};
@@ -829,7 +834,7 @@ static void test_xor_hostile(void **state)
     f = broken_xor_copy("xor_on_if.nir", "if2", path, sizeof path, g, sizeof g);
     NC_ASSERT_OK(nc_h5_write_u32_deflate(f, nc_test_pathf("%s/weight_xor", g), 4, wrong, (const uint32_t *)zeros));
     H5Fclose(f);
-    expect_error(path, NC_ERR_MODEL, "layer 'if2'", "'weight_xor' on a IF layer");
+    expect_error(path, NC_ERR_MODEL, "layer 'if2'", "'weight_xor' on a layer of kind IF");
 
     /* format 1: every original weight plainly */
     nc_snn *a = build_xor_net(), *b = NULL;

@@ -44,7 +44,8 @@ static nc_status opt_tensor(hid_t g, const char *name, nc_tensor **dst)
 static nc_status unfold_weight(hid_t gi, nc_snn_layer *L)
 {
     if (L->kind != NC_SNN_AFFINE && L->kind != NC_SNN_CONV2D)
-        return nc_errorf(NC_ERR_MODEL, "'weight_xor' on a %s layer, which has no weight", nc_snn_kind_name(L->kind));
+        return nc_errorf(NC_ERR_MODEL, "'weight_xor' on a layer of kind %s, which has no weight",
+                         nc_snn_kind_name(L->kind));
     if (nc_h5_exists(gi, "weight"))
         return nc_errorf(NC_ERR_MODEL, "both 'weight' and 'weight_xor': one original weight only");
     nc_tensor *W = L->weight, *f = NULL;
