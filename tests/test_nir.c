@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,13 +270,21 @@ static nc_snn *save_and_load(const nc_snn *s, const char *name, int strict)
     return b;
 }
 
+/* save_and_load, and the network read back must be a's, computing the same
+ * bit for bit on n samples. */
+static nc_snn *roundtrip(const nc_snn *a, const char *name, int strict, int n)
+{
+    nc_snn *b = save_and_load(a, name, strict);
+    assert_snn_same(a, b);
+    assert_runs_identical(a, b, n);
+    return b;
+}
+
 static void test_roundtrip_cnn(void **state)
 {
     (void)state;
     nc_snn *a = build_cnn();
-    nc_snn *b = save_and_load(a, "cnn.nir", 1);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "cnn.nir", 1, 3);
 
     /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
      * (groups 2) is written densely in strict mode: output channel 0 sees
@@ -304,9 +313,7 @@ static void test_roundtrip_mlp(void **state)
 {
     (void)state;
     nc_snn *a = build_mlp();
-    nc_snn *b = save_and_load(a, "mlp.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 4);
+    nc_snn *b = roundtrip(a, "mlp.nir", 0, 4);
     const nc_snn_layer *fc2 = &a->layers[nc_snn_find_layer(a, "fc2")];
     char values[512];
     snprintf(values, sizeof values, "[\"fc2\", \"weight\", 3, %.9g], [\"if_b_scale\", \"scale\", 2, %.9g]",
@@ -503,9 +510,7 @@ static void test_roundtrip_maxpool(void **state)
 {
     (void)state;
     nc_snn *a = build_maxpool();
-    nc_snn *b = save_and_load(a, "maxpool.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "maxpool.nir", 0, 3);
     char *type = node_type(out_path("maxpool.nir"), "pool");
     assert_string_equal(type, "neuroc.MaxPool2d");
     nc_free(type);
@@ -523,9 +528,7 @@ static void test_roundtrip_spike_maxpool(void **state)
 {
     (void)state;
     nc_snn *a = build_pool_net(1);
-    nc_snn *b = save_and_load(a, "spikemax.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "spikemax.nir", 0, 3);
     char *type = node_type(out_path("spikemax.nir"), "pool");
     assert_string_equal(type, "neuroc.SpikeMaxPool2d");
     nc_free(type);
@@ -538,15 +541,28 @@ static void test_roundtrip_concat(void **state)
 {
     (void)state;
     nc_snn *a = build_concat();
-    nc_snn *b = save_and_load(a, "concat.nir", 0);
-    assert_snn_same(a, b); /* inputs in order, if_a twice */
-    assert_runs_identical(a, b, 3);
+    nc_snn *b = roundtrip(a, "concat.nir", 0, 3); /* inputs in order, if_a twice */
     char *type = node_type(out_path("concat.nir"), "cat");
     assert_string_equal(type, "neuroc.Concat");
     nc_free(type);
     expect_strict_refusal(a, "concat_strict", "cat", "Concat");
     nc_snn_free(a);
     nc_snn_free(b);
+}
+
+/* The network build() makes written to out_path(name) (path, n), opened
+ * to be broken; *li gets the index of `layer` when asked. */
+static hid_t fresh_copy(nc_snn *(*build)(void), const char *name, char *path, size_t n, const char *layer, int *li)
+{
+    nc_snn *a = build();
+    if (li)
+        *li = nc_snn_find_layer(a, layer);
+    snprintf(path, n, "%s", out_path(name));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    nc_snn_free(a);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    return f;
 }
 
 static long file_size(const char *path)
@@ -579,15 +595,14 @@ static void test_depthwise_compact(void **state)
     NC_ASSERT_OK(nc_snn_add_flatten(a, ifl, "flat", &fl));
     NC_ASSERT_OK(nc_snn_add_affine(a, fl, wf, NULL, "fc", &fc));
     NC_ASSERT_OK(nc_snn_add_readout(a, fc, "readout", &id));
-    nc_snn *b = save_and_load(a, "depthwise.nir", 0);
-    assert_snn_same(a, b);
-    assert_runs_identical(a, b, 2);
+    nc_snn *b = roundtrip(a, "depthwise.nir", 0, 2);
     long weights = (long)(2 * C * 9 + C * 16 * 3) * 4, dense = (long)C * C * 9 * 4;
     long compact = file_size(out_path("depthwise.nir"));
     print_message("depthwise: %ld bytes (weights %ld; one dense conv would be %ld)\n", compact, weights, dense);
-    /* weights twice (the folded NIR node, the original in /neuroc), IF
-     * parameters at full shape, HDF5's own: a few times the weights, and
-     * far from the two dense 128×128×3×3 kernels */
+    /* the folded NIR weights, the originals in /neuroc (dw2's plainly, too
+     * small to compress; fc's compressed), IF parameters at full shape,
+     * HDF5's own: a few times the weights, and far from the two dense
+     * 128×128×3×3 kernels */
     assert_true(compact < 5 * weights);
     assert_true(compact < dense / 3);
     /* the NIR Conv2d node: compact weight, groups C */
@@ -626,6 +641,218 @@ static void test_depthwise_compact(void **state)
     nc_tensor *ts[] = {w, bias, wf, t};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         nc_tensor_free(ts[i]);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+/* (8,6,6) → conv1 → IF per-channel θ → conv2 (groups 4) → IF per-channel
+ * θ → dw (depthwise 7×7) → IF per-channel θ → flatten → fc → readout:
+ * conv2, dw and fc fold their input's θ, weights large enough for the
+ * compressed original (nir_write.c: fold_factor, weight_xor). */
+enum { XC = 64 };
+static nc_snn *build_xor_net(void)
+{
+    nc_snn *s = NULL;
+    int64_t in_shape[] = {8, 6, 6}, w1s[] = {XC, 8, 3, 3}, w2s[] = {XC, XC / 4, 3, 3}, wds[] = {XC, 1, 7, 7};
+    int64_t fcs[] = {100, XC * 36}, c = XC;
+    rng_state = 777; /* the same network every time (the hostile copies) */
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &s));
+    nc_tensor *w1 = rand_tensor(4, w1s, -0.3f, 0.5f), *w2 = rand_tensor(4, w2s, -0.2f, 0.3f);
+    nc_tensor *wd = rand_tensor(4, wds, -0.1f, 0.2f), *wf = rand_tensor(2, fcs, -0.1f, 0.1f);
+    nc_tensor *b = rand_tensor(1, &c, 0.0f, 0.1f);
+    nc_tensor *th[3];
+    for (int k = 0; k < 3; k++)
+        th[k] = rand_tensor(1, &c, 0.3f, 2.0f);
+    nc_conv2d_params p1 = {{1, 1}, {1, 1}, {1, 1}, 1}, p2 = {{1, 1}, {1, 1}, {1, 1}, 4};
+    nc_conv2d_params pd = {{1, 1}, {3, 3}, {1, 1}, XC};
+    int id, prev;
+    const char *convs[] = {"conv1", "conv2", "dw"}, *ifs[] = {"if1", "if2", "if3"};
+    nc_tensor *ws[] = {w1, w2, wd};
+    const nc_conv2d_params *ps[] = {&p1, &p2, &pd};
+    prev = 0;
+    for (int k = 0; k < 3; k++) {
+        nc_if_params ip = {th[k], NULL, NULL, NC_RESET_SUBTRACT};
+        NC_ASSERT_OK(nc_snn_add_conv2d(s, prev, ws[k], b, ps[k], convs[k], &id));
+        NC_ASSERT_OK(nc_snn_add_if(s, id, &ip, ifs[k], &prev));
+    }
+    NC_ASSERT_OK(nc_snn_add_flatten(s, prev, "flat", &id));
+    NC_ASSERT_OK(nc_snn_add_affine(s, id, wf, NULL, "fc", &id));
+    NC_ASSERT_OK(nc_snn_add_readout(s, id, "readout", &id));
+    nc_tensor *ts[] = {w1, w2, wd, wf, b, th[0], th[1], th[2]};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        nc_tensor_free(ts[i]);
+    return s;
+}
+
+/* Bytes HDF5 stores for dataset loc of f. */
+static long storage(hid_t f, const char *loc)
+{
+    hid_t d = H5Dopen2(f, loc, H5P_DEFAULT);
+    assert_true(d >= 0);
+    long n = (long)H5Dget_storage_size(d);
+    H5Dclose(d);
+    return n;
+}
+
+/* A folded layer's original weight is stored as fold_factor and the
+ * compressed weight_xor, not a second float32 copy, and reads back bit
+ * for bit: grouped and depthwise Conv2d, an Affine after a Flatten. */
+static void test_roundtrip_xor(void **state)
+{
+    (void)state;
+    nc_snn *a = build_xor_net();
+    nc_snn *b = roundtrip(a, "xor.nir", 0, 2);
+    const char *path = out_path("xor.nir");
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    char loc[64];
+    snprintf(loc, sizeof loc, "neuroc/layers/%d/weight", nc_snn_find_layer(a, "conv1"));
+    assert_false(nc_h5_exists(f, loc)); /* no fold, nothing to keep */
+    const char *folded[] = {"conv2", "dw", "fc"};
+    const int64_t cols[] = {XC, XC, XC * 36};
+    long weights = 0;
+    for (int k = 0; k < 3; k++) {
+        int li = nc_snn_find_layer(a, folded[k]);
+        const nc_tensor *W = a->layers[li].weight;
+        snprintf(loc, sizeof loc, "neuroc/layers/%d/weight", li);
+        assert_false(nc_h5_exists(f, loc));
+        int nd = 0;
+        int64_t shape[NC_MAX_DIMS];
+        snprintf(loc, sizeof loc, "neuroc/layers/%d/fold_factor", li);
+        NC_ASSERT_OK(nc_h5_shape(f, loc, &nd, shape));
+        assert_int_equal(nd, 1);
+        assert_int_equal(shape[0], cols[k]);
+        snprintf(loc, sizeof loc, "neuroc/layers/%d/weight_xor", li);
+        NC_ASSERT_OK(nc_h5_shape(f, loc, &nd, shape));
+        assert_int_equal(nd, W->ndim);
+        assert_memory_equal(shape, W->shape, (size_t)nd * sizeof shape[0]);
+        /* the factor and the compressed difference: a fraction of a copy */
+        long stored = storage(f, loc) + (long)cols[k] * 4, bytes = (long)W->numel * 4;
+        print_message("%s: original in %ld bytes (float32: %ld)\n", folded[k], stored, bytes);
+        assert_true(stored < bytes / 4);
+        weights += bytes;
+    }
+    H5Fclose(f);
+    /* the file is about what the NIR graph holds; with the folded weights
+       twice (the NIR node's, the original's) it would be 1.7 times that */
+    long graph = 0;
+    for (int i = 0; i < a->n_layers; i++) {
+        const nc_snn_layer *L = &a->layers[i];
+        graph += 4 * ((L->weight ? L->weight->numel : 0) + (L->bias ? L->bias->numel : 0) +
+                      (L->kind == NC_SNN_IF ? 2 * nc_snn_layer_size(L) : 0));
+    }
+    long size = file_size(path);
+    print_message("xor.nir: %ld bytes; the NIR graph's data %ld, of it folded weights %ld\n", size, graph, weights);
+    assert_true(size < graph + graph / 4);
+    write_text(nc_test_pathf("%s.json", path),
+               "{\"type_check\": false, \"nodes\": {\n"
+               " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
+               " \"if3\": {\"type\": \"IF\"}, \"conv1\": {\"type\": \"Conv2d\"},\n"
+               " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 16, 3, 3]},\n"
+               "   \"ints\": {\"groups\": 4}},\n"
+               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 1, 7, 7]}, \"ints\": {\"groups\": 64}},\n"
+               " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"},\n"
+               " \"output\": {\"type\": \"Output\"}},\n"
+               "\"edges\": [[\"input\", \"conv1\"], [\"conv1\", \"if1\"], [\"if1\", \"conv2\"], [\"conv2\", \"if2\"],\n"
+               "  [\"if2\", \"dw\"], [\"dw\", \"if3\"], [\"if3\", \"flat\"], [\"flat\", \"fc\"],\n"
+               "  [\"fc\", \"output\"]]}\n");
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
+/* A fresh copy of xor.nir to break; group gets the /neuroc group of `layer`. */
+static hid_t broken_xor_copy(const char *name, const char *layer, char *path, size_t n, char *group, size_t gn)
+{
+    int li;
+    hid_t f = fresh_copy(build_xor_net, name, path, n, layer, &li);
+    snprintf(group, gn, "neuroc/layers/%d", li);
+    return f;
+}
+
+/* Replaces dataset `field` of group g of f by n float32 values. */
+static void replace_f32(hid_t f, const char *g, const char *field, int ndim, const int64_t *shape, const float *v)
+{
+    const char *loc = nc_test_pathf("%s/%s", g, field);
+    assert_true(H5Ldelete(f, loc, H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_f32(f, loc, ndim, shape, v));
+}
+
+/* weight_xor and fold_factor that lie: clear errors naming the file and
+ * layer; a file of /neuroc format 1 (the original as a plain `weight`)
+ * still reads. */
+static void test_xor_hostile(void **state)
+{
+    (void)state;
+    char path[4096], g[64];
+    static float fac[XC * 36], zeros[XC * 16 * 9];
+    for (int k = 0; k < XC * 36; k++)
+        fac[k] = 1.5f;
+    int64_t n63 = 63, n64 = XC, wrong[] = {XC, 16, 3, 2};
+
+    hid_t f = broken_xor_copy("xor_shape.nir", "conv2", path, sizeof path, g, sizeof g);
+    assert_true(H5Ldelete(f, nc_test_pathf("%s/weight_xor", g), H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_u32_deflate(f, nc_test_pathf("%s/weight_xor", g), 4, wrong, (const uint32_t *)zeros));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "layer 'conv2'",
+                 "'weight_xor' has shape [64, 16, 3, 2], the weight [64, 16, 3, 3]");
+
+    f = broken_xor_copy("xor_float.nir", "conv2", path, sizeof path, g, sizeof g);
+    int64_t w2s[] = {XC, 16, 3, 3};
+    replace_f32(f, g, "weight_xor", 4, w2s, zeros);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_PARSE, "layer 'conv2'", "'weight_xor' is not an integer array");
+
+    f = broken_xor_copy("xor_factor_len.nir", "dw", path, sizeof path, g, sizeof g);
+    replace_f32(f, g, "fold_factor", 1, &n63, fac);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_SHAPE, "layer 'dw'", "'fold_factor' has shape [63]; the weight [64, 1, 7, 7] has 64");
+
+    f = broken_xor_copy("xor_factor_zero.nir", "conv2", path, sizeof path, g, sizeof g);
+    fac[5] = 0.0f;
+    replace_f32(f, g, "fold_factor", 1, &n64, fac);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "layer 'conv2'", "'fold_factor' [5] is 0: a factor is finite and nonzero");
+
+    f = broken_xor_copy("xor_factor_nan.nir", "fc", path, sizeof path, g, sizeof g);
+    fac[5] = 1.5f;
+    fac[100] = nanf("");
+    int64_t nfc = XC * 36;
+    replace_f32(f, g, "fold_factor", 1, &nfc, fac);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "layer 'fc'", "'fold_factor' [100] is nan");
+
+    f = broken_xor_copy("xor_no_factor.nir", "fc", path, sizeof path, g, sizeof g);
+    assert_true(H5Ldelete(f, nc_test_pathf("%s/fold_factor", g), H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_error(path, NC_ERR_PARSE, "layer 'fc'", "'fold_factor' is missing");
+
+    f = broken_xor_copy("xor_and_weight.nir", "conv2", path, sizeof path, g, sizeof g);
+    NC_ASSERT_OK(nc_h5_write_f32(f, nc_test_pathf("%s/weight", g), 4, w2s, zeros));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "layer 'conv2'", "both 'weight' and 'weight_xor'");
+
+    f = broken_xor_copy("xor_on_if.nir", "if2", path, sizeof path, g, sizeof g);
+    NC_ASSERT_OK(nc_h5_write_u32_deflate(f, nc_test_pathf("%s/weight_xor", g), 4, wrong, (const uint32_t *)zeros));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_MODEL, "layer 'if2'", "'weight_xor' on a layer of kind IF");
+
+    /* format 1: every original weight plainly */
+    nc_snn *a = build_xor_net(), *b = NULL;
+    f = broken_xor_copy("xor_format1.nir", "fc", path, sizeof path, g, sizeof g);
+    const char *names[] = {"conv2", "dw", "fc"};
+    for (int k = 0; k < 3; k++) {
+        const nc_snn_layer *L = &a->layers[nc_snn_find_layer(a, names[k])];
+        snprintf(g, sizeof g, "neuroc/layers/%d", nc_snn_find_layer(a, names[k]));
+        assert_true(H5Ldelete(f, nc_test_pathf("%s/weight_xor", g), H5P_DEFAULT) >= 0);
+        replace_f32(f, g, "fold_factor", L->weight->ndim, L->weight->shape, nc_f32(L->weight));
+        assert_true(H5Lmove(f, nc_test_pathf("%s/fold_factor", g), f, nc_test_pathf("%s/weight", g), H5P_DEFAULT,
+                            H5P_DEFAULT) >= 0);
+    }
+    assert_true(H5Ldelete(f, "neuroc/format_version", H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_i64_scalar(f, "neuroc/format_version", 1));
+    H5Fclose(f);
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &b));
+    assert_snn_same(a, b);
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -713,14 +940,7 @@ static void test_roundtrip_pool_div(void **state)
 /* A fresh copy of pool_div.nir to break; *layer gets avgc's /neuroc index. */
 static hid_t broken_div_copy(const char *name, char *path, size_t n, int *layer)
 {
-    nc_snn *a = build_div_net();
-    *layer = nc_snn_find_layer(a, "avgc");
-    snprintf(path, n, "%s", out_path(name));
-    NC_ASSERT_OK(nc_snn_save_nir(a, path));
-    nc_snn_free(a);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    return f;
+    return fresh_copy(build_div_net, name, path, n, "avgc", layer);
 }
 
 static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v);
@@ -783,13 +1003,7 @@ static void test_pool_div_hostile(void **state)
 /* A fresh copy of maxpool.nir to break. */
 static hid_t broken_copy(const char *name, char *path, size_t n)
 {
-    nc_snn *a = build_maxpool();
-    snprintf(path, n, "%s", out_path(name));
-    NC_ASSERT_OK(nc_snn_save_nir(a, path));
-    nc_snn_free(a);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    assert_true(f >= 0);
-    return f;
+    return fresh_copy(build_maxpool, name, path, n, NULL, NULL);
 }
 
 static void replace_i64(hid_t f, const char *loc, int64_t n, const int64_t *v)
@@ -1186,6 +1400,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_spike_maxpool),
         cmocka_unit_test(test_roundtrip_concat),
         cmocka_unit_test(test_depthwise_compact),
+        cmocka_unit_test(test_roundtrip_xor),
+        cmocka_unit_test(test_xor_hostile),
         cmocka_unit_test(test_extension_hostile),
         cmocka_unit_test(test_roundtrip_pool_div),
         cmocka_unit_test(test_pool_div_hostile),

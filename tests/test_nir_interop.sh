@@ -32,14 +32,15 @@ if ! "$BUILD/test_nir" >"$BUILD/nir-out.log" 2>&1; then
 fi
 
 files=("$BUILD/nir-out/cnn.nir" "$BUILD/nir-out/mlp.nir" "$BUILD/nir-out/cnn_plain.nir"
-       "$BUILD/nir-out/depthwise.nir" "$BUILD/nir-out/maxpool.nir" "$BUILD/nir-out/pool_div.nir")
+       "$BUILD/nir-out/depthwise.nir" "$BUILD/nir-out/maxpool.nir" "$BUILD/nir-out/pool_div.nir"
+       "$BUILD/nir-out/xor.nir")
 for f in cnn_sinabs_rt.nir braille_rt.nir; do  # only when ../shared had the samples
     [ -f "$BUILD/nir-out/$f" ] && files+=("$BUILD/nir-out/$f")
 done
 for f in "${files[@]}"; do
     [ -f "$f" ] || { echo "FAIL: $f was not written" >&2; exit 1; }
 done
-for f in cnn.nir mlp.nir depthwise.nir maxpool.nir pool_div.nir; do
+for f in cnn.nir mlp.nir depthwise.nir maxpool.nir pool_div.nir xor.nir; do
     [ -f "$BUILD/nir-out/$f.json" ] || { echo "FAIL: no sidecar for $f" >&2; exit 1; }
 done
 "$VENV/bin/python" "$SRC/tests/nir_check.py" "${files[@]}"

@@ -250,37 +250,53 @@ nc_status nc_h5_read_string(hid_t loc, const char *name, char **out)
     return NC_OK;
 }
 
+/* Opens a numeric dataset: integer class, or also float unless int_only. */
+static nc_status open_numeric(hid_t loc, const char *name, size_t elem_size, int int_only, hid_t *ds, hid_t *sp,
+                              int *ndim, int64_t shape[NC_MAX_DIMS], int64_t *n)
+{
+    nc_status st = open_ds(loc, name, elem_size, ds, sp, ndim, shape, n);
+    if (st != NC_OK)
+        return st;
+    hid_t ft = H5Dget_type(*ds);
+    H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (cls == H5T_INTEGER || (!int_only && cls == H5T_FLOAT))
+        return NC_OK;
+    close_ds(*ds, *sp);
+    return nc_errorf(NC_ERR_PARSE, "dataset '%s' is not %s", name, int_only ? "an integer array" : "a numeric array");
+}
+
+/* Reads n elements of an open dataset as memory type mt into buf, and
+ * closes it. */
+static nc_status read_all(hid_t ds, hid_t sp, hid_t mt, int64_t n, void *buf, const char *name)
+{
+    herr_t e = n > 0 ? H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
+    close_ds(ds, sp);
+    return e < 0 ? nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read (corrupt, or a compression filter "
+                             "this HDF5 lacks)", name)
+                 : NC_OK;
+}
+
 static nc_status read_numeric(hid_t loc, const char *name, nc_dtype dt, nc_tensor **out)
 {
     *out = NULL;
     hid_t ds, sp;
     int ndim;
     int64_t shape[NC_MAX_DIMS], n;
-    nc_status st = open_ds(loc, name, nc_dtype_size(dt), &ds, &sp, &ndim, shape, &n);
+    nc_status st = open_numeric(loc, name, nc_dtype_size(dt), dt == NC_DTYPE_I64, &ds, &sp, &ndim, shape, &n);
     if (st != NC_OK)
         return st;
-    hid_t ft = H5Dget_type(ds);
-    H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (cls != H5T_INTEGER && (dt == NC_DTYPE_I64 || cls != H5T_FLOAT)) {
-        close_ds(ds, sp);
-        return nc_errorf(NC_ERR_PARSE, "dataset '%s' is not %s", name,
-                         dt == NC_DTYPE_I64 ? "an integer array" : "a numeric array");
-    }
     nc_tensor *t = nc_tensor_new(dt, ndim, shape);
     if (!t) {
         close_ds(ds, sp);
         return nc_errorf(NC_ERR_NOMEM, "out of memory reading '%s'", name);
     }
-    hid_t mt = dt == NC_DTYPE_I64 ? H5T_NATIVE_INT64 : H5T_NATIVE_FLOAT;
-    if (n > 0 && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data) < 0) {
+    st = read_all(ds, sp, dt == NC_DTYPE_I64 ? H5T_NATIVE_INT64 : H5T_NATIVE_FLOAT, n, t->data, name);
+    if (st != NC_OK) {
         nc_tensor_free(t);
-        close_ds(ds, sp);
-        return nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read (corrupt, or a compression filter "
-                         "this HDF5 lacks)", name);
+        return st;
     }
-    close_ds(ds, sp);
     *out = t;
     return NC_OK;
 }
@@ -293,6 +309,27 @@ nc_status nc_h5_read_f32(hid_t loc, const char *name, nc_tensor **out)
 nc_status nc_h5_read_i64(hid_t loc, const char *name, nc_tensor **out)
 {
     return read_numeric(loc, name, NC_DTYPE_I64, out);
+}
+
+nc_status nc_h5_read_u32(hid_t loc, const char *name, int *ndim, int64_t shape[NC_MAX_DIMS], uint32_t **out)
+{
+    *out = NULL;
+    hid_t ds, sp;
+    int64_t n;
+    nc_status st = open_numeric(loc, name, sizeof **out, 1, &ds, &sp, ndim, shape, &n);
+    if (st != NC_OK)
+        return st;
+    uint32_t *buf = nc_malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+    if (!buf) {
+        close_ds(ds, sp);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory reading '%s'", name);
+    }
+    if ((st = read_all(ds, sp, H5T_NATIVE_UINT32, n, buf, name)) != NC_OK) {
+        nc_free(buf);
+        return st;
+    }
+    *out = buf;
+    return NC_OK;
 }
 
 nc_status nc_h5_read_f64_scalar(hid_t loc, const char *name, double *out)
@@ -318,14 +355,14 @@ nc_status nc_h5_read_f64_scalar(hid_t loc, const char *name, double *out)
 
 /* ---- writing ---- */
 
-static nc_status write_ds(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int ndim,
+static nc_status write_ds(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t dcpl, int ndim,
                           const int64_t *shape, const void *data)
 {
     hsize_t dims[NC_MAX_DIMS];
     for (int d = 0; d < ndim; d++)
         dims[d] = (hsize_t)shape[d];
     hid_t sp = ndim == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(ndim, dims, NULL);
-    hid_t ds = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+    hid_t ds = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)
                        : H5I_INVALID_HID;
     herr_t e = ds >= 0 ? H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : -1;
     if (ds >= 0 && H5Dclose(ds) < 0)
@@ -351,7 +388,7 @@ nc_status nc_h5_write_string(hid_t loc, const char *name, const char *s)
     hid_t t = vlen_utf8();
     if (t < 0)
         return nc_errorf(NC_ERR_IO, "could not make a string type for '%s'", name);
-    nc_status st = write_ds(loc, name, t, t, 0, NULL, &s);
+    nc_status st = write_ds(loc, name, t, t, H5P_DEFAULT, 0, NULL, &s);
     H5Tclose(t);
     return st;
 }
@@ -365,7 +402,7 @@ nc_status nc_h5_write_strings(hid_t loc, const char *name, int64_t rows, int64_t
     int64_t shape[2] = {rows, cols};
     /* HDF5 wants a buffer even for zero rows */
     const char *empty = "";
-    nc_status st = write_ds(loc, name, t, t, 2, shape, rows > 0 ? (const void *)s : (const void *)&empty);
+    nc_status st = write_ds(loc, name, t, t, H5P_DEFAULT, 2, shape, rows > 0 ? (const void *)s : (const void *)&empty);
     H5Tclose(t);
     return st;
 }
@@ -373,21 +410,49 @@ nc_status nc_h5_write_strings(hid_t loc, const char *name, int64_t rows, int64_t
 nc_status nc_h5_write_f32(hid_t loc, const char *name, int ndim, const int64_t *shape,
                           const float *data)
 {
-    return write_ds(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, ndim, shape, data);
+    return write_ds(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, H5P_DEFAULT, ndim, shape, data);
 }
 
 nc_status nc_h5_write_i64(hid_t loc, const char *name, int ndim, const int64_t *shape,
                           const int64_t *data)
 {
-    return write_ds(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, ndim, shape, data);
+    return write_ds(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, H5P_DEFAULT, ndim, shape, data);
 }
 
 nc_status nc_h5_write_i64_scalar(hid_t loc, const char *name, int64_t v)
 {
-    return write_ds(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, 0, NULL, &v);
+    return write_ds(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, H5P_DEFAULT, 0, NULL, &v);
 }
 
 nc_status nc_h5_write_f64_scalar(hid_t loc, const char *name, double v)
 {
-    return write_ds(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, NULL, &v);
+    return write_ds(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, H5P_DEFAULT, 0, NULL, &v);
+}
+
+int nc_h5_deflate_avail(void)
+{
+    return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Zfilter_avail(H5Z_FILTER_SHUFFLE) > 0;
+}
+
+nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape, const uint32_t *data)
+{
+    if (ndim < 1 || ndim > NC_MAX_DIMS)
+        return nc_errorf(NC_ERR_INVALID_ARG, "dataset '%s': a chunked dataset needs rank 1 to %d", name, NC_MAX_DIMS);
+    /* chunks of about 1 MiB: whole trailing dimensions, then a part of the next */
+    hsize_t chunk[NC_MAX_DIMS];
+    int64_t room = ((int64_t)1 << 20) / (int64_t)sizeof *data;
+    for (int d = ndim - 1; d >= 0; d--) {
+        int64_t n = shape[d] > 0 ? shape[d] : 1, c = n < room ? n : room > 0 ? room : 1;
+        chunk[d] = (hsize_t)c;
+        room /= c;
+    }
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl < 0 || H5Pset_chunk(dcpl, ndim, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 6) < 0) {
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
+        return nc_errorf(NC_ERR_IO, "dataset '%s': could not set up chunking and compression", name);
+    }
+    nc_status st = write_ds(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, dcpl, ndim, shape, data);
+    H5Pclose(dcpl);
+    return st;
 }

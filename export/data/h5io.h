@@ -51,6 +51,10 @@ void nc_h5_free_strings(char **s, int64_t n);
 nc_status nc_h5_read_f32(hid_t loc, const char *name, nc_tensor **out);
 /* Integer dataset as int64 tensor. */
 nc_status nc_h5_read_i64(hid_t loc, const char *name, nc_tensor **out);
+/* Integer dataset as uint32 words (HDF5 converts other integer types), in
+ * C order with rank and shape in ndim/shape. The caller frees *out with
+ * nc_free. */
+nc_status nc_h5_read_u32(hid_t loc, const char *name, int *ndim, int64_t shape[NC_MAX_DIMS], uint32_t **out);
 /* Integer or float dataset as doubles (for scalar options). */
 nc_status nc_h5_read_f64_scalar(hid_t loc, const char *name, double *out);
 
@@ -62,6 +66,13 @@ nc_status nc_h5_write_f32(hid_t loc, const char *name, int ndim, const int64_t *
                           const float *data);
 nc_status nc_h5_write_i64(hid_t loc, const char *name, int ndim, const int64_t *shape,
                           const int64_t *data);
+/* 1 if this HDF5 library has the deflate and shuffle filters that
+ * nc_h5_write_u32_deflate uses. */
+int nc_h5_deflate_avail(void);
+/* A uint32 array of rank >= 1, stored in chunks of about 1 MiB through the
+ * shuffle and deflate filters: for data that is mostly zero words. */
+nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape,
+                                  const uint32_t *data);
 nc_status nc_h5_write_i64_scalar(hid_t loc, const char *name, int64_t v);
 nc_status nc_h5_write_f64_scalar(hid_t loc, const char *name, double v);
 

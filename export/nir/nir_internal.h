@@ -3,6 +3,9 @@
 #ifndef NC_EXPORT_NIR_INTERNAL_H
 #define NC_EXPORT_NIR_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "export/data/h5io.h"
 #include "snn/ir/snn_ir.h"
 
@@ -12,8 +15,24 @@
 #define NC_NIR_FILE_VERSION "1.0.8"
 
 /* Version of the layout of the root-level `/neuroc` group (see nir_write.c).
- * A reader that finds another version ignores the group and reads plain NIR. */
-#define NC_NIR_NEUROC_FORMAT 1
+ * A reader that finds another version ignores the group and reads plain NIR.
+ * 2 added weight_xor and fold_factor (which a reader of 1 would miss, and
+ * take the folded NIR weight for the original); this reader still reads 1. */
+#define NC_NIR_NEUROC_FORMAT 2
+#define NC_NIR_NEUROC_FORMAT_MIN 1
+
+/* The /neuroc weight_xor of a folded layer (nir_write.c): dst ^= the bits
+ * of n float32 values at src (word by word, whatever dst holds). */
+static inline void nir_xor_words(void *dst, const void *src, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        uint32_t a, b;
+        memcpy(&a, (const char *)dst + 4 * k, 4);
+        memcpy(&b, (const char *)src + 4 * k, 4);
+        a ^= b;
+        memcpy((char *)dst + 4 * k, &a, 4);
+    }
+}
 
 /* Deepest chain of Add-of-Add layers the writer follows. (Subgraph nesting
  * on read is bounded by nc_limits.max_graph_depth.) */

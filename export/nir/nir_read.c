@@ -153,8 +153,8 @@ nc_status nir_load_node(hid_t gnodes, const char *local, const char *full, nnode
         } else if (!(nd->spec = find_spec(type))) {
             if (nir_ext_type(type))
                 st = nc_errorf(NC_ERR_UNSUPPORTED, "node '%s' is a neuroc extension node ('%s', a layer NIR cannot "
-                               "express): it is read only from a file with its /neuroc group of format %d, which "
-                               "this file lacks", full, type, NC_NIR_NEUROC_FORMAT);
+                               "express): it is read only from a file with its /neuroc group of format %d to %d, "
+                               "which this file lacks", full, type, NC_NIR_NEUROC_FORMAT_MIN, NC_NIR_NEUROC_FORMAT);
             else
                 st = nc_errorf(NC_ERR_UNSUPPORTED, "unsupported NIR node type '%s' in node '%s'", type, full);
             nc_free(type);

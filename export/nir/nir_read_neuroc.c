@@ -6,6 +6,7 @@
  * whose `nir` trait is 0, or a node whose type is neuroc.<kind>: an average
  * pool with divisors) takes all its fields from its extension node
  * (nir_ext.c); that it is one must agree with nc_snn_layer_nir_expressible. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,44 @@ static nc_status opt_tensor(hid_t g, const char *name, nc_tensor **dst)
         nc_tensor_free(*dst);
         *dst = t;
     }
+    return st;
+}
+
+/* The original weight of a layer whose NIR weight is folded (nir_write.c):
+ * that weight's input columns divided by fold_factor, its bits XOR
+ * weight_xor. L is complete and checked, L->weight the NIR weight. */
+static nc_status unfold_weight(hid_t gi, nc_snn_layer *L)
+{
+    if (L->kind != NC_SNN_AFFINE && L->kind != NC_SNN_CONV2D)
+        return nc_errorf(NC_ERR_MODEL, "'weight_xor' on a layer of kind %s, which has no weight",
+                         nc_snn_kind_name(L->kind));
+    if (nc_h5_exists(gi, "weight"))
+        return nc_errorf(NC_ERR_MODEL, "both 'weight' and 'weight_xor': one original weight only");
+    nc_tensor *W = L->weight, *f = NULL;
+    int64_t groups = L->kind == NC_SNN_CONV2D ? L->groups : 1, cols = W->shape[1] * groups, shape[NC_MAX_DIMS];
+    uint32_t *x = NULL;
+    int nd = 0;
+    char a[160], b[160];
+    nc_status st = nc_h5_read_f32(gi, "fold_factor", &f);
+    if (st == NC_OK && (f->ndim != 1 || f->numel != cols))
+        st = nc_errorf(NC_ERR_SHAPE, "'fold_factor' has shape %s; the weight %s has %lld input columns",
+                       nc_shape_str(f->ndim, f->shape, a, sizeof a), nc_shape_str(W->ndim, W->shape, b, sizeof b),
+                       (long long)cols);
+    for (int64_t c = 0; st == NC_OK && c < cols; c++)
+        if (!isfinite(nc_f32(f)[c]) || nc_f32(f)[c] == 0.0f)
+            st = nc_errorf(NC_ERR_MODEL, "'fold_factor' [%lld] is %g: a factor is finite and nonzero", (long long)c,
+                           (double)nc_f32(f)[c]);
+    if (st == NC_OK)
+        st = nc_h5_read_u32(gi, "weight_xor", &nd, shape, &x);
+    if (st == NC_OK && (nd != W->ndim || memcmp(shape, W->shape, (size_t)nd * sizeof shape[0]) != 0))
+        st = nc_errorf(NC_ERR_SHAPE, "'weight_xor' has shape %s, the weight %s", nc_shape_str(nd, shape, a, sizeof a),
+                       nc_shape_str(W->ndim, W->shape, b, sizeof b));
+    if (st == NC_OK) {
+        nc_snn_scale_inputs(W, L->kind, groups, nc_f32(f), 1, 1);
+        nir_xor_words(W->data, x, W->numel);
+    }
+    nc_tensor_free(f);
+    nc_free(x);
     return st;
 }
 
@@ -148,7 +187,8 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
             L->reset = reset == 1.0 ? NC_RESET_ZERO : reset == 0.0 ? NC_RESET_SUBTRACT : (nc_reset_mode)-1;
         }
     }
-    if (st != NC_OK || (st = nir_finish_layer(s, i, total)) != NC_OK)
+    if (st != NC_OK || (st = nir_finish_layer(s, i, total)) != NC_OK ||
+        (!ext && nc_h5_exists(gi, "weight_xor") && (st = unfold_weight(gi, L)) != NC_OK))
         goto done;
     if (ext && nc_snn_layer_nir_expressible(L)) {
         st = nc_errorf(NC_ERR_MODEL, "node '%s' is an extension node, but NIR can express this %s layer "
@@ -219,7 +259,8 @@ int nir_neuroc_usable(hid_t f)
         return 0;
     hid_t g = H5Gopen2(f, "neuroc", H5P_DEFAULT);
     double v = 0;
-    int ok = nc_h5_read_f64_scalar(g, "format_version", &v) == NC_OK && v == NC_NIR_NEUROC_FORMAT;
+    int ok = nc_h5_read_f64_scalar(g, "format_version", &v) == NC_OK && v >= NC_NIR_NEUROC_FORMAT_MIN &&
+             v <= NC_NIR_NEUROC_FORMAT;
     H5Gclose(g);
     if (!ok) {
         nc_error_clear();

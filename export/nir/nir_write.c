@@ -24,10 +24,19 @@
  *     name, kind (nc_snn_kind_name), node (its NIR node, "" for Add/Readout;
  *     a neuroc.<kind> extension node for a layer NIR cannot express)
  *     inputs int64 [n_inputs]    shape int64 [ndim]
- *     weight   Affine/Conv2d, only when the NIR node's weight differs (a fold,
- *              or a grouped Conv2d written densely in strict mode): the
- *              original float32 tensor. Bit-identical round trips come from keeping the
- *              original rather than dividing the fold out.
+ *     Affine/Conv2d, only when the NIR node's weight F differs from the
+ *     original W (a fold, or a grouped Conv2d written densely in strict
+ *     mode), W, for bit-identical round trips, as one of:
+ *     fold_factor  float32 [columns]: the factor folded into F, one per input
+ *                  column (Affine: in_features; Conv2d: input channels, all
+ *                  groups), and
+ *     weight_xor   uint32, W's shape: bits(W) XOR bits(U), U = F with its
+ *                  columns divided by fold_factor (nc_snn_scale_inputs, the
+ *                  helper that folded them: writer and reader get the same
+ *                  U), mostly 0: chunked, shuffle + deflate. The reader
+ *                  computes U and XORs. Where F is W's shape and this is
+ *                  portable and smaller (put_original).
+ *     weight       float32: W itself, otherwise (and in format 1).
  *     groups   Conv2d: int64
  *     scale    Pool2d: float32 scalar
  *     threshold, v_init, spike_value, tau, r, v_leak, tau_syn, w_in:
@@ -45,6 +54,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +250,13 @@ static nc_status fold_conv(wr *w, int i, const float *m)
     return NC_OK;
 }
 
+/* The factor synaptic layer i folds into its weight, or NULL. */
+static const float *fold_of(const wr *w, int i)
+{
+    int j = w->s->layers[i].inputs[0];
+    return w->m[j] && absorbs(w, i, j) ? w->m[j] : NULL;
+}
+
 static nc_status fold_weights(wr *w)
 {
     const nc_snn *s = w->s;
@@ -247,8 +264,7 @@ static nc_status fold_weights(wr *w)
         const nc_snn_layer *L = &s->layers[i];
         if (L->kind != NC_SNN_AFFINE && L->kind != NC_SNN_CONV2D)
             continue;
-        int j = L->inputs[0];
-        const float *m = w->m[j] && absorbs(w, i, j) ? w->m[j] : NULL;
+        const float *m = fold_of(w, i);
         nc_status st = NC_OK;
         if (L->kind == NC_SNN_AFFINE && m)
             st = fold_affine(w, i, m);
@@ -523,6 +539,67 @@ static nc_status put_opt(hid_t g, const char *name, const nc_tensor *t)
     return t ? put_tensor(g, name, t) : NC_OK;
 }
 
+/* Space HDF5 takes for a chunked dataset beyond its chunks (its chunk
+ * index), which a contiguous one does not: about 2-3 KiB. */
+#define NC_CHUNK_OVERHEAD 4096
+
+/* The original weight of a layer whose NIR weight F is its fold (head
+ * comment): as fold_factor and weight_xor where F is the original's shape
+ * (not a densely spelled-out grouped weight), the bits round trip
+ * portably, and that is smaller; else plainly as `weight`. Smaller is
+ * estimated before writing: shuffle and deflate store a word that does not
+ * differ in next to nothing and one that does (by a few ulps: low bits) in
+ * at most its 4 bytes. Portably: normal factors, and no subnormal or NaN
+ * in the NIR weight or its division, nor a division flushed to zero
+ * (flush-to-zero modes and NaN payloads vary between machines). */
+static nc_status put_original(const wr *w, int i, hid_t g)
+{
+    const nc_snn_layer *L = &w->s->layers[i];
+    const nc_tensor *W = L->weight, *F = w->folded[i];
+    const float *m = fold_of(w, i);
+    if (!m || F->ndim != W->ndim || memcmp(F->shape, W->shape, (size_t)W->ndim * sizeof W->shape[0]) != 0 ||
+        !nc_h5_deflate_avail())
+        return put_tensor(g, "weight", W);
+    int64_t groups = L->kind == NC_SNN_CONV2D ? L->groups : 1, cols = W->shape[1] * groups;
+    if (cols < 1)
+        return put_tensor(g, "weight", W);
+    int64_t stride = nc_snn_layer_size(&w->s->layers[L->inputs[0]]) / cols, n = W->numel, differ = 0;
+    float *f = nc_malloc((size_t)cols * sizeof *f);
+    nc_tensor *U = nc_tensor_clone(F);
+    uint32_t *x = nc_malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    nc_status st = NC_OK;
+    if (!f || !U || !x) {
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int portable = 1;
+    for (int64_t c = 0; c < cols; c++) {
+        f[c] = m[c * stride];
+        portable &= isnormal(f[c]) != 0;
+    }
+    if (portable)
+        nc_snn_scale_inputs(U, L->kind, groups, f, 1, 1);
+    for (int64_t k = 0; portable && k < n; k++) { /* zero, normal or infinite, and a nonzero F no zero U */
+        int a = fpclassify(nc_f32(F)[k]), b = fpclassify(nc_f32(U)[k]);
+        portable = (a == b && a != FP_SUBNORMAL && a != FP_NAN) || (a == FP_NORMAL && b == FP_INFINITE);
+    }
+    if (portable) {
+        memcpy(x, W->data, (size_t)n * sizeof *x);
+        nir_xor_words(x, U->data, n);
+        for (int64_t k = 0; k < n; k++)
+            differ += x[k] != 0;
+    }
+    if (!portable || (differ + cols) * 4 + NC_CHUNK_OVERHEAD >= n * 4)
+        st = put_tensor(g, "weight", W);
+    else if ((st = nc_h5_write_f32(g, "fold_factor", 1, &cols, f)) == NC_OK)
+        st = nc_h5_write_u32_deflate(g, "weight_xor", W->ndim, W->shape, x);
+done:
+    nc_free(f);
+    nc_tensor_free(U);
+    nc_free(x);
+    return st;
+}
+
 static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
 {
     const nc_snn_layer *L = &w->s->layers[i];
@@ -541,7 +618,7 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
     if (ni > 0)
         nc_free(inputs);
     if (st == NC_OK && w->folded[i])
-        st = put_tensor(g, "weight", L->weight);
+        st = put_original(w, i, g);
     if (st == NC_OK && L->kind == NC_SNN_CONV2D)
         st = nc_h5_write_i64_scalar(g, "groups", L->groups);
     if (st == NC_OK && L->kind == NC_SNN_POOL2D)

@@ -81,22 +81,28 @@ nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, 
     return fail ? nc_errorf(NC_ERR_NOMEM, "out of memory") : NC_OK;
 }
 
-void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m)
+void nc_snn_scale_inputs(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const float *f, int64_t stride,
+                         int divide)
 {
     float *d = nc_f32(w);
-    if (kind == NC_SNN_AFFINE) {
-        int64_t in = w->shape[1];
-        for (int64_t o = 0; o < w->shape[0]; o++)
-            for (int64_t k = 0; k < in; k++)
-                d[o * in + k] *= m[k];
-        return;
-    }
-    int64_t K = w->shape[0], cg = w->shape[1], kk = w->shape[2] * w->shape[3], kg = K / groups;
-    int64_t hw_in = X->shape[1] * X->shape[2];
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t ci = 0; ci < cg; ci++)
-            for (int64_t t = 0; t < kk; t++)
-                d[(k * cg + ci) * kk + t] *= m[((k / kg) * cg + ci) * hw_in];
+    int64_t rows = w->shape[0], cols = w->shape[1];
+    int64_t kk = kind == NC_SNN_AFFINE ? 1 : w->shape[2] * w->shape[3];
+    int64_t per_group = kind == NC_SNN_AFFINE || groups < 1 ? rows : rows / groups;
+    for (int64_t o = 0; o < rows; o++)
+        for (int64_t c = 0; c < cols; c++) {
+            float m = f[((o / per_group) * cols + c) * stride], *p = d + (o * cols + c) * kk;
+            if (divide)
+                for (int64_t t = 0; t < kk; t++)
+                    p[t] /= m;
+            else
+                for (int64_t t = 0; t < kk; t++)
+                    p[t] *= m;
+        }
+}
+
+void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m)
+{
+    nc_snn_scale_inputs(w, kind, groups, m, kind == NC_SNN_AFFINE ? 1 : X->shape[1] * X->shape[2], 0);
 }
 
 /* ---- the folded copy of a network ---- */

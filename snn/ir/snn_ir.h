@@ -138,9 +138,17 @@ int nc_snn_takes_factor(const nc_snn *s, int i, int j, const float *fj);
  * on by a Flatten or pooling that `takes` it (per channel), times a Pool2d's
  * scale when pool_scale (NIR's SumPool2d leaves the scale to the factor). */
 nc_status nc_snn_out_factor(const nc_snn *s, int i, const float *fj, int takes, int pool_scale, float **out);
-/* Multiplies weight w of an Affine (columns: m per input) or a Conv2d with
- * `groups` groups (input-channel slices: m per input channel) reading X by
- * X's factor m, in place. */
+/* Multiplies (divide 0) or divides (divide 1) the input columns of weight w
+ * by a factor per column, in place: an Affine's columns (column c by
+ * f[c * stride]), or the input-channel slices of a Conv2d with `groups`
+ * groups (weight compact, [C_out, C_in/groups, kH, kW]; input channel c of
+ * all C_in by f[c * stride]). Folding (multiplying) and the NIR reader's
+ * unfolding (dividing) share it, so both compute the same bits. */
+void nc_snn_scale_inputs(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const float *f, int64_t stride,
+                         int divide);
+/* Multiplies weight w of an Affine or Conv2d (as above) reading X by X's
+ * factor m (one per neuron of X; a Conv2d takes each channel's first), in
+ * place. */
 void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, const nc_snn_layer *X, const float *m);
 
 /* Everything that determines what a network computes: layer kinds,
