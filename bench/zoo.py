@@ -7,8 +7,8 @@ exported to ONNX; then, with the built neuroc,
 
   1 run      `neuroc run model.onnx` equals torch within 1e-4 of the output scale
   2 convert  `neuroc convert model.onnx --calib calib.npy -T 32 -o model.nir`
-             (default options) succeeds; calibration samples differ from the
-             held-out ones
+             (default options, or those of --convert) succeeds; calibration
+             samples differ from the held-out ones
   3 load     the .nir's outputs are bit-identical: cpu vs cpu-fast, and cpu-fast twice
   4 cosine   readout/T of `neuroc run model.nir -T t --backend cpu-fast`
              against the ANN's logits on held-out inputs, t = 32, 64, 128, 256:
@@ -18,6 +18,7 @@ exported to ONNX; then, with the built neuroc,
 Prints one Markdown table row per model. Run with Debian's Python:
 
     /usr/bin/python3 bench/zoo.py [build/neuroc] [--models resnet18,alexnet] [--quick]
+        [--convert "--signed-spikes --threshold max"]
 
 Inputs are smooth random images (low-frequency noise plus a per-image
 brightness), 3 channels, 32 px (64 or 224 where an architecture needs it).
@@ -26,6 +27,7 @@ Each model runs in a child process under --timeout seconds.
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -134,7 +136,7 @@ def one(name, cfg):
 
     # 2: conversion with default options
     progress(f"{name}: convert")
-    rc, err, secs = nc(nrc, ["convert", onnx, "--calib", xc, "-T", "32", "-o", nir], to)
+    rc, err, secs = nc(nrc, ["convert", onnx, "--calib", xc, "-T", "32", "-o", nir] + cfg["convert"], to)
     row["convert_s"] = secs
     if rc != 0:
         row["convert"] = ("refused: " if not convertible else "FAIL: ") + err
@@ -205,6 +207,8 @@ def main():
     ap.add_argument("--T", help="comma-separated T of stage 4 (default 32,64,128,256)")
     ap.add_argument("--px", type=int, default=0, help="input size at least this (default: per model)")
     ap.add_argument("--opset", type=int, default=13, choices=[13, 17])
+    ap.add_argument("--convert", default="", help="extra `neuroc convert` options, e.g. \"--signed-spikes "
+                    "--threshold max\" (default: none, the defaults)")
     ap.add_argument("--classes", type=int, default=10, help="outputs of the classifier (default 10)")
     ap.add_argument("--calib", type=int, help="calibration samples (default 256)")
     ap.add_argument("--eval", type=int, help="held-out samples (default 64)")
@@ -246,8 +250,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     cfg = {"neuroc": neuroc, "dir": work, "T": ts, "px": a.px, "opset": a.opset, "classes": a.classes,
            "ncalib": a.calib or (64 if a.quick else 256), "neval": a.eval or (16 if a.quick else 64),
-           "nload": 4, "cmd_timeout": a.timeout}
-    print(f"neuroc zoo: opset {a.opset}, {cfg['ncalib']} calibration / {cfg['neval']} held-out samples, "
+           "nload": 4, "cmd_timeout": a.timeout, "convert": shlex.split(a.convert)}
+    print(f"neuroc zoo: opset {a.opset}, convert options: {a.convert or '(defaults)'}, {cfg['ncalib']} calibration / {cfg['neval']} held-out samples, "
           f"{a.classes} classes, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print(table_header(ts))
     rows = []

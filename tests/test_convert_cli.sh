@@ -182,6 +182,21 @@ expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
 
+check "--signed-spikes: SignedIF layers in the .nir; cpu-fast runs them; --nir-strict and the cuda backend refuse them by name"
+run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes -o "$TMP/signed.nir"
+run_cli 0 info "$TMP/signed.nir"
+expect_in "$TMP/out" "SignedIF"
+run_cli 0 eval "$TMP/signed.nir" --data "$X" --labels "$Y" --limit 32 -T 8 --backend cpu-fast
+expect_in "$TMP/out" "t = 8 "
+run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --nir-strict -o "$TMP/signed_strict.nir"
+expect_in "$TMP/err" "(SignedIF): NIR cannot express it"
+expect_no_file "$TMP/signed_strict.nir"
+run_cli 0 convert "$MODEL" --calib "$X" --reset zero -o "$TMP/zero.nir" --report "$TMP/zero.json"
+expect_in "$TMP/zero.json" '"reset": "zero"'
+run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --reset zero -o "$TMP/signed_zero.nir"
+expect_in "$TMP/err" "subtractive reset"
+expect_no_file "$TMP/signed_zero.nir"
+
 # ---------------------------------------------------------------- torchvision-zoo layer patterns
 check "Concat, a BN with nothing to fold into, ceil-mode and partial-window pools convert and run; partial-window pools save as NIR (not --nir-strict)"
 ZOO=$SRC/tests/fixtures/zoo

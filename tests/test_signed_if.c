@@ -117,24 +117,28 @@ static void test_count_follows_cumulative_input(void **state)
     nc_snn_free(s);
 }
 
-/* A SignedIF layer (2 × 2 × 2, θ per channel) under a 2 × 2 spiking max
- * pool: every step the pool's count is the largest net count of its
- * window, going down when the max does, each spike carrying ±θ of its
- * channel; the same on cpu and cpu-fast. */
+/* Two SignedIF layers (2 × 2 × 2 each, θ per channel) concatenated (as
+ * SqueezeNet's Fire modules are) under a 2 × 2 spiking max pool: every step
+ * the pool's count is the largest net count of its window, going down when
+ * the max does, each spike carrying ±θ of its channel; the same on cpu and
+ * cpu-fast. */
 static void test_spike_maxpool_follows_signed_counts(void **state)
 {
     (void)state;
-    enum { T = 40, C = 2, HW = 4 };
+    enum { T = 40, C = 2, HW = 4, CC = 2 * C };
     int64_t in[3] = {C, 2, 2}, k[2] = {2, 2};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    float th[C] = {0.5f, 1.0f};
-    nc_tensor *tt = vec(C, th);
-    nc_if_params p = {.threshold = tt, .signed_spikes = 1};
-    int sif, mp;
-    NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "sif", &sif));
-    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, sif, k, k, NULL, "smp", &mp));
-    nc_tensor_free(tt);
+    float th[CC] = {0.5f, 1.0f, 0.75f, 1.25f};
+    nc_tensor *ta = vec(C, th), *tb = vec(C, th + C);
+    nc_if_params pa = {.threshold = ta, .signed_spikes = 1}, pb = {.threshold = tb, .signed_spikes = 1};
+    int sif[2], cat, mp;
+    NC_ASSERT_OK(nc_snn_add_if(s, 0, &pa, "sifa", &sif[0]));
+    NC_ASSERT_OK(nc_snn_add_if(s, 0, &pb, "sifb", &sif[1]));
+    NC_ASSERT_OK(nc_snn_add_concat(s, 2, sif, "cat", &cat));
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, cat, k, k, NULL, "smp", &mp));
+    nc_tensor_free(ta);
+    nc_tensor_free(tb);
     float I[T * C * HW];
     for (int t = 0; t < T; t++)
         for (int i = 0; i < C * HW; i++) /* up for 20 steps, then down */
@@ -142,47 +146,51 @@ static void test_spike_maxpool_follows_signed_counts(void **state)
     int64_t xs[5] = {T, 1, C, 2, 2};
     nc_tensor *x = NULL;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 5, xs, I, &x));
-    nc_tensor *ref_in = NULL, *fast_in = NULL;
-    nc_tensor *y0 = run_rec(s, "cpu", x, T, "sif", &ref_in);
-    nc_tensor *y1 = run_rec(s, "cpu-fast", x, T, "sif", &fast_in);
-    assert_same(y0, y1);
-    assert_same(ref_in, fast_in);
-    nc_tensor *pool = NULL, *pool_spk = NULL;
-    const char *rec[] = {"smp"};
-    nc_session_options o = {.backend = "cpu", .timesteps = T, .record = rec, .n_record = 1};
-    nc_session *ss = NULL;
-    nc_tensor *y2 = NULL;
-    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    NC_ASSERT_OK(nc_session_run(ss, x, &y2));
-    NC_ASSERT_OK(nc_session_trace(ss, "smp", NC_TRACE_MEMBRANE, &pool));
-    NC_ASSERT_OK(nc_session_trace(ss, "smp", NC_TRACE_SPIKES, &pool_spk));
-    nc_session_free(ss);
-    const float *sp = nc_tensor_data_const(ref_in), *v = nc_tensor_data_const(pool),
-                *ps = nc_tensor_data_const(pool_spk);
-    int cin[C * HW] = {0}, cout[C] = {0}, down = 0;
+    nc_tensor *y[2], *spk[2][2], *pool = NULL, *pool_spk = NULL;
+    static const char *backends[] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) {
+        const char *rec[] = {"sifa", "sifb", "smp"};
+        nc_session_options o = {.backend = backends[b], .timesteps = T, .record = rec, .n_record = 3};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, x, &y[b]));
+        NC_ASSERT_OK(nc_session_trace(ss, "sifa", NC_TRACE_SPIKES, &spk[b][0]));
+        NC_ASSERT_OK(nc_session_trace(ss, "sifb", NC_TRACE_SPIKES, &spk[b][1]));
+        if (b == 0) {
+            NC_ASSERT_OK(nc_session_trace(ss, "smp", NC_TRACE_MEMBRANE, &pool));
+            NC_ASSERT_OK(nc_session_trace(ss, "smp", NC_TRACE_SPIKES, &pool_spk));
+        }
+        nc_session_free(ss);
+    }
+    assert_same(y[0], y[1]);
+    assert_same(spk[0][0], spk[1][0]);
+    assert_same(spk[0][1], spk[1][1]);
+    const float *v = nc_tensor_data_const(pool), *ps = nc_tensor_data_const(pool_spk);
+    int cin[CC * HW] = {0}, cout[CC] = {0}, down = 0;
     for (int t = 0; t < T; t++)
-        for (int c = 0; c < C; c++) {
+        for (int c = 0; c < CC; c++) {
+            const float *sp = nc_tensor_data_const(spk[0][c / C]);
             int m = 0;
             for (int q = 0; q < HW; q++) {
-                cin[c * HW + q] += (int)sp[t * C * HW + c * HW + q];
+                cin[c * HW + q] += (int)sp[t * C * HW + (c % C) * HW + q];
                 m = cin[c * HW + q] > m ? cin[c * HW + q] : m;
             }
-            float val = v[t * C + c];
+            float val = v[t * CC + c];
             assert_true(val == 0.0f || val == th[c] || val == -th[c]);
-            assert_true(ps[t * C + c] == (float)((val > 0.0f) - (val < 0.0f)));
+            assert_true(ps[t * CC + c] == (float)((val > 0.0f) - (val < 0.0f)));
             cout[c] += (val > 0.0f) - (val < 0.0f);
             down += val < 0.0f;
             if (cout[c] != m)
                 fail_msg("channel %d, step %d: pool count %d, max of the inputs' %d", c, t + 1, cout[c], m);
         }
-    assert_true(down > 4);
+    assert_true(down > 8);
+    for (int b = 0; b < 2; b++) {
+        nc_tensor_free(y[b]);
+        nc_tensor_free(spk[b][0]);
+        nc_tensor_free(spk[b][1]);
+    }
     nc_tensor_free(pool);
     nc_tensor_free(pool_spk);
-    nc_tensor_free(y0);
-    nc_tensor_free(y1);
-    nc_tensor_free(y2);
-    nc_tensor_free(ref_in);
-    nc_tensor_free(fast_in);
     nc_tensor_free(x);
     nc_snn_free(s);
 }

@@ -25,6 +25,8 @@ static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
     [NC_SNN_MAXPOOL2D] = {"MaxPool2d", 0, 0, 0, 1, 0, 0, 0, 0, 0},
     /* spikes out, counts carried from step to step (kernel, stride, padding) */
     [NC_SNN_SPIKEMAXPOOL2D] = {"SpikeMaxPool2d", 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    /* an IF whose spikes may be negative: NIR has no such neuron */
+    [NC_SNN_SIGNED_IF] = {"SignedIF", 1, 1, 1, 0, 0, 0, 0, 0, 0},
 };
 
 static const nc_snn_kind_traits g_unknown = {"unknown", 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -37,6 +39,19 @@ const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k)
 
 const char *nc_snn_kind_name(nc_snn_layer_kind k) { return nc_snn_kind(k)->name; }
 int nc_snn_kind_is_neuron(nc_snn_layer_kind k) { return nc_snn_kind(k)->neuron; }
+int nc_snn_kind_is_if(nc_snn_layer_kind k) { return k == NC_SNN_IF || k == NC_SNN_SIGNED_IF; }
+
+void nc_snn_mark_signed(const nc_snn *s, char *is_signed)
+{
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        int passes = L->kind == NC_SNN_SPIKEMAXPOOL2D || L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_CONCAT;
+        is_signed[i] = L->kind == NC_SNN_SIGNED_IF;
+        for (int k = 0; passes && k < L->n_inputs; k++)
+            if (L->inputs[k] < i && is_signed[L->inputs[k]])
+                is_signed[i] = 1;
+    }
+}
 
 void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static)
 {
@@ -81,7 +96,7 @@ static float *neuron_expand(const nc_snn_layer *L, int v_init, int channel_last,
             if (!isnan(*x))
                 continue;
             float theta = nc_snn_param(L->threshold, L, c * HW + q, 1.0f);
-            if (L->kind == NC_SNN_IF)
+            if (nc_snn_kind_is_if(L->kind))
                 *x = v_init ? theta * 0.5f : theta;
             else
                 *x = v_init ? 0.0f : 1.0f;

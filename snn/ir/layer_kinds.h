@@ -9,7 +9,7 @@
 #include "neuroc/neuroc.h"
 
 /* Number of layer kinds: the enum's last value + 1 (move it with the enum). */
-#define NC_SNN_N_KINDS ((int)NC_SNN_SPIKEMAXPOOL2D + 1)
+#define NC_SNN_N_KINDS ((int)NC_SNN_SIGNED_IF + 1)
 
 typedef struct nc_snn_kind_traits {
     const char *name;        /* nc_snn_kind_name ("IF", "Conv2d", ...); the /neuroc NIR group stores it */
@@ -28,6 +28,9 @@ typedef struct nc_snn_kind_traits {
 /* The row of kind k; a value outside the enum gets an all-zero row named
  * "unknown". Never NULL. */
 const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k);
+
+/* An IF neuron, plain or signed: spikes carry θ, v(0) = θ/2 by default. */
+int nc_snn_kind_is_if(nc_snn_layer_kind k);
 
 static inline int nc_snn_kind_is_spiking(nc_snn_layer_kind k) { return nc_snn_kind(k)->spiking; }
 static inline int nc_snn_kind_is_synaptic(nc_snn_layer_kind k) { return nc_snn_kind(k)->synaptic; }

@@ -508,8 +508,11 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
         return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': a threshold is required", name ? name : "");
     if (p->reset != NC_RESET_DEFAULT && p->reset != NC_RESET_SUBTRACT && p->reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': unknown reset mode %d", name ? name : "", (int)p->reset);
+    if (p->signed_spikes && p->reset == NC_RESET_ZERO)
+        return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': signed spikes need the subtractive reset (a negative "
+                         "spike gives back the θ a spike took)", name ? name : "");
     nc_status ast;
-    nc_snn_layer *L = append(s, NC_SNN_IF, name, 1, &ast);
+    nc_snn_layer *L = append(s, p->signed_spikes ? NC_SNN_SIGNED_IF : NC_SNN_IF, name, 1, &ast);
     if (!L)
         return ast;
     const nc_snn_layer *X = &s->layers[from];
@@ -531,6 +534,10 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
         if (!(nc_f32(L->threshold)[i] > 0.0f))
             return finish(s, nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': thresholds must be positive",
                                        L->name), id);
+    for (int64_t i = 0; L->kind == NC_SNN_SIGNED_IF && L->spike_value && i < L->spike_value->numel; i++)
+        if (!(nc_f32(L->spike_value)[i] > 0.0f)) /* a spike's sign is its direction */
+            return finish(s, nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': signed spikes need positive spike "
+                                       "values", L->name), id);
     return finish(s, NC_OK, id);
 }
 

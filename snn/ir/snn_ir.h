@@ -83,6 +83,11 @@ float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail);
  * and none recurrent. Backends compute such layers once, not every step. */
 void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static);
 
+/* is_signed[i] = 1 where layer i's spikes may be negative: a SignedIF, or
+ * a SpikeMaxPool2d, Flatten or Concat of one. Spiking max pooling counts
+ * them as −1. */
+void nc_snn_mark_signed(const nc_snn *s, char *is_signed);
+
 /* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
  * largest input in each kernel window, padding ignored (a window's taps
  * outside the input do not count). Internal: NIR cannot express it. */

@@ -30,7 +30,9 @@
  * else portable C; the environment variable NEUROC_CPU_FAST_ISA (generic,
  * avx2, avx512) forces one. A Concat holds its value dense in NCHW order
  * (each input materialised at its channel offset, as the reference
- * copies). Not supported: recurrent edges (supports_layer says so; the cpu
+ * copies). A SignedIF holds its value dense (±spike value or 0, in its
+ * state layout): its spikes have a sign a bitmask lacks, and its readers
+ * take dense values as events anyway. Not supported: recurrent edges (supports_layer says so; the cpu
  * backend runs them). */
 #include <math.h>
 #include <stdio.h>
@@ -89,6 +91,7 @@ static void fast_plan_free(void *p)
         nc_free(W->mcnt);
         nc_free(W->v);
         nc_free(W->isyn);
+        nc_free(W->net);
         nc_free(W->tmp);
     }
     nc_free(P->ws);
@@ -180,7 +183,7 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     const nc_snn_layer *X = &s->layers[L->inputs[0]];
     const fast_layer *S = &P->L[P->L[L->inputs[0]].view];
     int64_t kk = L->kernel[0] * L->kernel[1], C = X->shape[0], HWx = X->shape[1] * X->shape[2];
-    if (!S->neuron || kk > 4096 || !(0.0f * L->scale == 0.0f) || L->div_taps) /* one value per count */
+    if (!S->neuron || S->rep != REP_SPIKES || kk > 4096 || !(0.0f * L->scale == 0.0f) || L->div_taps) /* one value per count */
         return 0;
     for (int64_t c = 0; c < C; c++)
         for (int64_t p = 1; p < HWx; p++)
@@ -254,6 +257,9 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
 static nc_status plan_layers(fast_plan *P)
 {
     const nc_snn *s = P->s;
+    nc_snn_mark_signed(s, P->is_static); /* is_static is set per run: scratch until then */
+    for (int i = 0; i < s->n_layers; i++)
+        P->L[i].is_signed = P->is_static[i];
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         fast_layer *F = &P->L[i];
@@ -325,6 +331,11 @@ static nc_status plan_layers(fast_plan *P)
             F->state_cl = F->in_dense && X->cl;
             ok = plan_neuron(L, F);
             break;
+        case NC_SNN_SIGNED_IF: /* dense ±spike values in the state layout */
+            F->rep = REP_DENSE;
+            F->state_cl = F->cl = F->in_dense && X->cl;
+            ok = plan_neuron(L, F);
+            break;
         default:
             return nc_errorf(NC_ERR_UNSUPPORTED, "cpu-fast: layer '%s' of kind %s", L->name,
                              nc_snn_kind_name(L->kind));
@@ -362,8 +373,9 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
     W->mcnt = nc_calloc((size_t)n, sizeof *W->mcnt);
     W->v = nc_calloc((size_t)n, sizeof *W->v);
     W->isyn = nc_calloc((size_t)n, sizeof *W->isyn);
+    W->net = nc_calloc((size_t)n, sizeof *W->net);
     W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
-    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->tmp)
+    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp)
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     char *base = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -395,6 +407,8 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 CARVE(W->v[i], F->size, float);
             if (L->kind == NC_SNN_CUBALIF)
                 CARVE(W->isyn[i], F->size, float);
+            if (L->kind == NC_SNN_SIGNED_IF)
+                CARVE(W->net[i], F->size, int32_t);
             if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
                  (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
                 !F->in_dense)

@@ -49,6 +49,7 @@ typedef struct fast_layer {
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
     int is_static;       /* set per run: output constant over time */
+    int is_signed;       /* its spikes may be negative (nc_snn_mark_signed) */
 } fast_layer;
 
 /* One thread's buffers (pointers into one arena). */
@@ -60,6 +61,7 @@ typedef struct fast_ws {
     uint64_t **nz;       /* ... and which windows are not empty (bits as fast_layer.wpc) */
     uint32_t **mcnt;     /* SpikeMaxPool2d: spike counts of its input, then of its outputs */
     float **v, **isyn;   /* neuron state */
+    int32_t **net;       /* SignedIF: net spike count per neuron (state layout) */
     float **tmp;         /* materialised input of a neuron, Pool2d, MaxPool2d or SpikeMaxPool2d */
     const float *in;     /* the Input layer's analog value for this sample and step */
     int32_t *ev_idx;     /* events for Affine / Conv2d */

@@ -185,9 +185,11 @@ static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast
 
 /* Spiking max pooling: the reference's step (nc_spikemax_frame) over the
  * NCHW input x; counts in cnt (input's, then outputs'). Returns spikes. */
-static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32_t *cnt, const float *x, float *y)
+static int64_t run_spikemax(const fast_plan *P, const nc_snn_layer *L, uint32_t *cnt, const float *x, float *y)
 {
-    return nc_spikemax_frame(x, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X), y);
+    const nc_snn_layer *X = &P->s->layers[L->inputs[0]];
+    return nc_spikemax_frame(x, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X),
+                             P->L[L->inputs[0]].is_signed, y);
 }
 
 /* y = x0 + x1 + ... in input order, element by element (as the reference);
@@ -261,6 +263,23 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
     return count;
 }
 
+/* SignedIF: the reference's step per neuron, in the state layout; the
+ * value is dense (±spike value or 0). */
+static int64_t run_signed_if(const fast_layer *F, const fast_ws *W, int i, const float *cur)
+{
+    float *v = W->v[i], *y = W->dense[i];
+    int32_t *net = W->net[i];
+    int64_t count = 0;
+    for (int64_t c = 0; c < F->C; c++)
+        for (int64_t p = 0; p < F->HW; p++) {
+            int64_t k = at(F->state_cl, F->C, F->HW, c, p);
+            int sp = nc_signed_if_step(&v[k], &net[k], cur[k], F->theta[k]);
+            y[k] = sp ? (float)sp * F->sval[c * F->HW + p] : 0.0f;
+            count += sp != 0;
+        }
+    return count;
+}
+
 /* Writes step t's traces of layer i for sample n. */
 static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q, int i, int t, int n)
 {
@@ -271,10 +290,17 @@ static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q
             materialize(P, W, F->view, q->rec_membrane[i] + off);
         if (q->rec_spikes && q->rec_spikes[i] && P->s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
             for (int64_t k = 0; k < F->size; k++) /* NCHW already (F->cl = 0) */
-                q->rec_spikes[i][off + k] = W->dense[i][k] != 0.0f;
+                q->rec_spikes[i][off + k] = (float)((W->dense[i][k] > 0.0f) - (W->dense[i][k] < 0.0f));
         return;
     }
-    if (q->rec_spikes && q->rec_spikes[i]) {
+    if (q->rec_spikes && q->rec_spikes[i] && F->rep == REP_DENSE) { /* SignedIF: ±1 */
+        float *d = q->rec_spikes[i] + off;
+        for (int64_t c = 0; c < F->C; c++)
+            for (int64_t p = 0; p < F->HW; p++) {
+                float x = W->dense[i][at(F->cl, F->C, F->HW, c, p)];
+                d[c * F->HW + p] = (float)((x > 0.0f) - (x < 0.0f));
+            }
+    } else if (q->rec_spikes && q->rec_spikes[i]) {
         float *d = q->rec_spikes[i] + off;
         memset(d, 0, (size_t)F->size * sizeof *d);
         for (int64_t r = 0; r < F->BC; r++)
@@ -323,6 +349,8 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             memcpy(W->v[i], F->v0, (size_t)F->size * sizeof(float));
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
+        if (W->net[i])
+            memset(W->net[i], 0, (size_t)F->size * sizeof(int32_t));
         if (W->mcnt[i])
             memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }
@@ -379,7 +407,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             }
             case NC_SNN_SPIKEMAXPOOL2D:
                 materialize(P, W, x_view, W->tmp[i]);
-                spk[i] += run_spikemax(L, &s->layers[L->inputs[0]], W->mcnt[i], W->tmp[i], W->dense[i]);
+                spk[i] += run_spikemax(P, L, W->mcnt[i], W->tmp[i], W->dense[i]);
                 break;
             case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
             case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
@@ -391,12 +419,14 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 }
                 break;
             }
-            case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
+            case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
                 const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
                 if (!F->in_dense)
                     materialize(P, W, x_view, W->tmp[i]);
                 int rz = L->reset == NC_RESET_ZERO;
-                if (L->kind != NC_SNN_IF) {
+                if (L->kind == NC_SNN_SIGNED_IF) {
+                    spk[i] += run_signed_if(F, W, i, cur);
+                } else if (L->kind != NC_SNN_IF) {
                     spk[i] += run_lif(L, F, W, i, cur);
                 } else if (F->state_cl) {
                     int fp = F->fused_pool;

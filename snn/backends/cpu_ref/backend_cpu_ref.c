@@ -19,6 +19,7 @@ typedef struct ref_layer {
     float *isyn;       /* CubaLIF synaptic current, N × size */
     float *theta, *v0, *sval;    /* per-neuron parameters, size each */
     float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
+    int32_t *net;      /* SignedIF: net spike count per neuron, N × size */
     uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
                           transposed so that one input event scatters over contiguous outputs */
@@ -30,6 +31,7 @@ typedef struct ref_plan {
     ref_layer *L;
     float *scratch;    /* N × the largest Conv2d output: channel-last accumulators */
     char *is_static;   /* per layer, set per run: output constant over time, computed once */
+    char *is_signed;   /* per layer: its spikes may be negative (nc_snn_mark_signed) */
 } ref_plan;
 
 static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
@@ -50,10 +52,12 @@ static void ref_plan_free(void *p)
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
         nc_free(R->cnt);
+        nc_free(R->net);
     }
     nc_free(P->L);
     nc_free(P->scratch);
     nc_free(P->is_static);
+    nc_free(P->is_signed);
     nc_free(P);
 }
 
@@ -67,7 +71,10 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
     P->N = N;
     P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
     P->is_static = nc_calloc((size_t)s->n_layers, 1);
-    int fail = !P->L || !P->is_static;
+    P->is_signed = nc_calloc((size_t)s->n_layers, 1);
+    int fail = !P->L || !P->is_static || !P->is_signed;
+    if (!fail)
+        nc_snn_mark_signed(s, P->is_signed);
     int64_t scratch_n = 0;
     for (int i = 0; !fail && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
@@ -101,6 +108,10 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             R->theta = nc_snn_param_expand(L->threshold, L, 1.0f, 0, &fail);
             R->sval = nc_snn_spike_values(L, 0, &fail);
             R->v0 = nc_snn_v_inits(L, 0, &fail);
+        }
+        if (L->kind == NC_SNN_SIGNED_IF) {
+            R->net = nc_calloc((size_t)n, sizeof *R->net);
+            fail |= !R->net;
         }
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
             R->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, 0, &fail);
@@ -257,13 +268,15 @@ static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const fl
 /* Spiking max pooling (nc_snn_add_spike_maxpool2d): count this step's
  * input spikes, then let each output's count follow its window's max.
  * Returns the spikes emitted. */
-static int64_t run_spikemax(const nc_snn_layer *L, const nc_snn_layer *X, uint32_t *cnt, const float *x, float *y,
+static int64_t run_spikemax(const ref_plan *P, const nc_snn_layer *L, uint32_t *cnt, const float *x, float *y,
                             int N)
 {
+    const nc_snn_layer *X = &P->s->layers[L->inputs[0]];
     nc_win_geom g = nc_snn_win_geom(L, X);
+    int sgn = P->is_signed[L->inputs[0]];
     int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), spikes = 0;
     for (int n = 0; n < N; n++)
-        spikes += nc_spikemax_frame(x + n * in, cnt + n * in, cnt + N * in + n * out, g, y + n * out);
+        spikes += nc_spikemax_frame(x + n * in, cnt + n * in, cnt + N * in + n * out, g, sgn, y + n * out);
     return spikes;
 }
 
@@ -294,14 +307,16 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
             int s;
             if (L->kind == NC_SNN_IF)
                 s = nc_if_step(v, I[k], R->theta[j], reset_zero);
+            else if (L->kind == NC_SNN_SIGNED_IF)
+                s = nc_signed_if_step(v, &R->net[k], I[k], R->theta[j]);
             else {
                 float cur = I[k];
                 if (L->kind == NC_SNN_CUBALIF)
                     cur = nc_cuba_syn_step(&R->isyn[k], cur, R->dt_tau_syn[j], R->w_in[j]);
                 s = nc_lif_step(v, cur, R->dt_tau[j], R->vleak[j], R->r[j], R->theta[j], reset_zero);
             }
-            R->out[k] = s ? R->sval[j] : 0.0f;
-            count += s;
+            R->out[k] = s ? (float)s * R->sval[j] : 0.0f;
+            count += s != 0;
             if (rec_s)
                 rec_s[(int64_t)t * N * size + k] = (float)s;
             if (rec_v)
@@ -330,6 +345,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 R[i].v[k] = R[i].v0[k % R[i].size];
         if (R[i].isyn)
             memset(R[i].isyn, 0, (size_t)n * sizeof(float));
+        if (R[i].net)
+            memset(R[i].net, 0, (size_t)n * sizeof *R[i].net);
         if (R[i].cnt)
             memset(R[i].cnt, 0, (size_t)(N * (R[s->layers[i].inputs[0]].size + R[i].size)) * sizeof *R[i].cnt);
         q->spike_counts[i] = 0;
@@ -368,10 +385,11 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             case NC_SNN_POOL2D: ops = run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_SPIKEMAXPOOL2D:
-                q->spike_counts[i] += run_spikemax(L, &s->layers[L->inputs[0]], Ri->cnt, x, Ri->out, N);
-                if (q->rec_spikes && q->rec_spikes[i]) /* its spikes: the non-zero outputs */
+                q->spike_counts[i] += run_spikemax(P, L, Ri->cnt, x, Ri->out, N);
+                if (q->rec_spikes && q->rec_spikes[i]) /* its spikes: the signs of the non-zero outputs */
                     for (int64_t k = 0; k < N * Ri->size; k++)
-                        q->rec_spikes[i][(int64_t)t * N * Ri->size + k] = Ri->out[k] != 0.0f;
+                        q->rec_spikes[i][(int64_t)t * N * Ri->size + k] =
+                            (float)((Ri->out[k] > 0.0f) - (Ri->out[k] < 0.0f));
                 break;
             case NC_SNN_FLATTEN:
             case NC_SNN_READOUT:
@@ -386,7 +404,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 }
                 break;
             case NC_SNN_CONCAT: run_concat(s, L, R, Ri->out, N); break;
-            case NC_SNN_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+            case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
                 run_neuron(L, Ri, x, N, t, &q->spike_counts[i],
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);

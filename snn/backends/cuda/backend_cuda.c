@@ -145,6 +145,10 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
         snprintf(why, len, "SpikeMaxPool2d keeps spike counts from step to step, which the cuda kernels do not "
                            "carry yet (the cpu and cpu-fast backends run it; or convert with --maxpool currents)");
         return 0;
+    case NC_SNN_SIGNED_IF:
+        snprintf(why, len, "SignedIF (signed spikes) is not in the cuda kernels yet (the cpu and cpu-fast backends "
+                           "run it; or convert without --signed-spikes)");
+        return 0;
     default:
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
