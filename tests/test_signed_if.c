@@ -216,8 +216,14 @@ static void test_convert_resnet(void **state)
     (void)state;
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("examples/models/resnet.onnx"), NULL, &m));
-    nc_tensor *x = nc_test_load_f32("examples/data/fmnist_test_x.npy");
-    nc_tensor *logits = nc_test_load_f32("examples/data/resnet_logits.npy");
+    nc_tensor *x256 = nc_test_load_f32("examples/data/fmnist_test_x.npy");
+    nc_tensor *l256 = nc_test_load_f32("examples/data/resnet_logits.npy");
+    int64_t s64[4] = {64, 1, 28, 28}, l64[2] = {64, 10};
+    nc_tensor *x = NULL, *logits = NULL; /* the first 64 images: calibration and evaluation */
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, s64, nc_tensor_data_const(x256), &x));
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 2, l64, nc_tensor_data_const(l256), &logits));
+    nc_tensor_free(x256);
+    nc_tensor_free(l256);
     double gap[2];
     nc_snn *sig = NULL;
     for (int k = 0; k < 2; k++) {
