@@ -216,9 +216,10 @@ int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out)
 
 int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out)
 {
-    static const char *const names[] = {"subtract", "zero"}; /* in nc_reset_mode order */
-    int v, rc = cli_parse_choice(cmd, opt, s, names, 2, NC_RESET_SUBTRACT, &v);
-    *out = (nc_reset_mode)v;
+    static const char *const names[] = {"subtract", "zero"};
+    static const nc_reset_mode modes[] = {NC_RESET_SUBTRACT, NC_RESET_ZERO};
+    int v, rc = cli_parse_choice(cmd, opt, s, names, 2, -1, &v); /* an index of names, -1 when not given */
+    *out = v < 0 ? NC_RESET_SUBTRACT : modes[v];
     return rc;
 }
 

@@ -846,7 +846,7 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         nc_tensor_free(th);
         return NC_ERR_NOMEM;
     }
-    nc_if_params p = {theta ? theta : th, v0, NULL, c->o->reset};
+    nc_if_params p = {theta ? theta : th, v0, NULL, c->o->reset, c->o->signed_spikes};
     int id;
     st = nc_snn_add_if(c->s, src, &p, uniq(c, base, buf, sizeof buf), &id);
     nc_tensor_free(th);
@@ -1537,7 +1537,7 @@ static nc_status add_readout(cv *c)
     if (x->pa || x->pad[0] || x->pad[1])
         return nc_errorf(NC_ERR_UNSUPPORTED, "%s: the output '%s' is scaled or padded after the last "
                          "synaptic layer, which the readout cannot express", g->source, vname(c, v));
-    if (c->s->layers[x->layer].kind == NC_SNN_IF &&
+    if (nc_snn_kind_is_if(c->s->layers[x->layer].kind) &&
         (st = nc_strlist_addf(&c->cg->notes, "the network ends with an activation: the readout sums the "
                               "spikes of '%s'", c->s->layers[x->layer].name)) != NC_OK)
         return st;

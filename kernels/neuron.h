@@ -3,6 +3,8 @@
 #ifndef NC_KERNELS_NEURON_H
 #define NC_KERNELS_NEURON_H
 
+#include <stdint.h>
+
 #if defined(__CUDACC__)
 #define NC_HD __host__ __device__ __forceinline__
 #else
@@ -16,6 +18,18 @@ NC_HD int nc_if_step(float *v, float current, float theta, int reset_zero)
     float m = *v + current;
     int s = m >= theta;
     *v = s ? (reset_zero ? 0.0f : m - theta) : m;
+    return s;
+}
+
+/* One step of a signed IF neuron (DESIGN §3): m = v + I; +1 if m >= θ;
+ * −1 if m < 0 while its net count *n is positive; v = m − s·θ. Updates *v
+ * and *n and returns s. */
+NC_HD int nc_signed_if_step(float *v, int32_t *n, float current, float theta)
+{
+    float m = *v + current;
+    int s = m >= theta ? 1 : (m < 0.0f && *n > 0 ? -1 : 0);
+    *v = s > 0 ? m - theta : (s < 0 ? m + theta : m);
+    *n += s;
     return s;
 }
 

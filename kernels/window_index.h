@@ -144,41 +144,50 @@ NC_HD float nc_maxpool_output(const float *x, nc_win_geom g, int c, int oh, int 
 }
 
 /* Output (c, oh, ow) of spiking max pooling at one step over a frame x
- * (the input's spikes: non-zero = a spike). cnt holds every input's spike
- * count including this step's, *out_cnt the output's count up to the last
- * step. The output's count follows the window's largest input count, which
- * grows by at most one a step (each input's does); when it grows, the
- * output spikes with the value of the first input (ascending i, j) that
- * reached the new max, which must have spiked now. Returns the output's
- * value (0 when it does not spike); *spiked says whether it did. */
+ * (the input's spikes: non-zero = a spike; negative = a negative spike of a
+ * signed input). cnt holds every input's net spike count including this
+ * step's, *out_cnt the output's count up to the last step. The output's
+ * count follows the window's largest input count, which moves by at most
+ * one a step (each input's does). When it grows, the output spikes with the
+ * value of the first input (ascending i, j) at the new max, which must have
+ * spiked now; when it falls (signed inputs only), with the value of the
+ * first input at the new max that spiked negatively now (every input at the
+ * old max did). Returns the output's value (0 when it does not spike);
+ * *spiked says whether it did. */
 NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *out_cnt, nc_win_geom g, int c,
                                int oh, int ow, int *spiked)
 {
     uint32_t m = 0;
-    float v = 0.0f;
     for (int i = 0; i < g.kh; i++)
         for (int j = 0; j < g.kw; j++) {
             int64_t k = nc_win_tap(g, c, oh, ow, i, j);
-            if (k >= 0 && (cnt[k] > m || (cnt[k] == m && v == 0.0f && x[k] != 0.0f))) {
-                v = cnt[k] > m && x[k] == 0.0f ? 0.0f : x[k];
+            if (k >= 0 && cnt[k] > m)
                 m = cnt[k];
-            }
         }
-    *spiked = m > *out_cnt;
+    *spiked = m != *out_cnt;
     if (!*spiked)
         return 0.0f;
+    int up = m > *out_cnt;
     *out_cnt = m;
-    return v;
+    for (int i = 0; i < g.kh; i++)
+        for (int j = 0; j < g.kw; j++) {
+            int64_t k = nc_win_tap(g, c, oh, ow, i, j);
+            if (k >= 0 && cnt[k] == m && (up ? x[k] != 0.0f : x[k] < 0.0f))
+                return x[k];
+        }
+    return 0.0f; /* unreachable: some input moved the max */
 }
 
 /* One step of spiking max pooling over one frame: counts x's spikes into
- * cnt_in (one per input), then every output (c, oh, ow) in order through
+ * cnt_in (one per input; a negative spike of a signed input, signed_in,
+ * takes one back), then every output (c, oh, ow) in order through
  * nc_spikemax_output into y, its count in cnt_out. Returns the spikes. */
-NC_HD int64_t nc_spikemax_frame(const float *x, uint32_t *cnt_in, uint32_t *cnt_out, nc_win_geom g, float *y)
+NC_HD int64_t nc_spikemax_frame(const float *x, uint32_t *cnt_in, uint32_t *cnt_out, nc_win_geom g, int signed_in,
+                                float *y)
 {
     int64_t spikes = 0;
     for (int64_t k = 0; k < (int64_t)g.C * g.H * g.W; k++)
-        cnt_in[k] += x[k] != 0.0f;
+        cnt_in[k] += signed_in ? (uint32_t)(x[k] > 0.0f) - (uint32_t)(x[k] < 0.0f) : (uint32_t)(x[k] != 0.0f);
     for (int c = 0; c < g.C; c++)
         for (int oh = 0; oh < g.OH; oh++)
             for (int ow = 0; ow < g.OW; ow++) {

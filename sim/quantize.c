@@ -810,6 +810,9 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
                                   "are no compartment); convert with --maxpool average for the simulator");
+        if (L->kind == NC_SNN_SIGNED_IF)
+            return unsupported(L, "signed spikes are not mapped onto Loihi cores (a Loihi spike has no sign); "
+                                  "convert without --signed-spikes for the simulator");
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_MAXPOOL2D ||
             L->kind == NC_SNN_CONCAT || (L->kind == NC_SNN_POOL2D && L->div_taps))
             return unsupported(L, "not supported by the Loihi simulator (IF layers with Affine, Conv2d, "

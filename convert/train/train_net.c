@@ -64,6 +64,13 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: pool '%s' has per-window divisors (partial "
                                  "windows), which the engine does not train", mname, L->name);
             break;
+        case NC_SNN_SIGNED_IF:
+            /* QCFS trains rates, which it quantises as a signed IF's count does; BPTT would need the
+               surrogate of the negative spike */
+            if (mode != NC_TRAIN_QCFS)
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' has signed spikes, which only QCFS "
+                                 "training handles", mname, L->name);
+            /* fall through */
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
@@ -98,7 +105,7 @@ static void layer_steps(nc_tr_net *net, int i)
     Y->steps = 1;
     if (net->c.mode != NC_TRAIN_BPTT)
         return;
-    if (L->kind == NC_SNN_IF) {
+    if (nc_snn_kind_is_if(L->kind)) {
         Y->steps = net->c.T;
         return;
     }
@@ -145,7 +152,7 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
             nc_tr_net_free(net);
             return nc_errorf(NC_ERR_LIMIT, "training: layer '%s' is too large for a batch of %d", L->name, Nmax);
         }
-        int trainable = has_weights(L) || (L->kind == NC_SNN_IF && c->train_thresholds);
+        int trainable = has_weights(L) || (nc_snn_kind_is_if(L->kind) && c->train_thresholds);
         Y->need_grad = i == 0 ? c->input_grad : trainable;
         for (int k = 0; k < L->n_inputs; k++)
             Y->need_grad |= net->l[L->inputs[k]].need_grad;
@@ -166,7 +173,7 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
         }
         if (L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             Y->arg = buf(rows, Y->size, sizeof(int32_t), &fail);
-        if (L->kind == NC_SNN_IF) {
+        if (nc_snn_kind_is_if(L->kind)) {
             Y->lam = buf(1, Y->size, sizeof(float), &fail);
             Y->sv = buf(1, Y->size, sizeof(float), &fail);
             Y->aux = buf(1, Y->size, sizeof(float), &fail);
@@ -281,7 +288,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
                 }
             }
             break;
-        case NC_SNN_IF:
+        case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             refresh_if(net, L, Y);
             if (net->c.mode == NC_TRAIN_QCFS) {
                 nc_tr_qcfs q;
@@ -405,7 +412,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
             }
             break;
         }
-        case NC_SNN_IF:
+        case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             if (net->c.mode == NC_TRAIN_QCFS) {
                 nc_tr_qcfs q;
                 if_params(net, L, Y, &q, NULL);

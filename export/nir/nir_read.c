@@ -700,6 +700,7 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
         return NC_OK;
     }
     case NC_SNN_IF:
+    case NC_SNN_SIGNED_IF:
     case NC_SNN_LIF:
     case NC_SNN_CUBALIF:
     case NC_SNN_READOUT:
@@ -709,8 +710,10 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
             return NC_OK;
         if (L->reset != NC_RESET_SUBTRACT && L->reset != NC_RESET_ZERO)
             return nc_errorf(NC_ERR_MODEL, "layer '%s': unknown reset mode %d", L->name, (int)L->reset);
-        if (L->kind == NC_SNN_IF && !L->threshold)
+        if (nc_snn_kind_is_if(L->kind) && !L->threshold)
             return nc_errorf(NC_ERR_MODEL, "IF '%s': no threshold", L->name);
+        if (L->kind == NC_SNN_SIGNED_IF && L->reset != NC_RESET_SUBTRACT)
+            return nc_errorf(NC_ERR_MODEL, "SignedIF '%s': signed spikes need the subtractive reset", L->name);
         if ((st = nc_snn_check_param(L->threshold, L, "threshold")) != NC_OK ||
             (st = nc_snn_check_param(L->v_init, L, "v_init")) != NC_OK ||
             (st = nc_snn_check_param(L->spike_value, L, "spike_value")) != NC_OK ||
@@ -719,7 +722,9 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
             (st = nc_snn_check_param(L->tau_syn, L, "tau_syn")) != NC_OK ||
             (st = nc_snn_check_param(L->w_in, L, "w_in")) != NC_OK)
             return st;
-        if (L->kind == NC_SNN_IF)
+        if (L->kind == NC_SNN_SIGNED_IF && (st = positive(L->spike_value, L->name, "spike values")) != NC_OK)
+            return st;
+        if (nc_snn_kind_is_if(L->kind))
             return positive(L->threshold, L->name, "thresholds");
         if (!(L->dt > 0))
             return nc_errorf(NC_ERR_MODEL, "layer '%s': dt must be positive", L->name);

@@ -98,6 +98,16 @@ typedef struct nc_convert_options {
     /* Rounds of each correction per layer (each measures the error again,
      * as the rate is a step function of bias and v(0)); 0 = 1. */
     int correction_rounds;
+    /* IF layers with signed spikes (NC_SNN_SIGNED_IF, nc_if_params): a
+     * neuron takes back, with a negative spike, the spikes its cumulative
+     * input no longer supports, so its count follows the ReLU of the
+     * cumulative input and deep networks converge much faster in T (with a
+     * high threshold statistic, e.g. NC_THRESHOLD_MAX, the usual partner:
+     * the quantisation, not the transient, is then the error). The network
+     * runs on cpu and cpu-fast; NIR stores it as neuroc.SignedIF extension
+     * nodes (strict mode refuses it); the CUDA backend, the Loihi simulator
+     * and BPTT fine-tuning refuse it. */
+    int signed_spikes;
 } nc_convert_options;
 NC_API void nc_convert_options_init(nc_convert_options *o);
 

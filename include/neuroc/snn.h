@@ -37,7 +37,8 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_CUBALIF,    /* current-based LIF (NIR CubaLIF), forward Euler with dt */
     NC_SNN_READOUT,    /* non-spiking accumulator of its input over time */
     NC_SNN_MAXPOOL2D,  /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
-    NC_SNN_SPIKEMAXPOOL2D /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
+    NC_SNN_SPIKEMAXPOOL2D, /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
+    NC_SNN_SIGNED_IF   /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF
@@ -110,12 +111,25 @@ NC_API nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const
 /* IF neuron parameters. threshold and v_init are tensors of 1 element (per
  * layer), C elements (per channel, the first dimension of the layer's shape)
  * or the layer's full shape (per neuron); v_init NULL means θ/2, spike_value
- * NULL means θ (1 element, C, or full shape too). */
+ * NULL means θ (1 element, C, or full shape too).
+ *
+ * signed_spikes (NC_SNN_SIGNED_IF, DESIGN §3; the "signed neuron with
+ * memory" of Wang et al., IJCAI 2022): a neuron whose membrane falls below
+ * 0 while its net spike count n (positive minus negative spikes so far) is
+ * above 0 sends a negative spike (−spike value) and its membrane gains θ.
+ * Then n(t) = clip(floor((v(0) + Σ I)/θ), 0, ·): the rate follows the ReLU
+ * of the cumulative input, so a neuron whose input is positive early and
+ * negative later takes its early spikes back (the plain IF keeps them: the
+ * error that makes deep converted networks converge slowly). Needs the
+ * subtractive reset and positive thresholds and spike values; state: the
+ * membrane and n per neuron. NIR cannot express it (a neuroc.SignedIF
+ * extension node); the CUDA backend and the Loihi simulator refuse it. */
 typedef struct nc_if_params {
     const nc_tensor *threshold;
     const nc_tensor *v_init;
     const nc_tensor *spike_value;
     nc_reset_mode reset;
+    int signed_spikes;
 } nc_if_params;
 NC_API nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *name,
                                int *id);
