@@ -91,11 +91,20 @@ CONFIGS = [
     ("resnet_bn", "data-free p99.99", [DATA_FREE, "--threshold", "p99.99"]),
     ("resnet_bn", "p99.9 per channel", ["--threshold", "p99.9", "--per-channel"]),
     ("resnet_bn", "data-free p99.9 per channel", [DATA_FREE, "--threshold", "p99.9", "--per-channel"]),
-    # Real architectures from examples/train_zoo.py: neuroc's defaults, then
-    # the best settings found.
+    # Real architectures from examples/train_zoo.py: neuroc's defaults (p99.9
+    # per layer), then the best settings found, chosen on training images
+    # 55000-56999 (not the test set).
     ("vgg", "default", []),
+    ("vgg", "p99.9 per channel", ["--per-channel"]),
+    ("vgg", "p99.9 per channel + potential corr. (T=8)", ["--per-channel", "--potential-correction", "-T", "8"]),
+    ("vgg", "p99.9 per channel + potential corr. (T=32)", ["--per-channel", "--potential-correction", "-T", "32"]),
     ("resnet18", "default", []),
+    ("resnet18", "p99.9 per channel + potential corr. (T=16)", ["--per-channel", "--potential-correction",
+                                                                 "-T", "16"]),
     ("squeezenet", "default", []),
+    ("squeezenet", "p99.9 per channel", ["--per-channel"]),
+    ("squeezenet", "p99.9 per channel + potential corr. (T=32)", ["--per-channel", "--potential-correction",
+                                                                   "-T", "32"]),
 ]
 
 # The acceptance targets: (model, t, largest allowed ANN - SNN gap in
