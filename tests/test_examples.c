@@ -1,6 +1,7 @@
 /* The shipped example models and the opset-variant CNNs, run through the whole
  * import + reference-forward path and compared with PyTorch's own outputs
- * (fixtures written by examples/train_fashion.py, so no torch is needed). */
+ * (fixtures written by examples/train_fashion.py and examples/train_zoo.py, so
+ * no torch is needed). */
 #include "testutil.h"
 
 #include <math.h>
@@ -199,6 +200,13 @@ int main(void)
          * rounding changes of 1e-6 (relative, on every pre-activation) still
          * keep all logits within TOL. */
         EXAMPLE("cnn_qcfs"),
+        /* Real architectures (examples/train_zoo.py), each starting with a Pad
+         * 28x28 -> 32x32: a VGG with max pooling, torchvision's ResNet-18
+         * (the largest: about 9.5 G multiply-adds for the 256 images) and a
+         * SqueezeNet with Fire modules (Concat) and ceil-mode max pooling. */
+        EXAMPLE("vgg"),
+        EXAMPLE("resnet18"),
+        EXAMPLE("squeezenet"),
         VARIANT("cnn_op9_fold_fixed"),
         VARIANT("cnn_op9_fold_dyn"),
         VARIANT("cnn_op9_nofold_fixed"),
