@@ -105,6 +105,12 @@ CONFIGS = [
     ("squeezenet", "p99.9 per channel", ["--per-channel"]),
     ("squeezenet", "p99.9 per channel + potential corr. (T=32)", ["--per-channel", "--potential-correction",
                                                                    "-T", "32"]),
+    # Signed IF neurons (DESIGN §3), with the default and the max threshold.
+    ("resnet", "signed spikes", ["--signed-spikes"]),
+    ("vgg", "signed spikes", ["--signed-spikes"]),
+    ("resnet18", "signed spikes", ["--signed-spikes"]),
+    ("squeezenet", "signed spikes", ["--signed-spikes"]),
+    ("squeezenet", "signed spikes, max", ["--signed-spikes", "--threshold", "max"]),
 ]
 
 # The acceptance targets: (model, t, largest allowed ANN - SNN gap in
