@@ -125,7 +125,14 @@ NET=$TMP/mlp.nir
     fail "converting the MLP failed"
 TUNED=$D/tuned.nir
 FT=(finetune "$NET" --train "$X" --labels "$Y" -T 2 --epochs 2 -o "$TUNED")
-"$NEUROC" "${FT[@]}" >/dev/null 2>&1 || fail "the first fine-tuning failed"
+# Under the sanitizer pass, LeakSanitizer's own tracer crashes ("Tracer caught
+# signal 11", on a dynamic-TLS entry of the main thread) at the exit of a
+# two-epoch fine-tuning since checkpoints hold deflated datasets; that is a
+# fatal error of the tool, not a leak report. This run only makes the
+# previous output, so it goes without leak detection; test_finetune and
+# test_finetune_cli check fine-tuning for leaks.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" "$NEUROC" "${FT[@]}" >/dev/null 2>&1 ||
+    fail "the first fine-tuning failed"
 rm -f "$D"/*.ckpt.*
 SUM=$(cksum <"$TUNED")
 cp "$TUNED" "$TMP/prev_tuned.nir"

@@ -1086,7 +1086,9 @@ static nc_status preflight_load(void *arg)
 {
     const preflight_args *a = arg;
     nc_snn *s = NULL;
-    return nc_snn_load_nir(a->path, a->opt, &s);
+    nc_status st = nc_snn_load_nir(a->path, a->opt, &s);
+    nc_snn_free(s);
+    return st;
 }
 
 nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out)
