@@ -21,6 +21,7 @@ vg() { # WANT_RC ARGS...: neuroc under memcheck; 99 means valgrind found an erro
     local want=$1
     shift
     valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+        --suppressions="$(dirname "${BASH_SOURCE[0]}")/valgrind.supp" \
         "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
     if [ $rc -eq 99 ]; then
