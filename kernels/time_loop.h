@@ -8,24 +8,61 @@
 #include <stdint.h>
 
 #include "neuron.h"
+#include "window_index.h"
 
 /* An IF neuron over `steps` steps: the current of step t is cur[t·cur_stride]
  * (stride 0: a static current, the same every step), the output y[t·y_stride]
- * is sval on a spike, else 0; rec_s / rec_v (may be NULL) get the spike (0/1)
- * and the membrane after the update at the same index as y. *v carries the
- * membrane from one chunk to the next. Returns the number of spikes. */
-NC_HD int nc_if_over_time(float *v, const float *cur, int64_t cur_stride, float *y, int64_t y_stride, int steps,
-                          float theta, float sval, int reset_zero, float *rec_s, float *rec_v)
+ * is s·sval for a spike s (+1, or −1 for a signed neuron), else 0; rec_s /
+ * rec_v (may be NULL) get s and the membrane after the update at the same
+ * index as y. *v carries the membrane from one chunk to the next; net, when
+ * not NULL, makes it a signed IF (nc_signed_if_step) and carries its net
+ * count. Returns the number of spikes (of either sign). */
+NC_HD int nc_if_over_time(float *v, int32_t *net, const float *cur, int64_t cur_stride, float *y, int64_t y_stride,
+                          int steps, float theta, float sval, int reset_zero, float *rec_s, float *rec_v)
 {
     int n = 0;
     for (int t = 0; t < steps; t++) {
-        int s = nc_if_step(v, cur[t * cur_stride], theta, reset_zero);
-        y[t * y_stride] = s ? sval : 0.0f;
+        int s = net ? nc_signed_if_step(v, net, cur[t * cur_stride], theta)
+                    : nc_if_step(v, cur[t * cur_stride], theta, reset_zero);
+        y[t * y_stride] = s ? (float)s * sval : 0.0f;
         if (rec_s)
             rec_s[t * y_stride] = (float)s;
         if (rec_v)
             rec_v[t * y_stride] = *v;
-        n += s;
+        n += s != 0;
+    }
+    return n;
+}
+
+/* Spiking max pooling, time-batched in two passes. First, per input neuron:
+ * its spike count after each step, cum[t·cum_stride] (*cnt carries the
+ * count from one chunk to the next); x[t·x_stride] is its value at step t
+ * (stride 0: static). */
+NC_HD void nc_spike_count_over_time(uint32_t *cnt, const float *x, int64_t x_stride, uint32_t *cum,
+                                    int64_t cum_stride, int steps, int signed_in)
+{
+    for (int t = 0; t < steps; t++) {
+        *cnt += nc_spike_count_delta(x[t * x_stride], signed_in);
+        cum[t * cum_stride] = *cnt;
+    }
+}
+
+/* Then per output (c, oh, ow), nc_spikemax_output at each step over the
+ * frame of input values x + t·x_stride and of counts cum + t·cum_stride;
+ * *out_cnt carries the output's count. y[t·y_stride] gets the output,
+ * rec_s (may be NULL) its sign. Returns the spikes. */
+NC_HD int nc_spikemax_over_time(const float *x, int64_t x_stride, const uint32_t *cum, int64_t cum_stride,
+                                uint32_t *out_cnt, nc_win_geom g, int c, int oh, int ow, float *y, int64_t y_stride,
+                                float *rec_s, int steps)
+{
+    int n = 0;
+    for (int t = 0; t < steps; t++) {
+        int sp;
+        float o = nc_spikemax_output(x + t * x_stride, cum + t * cum_stride, out_cnt, g, c, oh, ow, &sp);
+        y[t * y_stride] = o;
+        if (rec_s)
+            rec_s[t * y_stride] = (float)((o > 0.0f) - (o < 0.0f));
+        n += sp;
     }
     return n;
 }

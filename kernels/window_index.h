@@ -178,6 +178,14 @@ NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *ou
     return 0.0f; /* unreachable: some input moved the max */
 }
 
+/* What an input value adds to its spike count: 1 for a spike (any non-zero
+ * value); for a signed input (signed_in) −1 for a negative spike, which
+ * takes one back (unsigned arithmetic: the count never goes below 0). */
+NC_HD uint32_t nc_spike_count_delta(float x, int signed_in)
+{
+    return signed_in ? (uint32_t)(x > 0.0f) - (uint32_t)(x < 0.0f) : (uint32_t)(x != 0.0f);
+}
+
 /* One step of spiking max pooling over one frame: counts x's spikes into
  * cnt_in (one per input; a negative spike of a signed input, signed_in,
  * takes one back), then every output (c, oh, ow) in order through
@@ -187,7 +195,7 @@ NC_HD int64_t nc_spikemax_frame(const float *x, uint32_t *cnt_in, uint32_t *cnt_
 {
     int64_t spikes = 0;
     for (int64_t k = 0; k < (int64_t)g.C * g.H * g.W; k++)
-        cnt_in[k] += signed_in ? (uint32_t)(x[k] > 0.0f) - (uint32_t)(x[k] < 0.0f) : (uint32_t)(x[k] != 0.0f);
+        cnt_in[k] += nc_spike_count_delta(x[k], signed_in);
     for (int c = 0; c < g.C; c++)
         for (int oh = 0; oh < g.OH; oh++)
             for (int ow = 0; ow < g.OW; ow++) {

@@ -271,6 +271,68 @@ NET_FN nc_snn *net_concat_paths(void)
     return s;
 }
 
+/* A signed IF layer (nc_if_params.signed_spikes: θ as spike values, reset
+ * by subtraction), θ per layer, channel or neuron as in net_if. */
+NET_FN int net_signed_if(nc_snn *s, int from, int per, float theta)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_layer_at(s, from, &X));
+    int64_t size = 1;
+    for (int d = 0; d < X.ndim; d++)
+        size *= X.shape[d];
+    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
+    nc_tensor *th = net_rand_tensor(1, n, theta * 0.7f, theta * 1.3f);
+    nc_if_params p = {.threshold = th, .signed_spikes = 1};
+    int id;
+    NET_OK(nc_snn_add_if(s, from, &p, NULL, &id));
+    nc_tensor_free(th);
+    return id;
+}
+
+/* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ
+ * (overlapping padded windows), of IF spikes with per-neuron values and
+ * reset to zero, of a pool of its own, and of the input itself (static
+ * under direct encoding). With signed_if the two IF layers send signed
+ * spikes (per channel and per neuron θ), so the pools' counts also fall,
+ * and a Concat of signed and plain spikes feeds a fifth pool. pools (may
+ * be NULL) gets the ids of the first four pools. */
+NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
+{
+    int64_t in[3] = {3, 10, 10}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = signed_if ? net_signed_if(s, c1, 1, 0.5f) : net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 0.5f);
+    int m1, m2, m3, m0, fl, fl0, ro, sum;
+    NET_OK(nc_snn_add_spike_maxpool2d(s, i1, k3, s2, p1, NULL, &m1));  /* 8 × 5 × 5 */
+    int c2 = net_conv(s, m1, 6, 3, 1, 1, 1, 1, 0.6f);
+    int i2 = signed_if ? net_signed_if(s, c2, 2, 0.4f) : net_if(s, c2, 2, 1, NC_RESET_ZERO, 0.4f);
+    NET_OK(nc_snn_add_spike_maxpool2d(s, i2, k2, s2, NULL, NULL, &m2)); /* 6 × 2 × 2 */
+    NET_OK(nc_snn_add_spike_maxpool2d(s, m2, k2, k2, NULL, NULL, &m3)); /* 6 × 1 × 1 */
+    NET_OK(nc_snn_add_spike_maxpool2d(s, 0, k3, s2, p1, NULL, &m0));   /* of the input: 3 × 5 × 5 */
+    NET_OK(nc_snn_add_flatten(s, m3, NULL, &fl));
+    NET_OK(nc_snn_add_flatten(s, m0, NULL, &fl0));
+    int f1 = net_affine(s, fl, 4, 0.8f), f0 = net_affine(s, fl0, 4, 0.3f), from[3] = {f1, f0, 0};
+    int n_sum = 2;
+    if (signed_if) {
+        int c3 = net_conv(s, m1, 6, 3, 1, 1, 1, 1, 0.6f), i3 = net_if(s, c3, 1, 0, NC_RESET_SUBTRACT, 0.4f);
+        int parts[2] = {i2, i3}, cat, mc, flc;
+        NET_OK(nc_snn_add_concat(s, 2, parts, NULL, &cat));             /* 12 × 5 × 5 */
+        NET_OK(nc_snn_add_spike_maxpool2d(s, cat, k3, s2, p1, NULL, &mc)); /* 12 × 3 × 3 */
+        NET_OK(nc_snn_add_flatten(s, mc, NULL, &flc));
+        from[n_sum++] = net_affine(s, flc, 4, 0.4f);
+    }
+    NET_OK(nc_snn_add_add(s, n_sum, from, NULL, &sum));
+    NET_OK(nc_snn_add_readout(s, sum, NULL, &ro));
+    if (pools) {
+        pools[0] = m1;
+        pools[1] = m2;
+        pools[2] = m3;
+        pools[3] = m0;
+    }
+    return s;
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights. */
 NET_FN nc_snn *net_cnn_shapes(void)
 {
@@ -294,8 +356,9 @@ NET_FN nc_snn *net_cnn_shapes(void)
 
 #ifndef NC_TESTS_NO_ONNX
 /* A shipped example model (path under the source tree) converted on 64 test
- * images; *batch gets the next n images. */
-NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch)
+ * images with options co (NULL: the defaults); *batch gets the next n
+ * images. */
+NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch, const nc_convert_options *co)
 {
     nc_model *m = NULL;
     NET_OK(nc_model_load_onnx(path, NULL, &m));
@@ -313,9 +376,14 @@ NET_FN nc_snn *net_example(const char *path, int n, nc_tensor **batch)
     NET_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, nc_tensor_data(x), &calib));
     shape[0] = n;
     NET_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, shape, (float *)nc_tensor_data(x) + 64 * 784, batch));
-    nc_convert_options co = {.calib_samples = 64};
+    nc_convert_options o;
+    if (co)
+        o = *co;
+    else
+        nc_convert_options_init(&o);
+    o.calib_samples = 64;
     nc_snn *s = NULL;
-    NET_OK(nc_convert(m, calib, NULL, &co, &s, NULL));
+    NET_OK(nc_convert(m, calib, NULL, &o, &s, NULL));
     nc_tensor_free(calib);
     nc_tensor_free(x);
     nc_model_free(m);

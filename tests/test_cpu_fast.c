@@ -167,40 +167,26 @@ static void test_dense_fallbacks(void **state)
     nc_snn_free(s);
 }
 
-/* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ
- * (overlapping padded windows), of IF spikes with per-neuron values and
- * reset to zero, of a pool of its own, and of the input itself (dense, or
- * Poisson spikes); the fast backend runs the reference's loop on a copy of
- * its input. */
+/* Spiking max pooling (net_spike_maxpool, plain and signed spikes): the
+ * fast backend runs the reference's loop on a copy of its input. */
 static void test_spike_maxpool(void **state)
 {
     (void)state;
-    int64_t in[3] = {3, 10, 10}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1};
-    nc_snn *s = NULL;
-    NC_ASSERT_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f), i1 = net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 0.5f);
-    int m1, m2, m3, m0, fl, fl0, ro, sum;
-    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, i1, k3, s2, p1, NULL, &m1));  /* 8 × 5 × 5 */
-    int c2 = net_conv(s, m1, 6, 3, 1, 1, 1, 1, 0.6f), i2 = net_if(s, c2, 2, 1, NC_RESET_ZERO, 0.4f);
-    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, i2, k2, s2, NULL, NULL, &m2)); /* 6 × 2 × 2 */
-    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, m2, k2, k2, NULL, NULL, &m3)); /* 6 × 1 × 1 */
-    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, 0, k3, s2, p1, NULL, &m0));   /* of the input: 3 × 5 × 5 */
-    NC_ASSERT_OK(nc_snn_add_flatten(s, m3, NULL, &fl));
-    NC_ASSERT_OK(nc_snn_add_flatten(s, m0, NULL, &fl0));
-    int f1 = net_affine(s, fl, 4, 0.8f), f0 = net_affine(s, fl0, 4, 0.3f), from[2] = {f1, f0};
-    NC_ASSERT_OK(nc_snn_add_add(s, 2, from, NULL, &sum));
-    NC_ASSERT_OK(nc_snn_add_readout(s, sum, NULL, &ro));
-    g_total_spikes = 0;
-    check_all(s, 7);
-    assert_true(g_total_spikes > 0);
-    /* the pools spike: count them on the reference */
-    run_out a;
-    nc_tensor *x = net_rand_input(s, 0, 2);
-    run_backend(s, "cpu", x, 7, NC_ENCODING_DIRECT, 0, &a);
-    assert_true(a.spikes[m1] > 0 && a.spikes[m2] > 0 && a.spikes[m3] > 0 && a.spikes[m0] > 0);
-    run_out_free(&a);
-    nc_tensor_free(x);
-    nc_snn_free(s);
+    for (int sgn = 0; sgn < 2; sgn++) {
+        int m[4];
+        nc_snn *s = net_spike_maxpool(sgn, m);
+        g_total_spikes = 0;
+        check_all(s, 7);
+        assert_true(g_total_spikes > 0);
+        /* the pools spike: count them on the reference */
+        run_out a;
+        nc_tensor *x = net_rand_input(s, 0, 2);
+        run_backend(s, "cpu", x, 7, NC_ENCODING_DIRECT, 0, &a);
+        assert_true(a.spikes[m[0]] > 0 && a.spikes[m[1]] > 0 && a.spikes[m[2]] > 0 && a.spikes[m[3]] > 0);
+        run_out_free(&a);
+        nc_tensor_free(x);
+        nc_snn_free(s);
+    }
 }
 
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
@@ -304,7 +290,7 @@ static void test_refuses_cleanly(void **state)
 static void convert_and_check(const char *onnx)
 {
     nc_tensor *batch = NULL;
-    nc_snn *s = net_example(nc_test_src(onnx), 6, &batch);
+    nc_snn *s = net_example(nc_test_src(onnx), 6, &batch, NULL);
     g_total_spikes = 0;
     check_same(s, batch, 8, NC_ENCODING_DIRECT, 0);
     check_same(s, batch, 4, NC_ENCODING_POISSON, 1);

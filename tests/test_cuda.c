@@ -217,13 +217,20 @@ int main(void)
     check_net("static paths", net_static_paths(0), 5);
     check_net("example CNN shapes", net_cnn_shapes(), 8);
     check_net("concat paths", net_concat_paths(), 6);
+    check_net("spiking max pools", net_spike_maxpool(0, NULL), 7);
+    check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
 #ifndef NC_TESTS_NO_ONNX
-    static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx", "mlp.onnx"};
+    /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last two with signed spikes */
+    static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx",     "mlp.onnx",
+                                   "vgg.onnx", "squeezenet.onnx", "resnet.onnx", "vgg.onnx"};
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/examples/models/%s", NC_SOURCE_DIR, models[k]);
         nc_tensor *x = NULL;
-        nc_snn *s = net_example(path, 16, &x);
+        nc_convert_options co;
+        nc_convert_options_init(&co);
+        co.signed_spikes = k >= 6;
+        nc_snn *s = net_example(path, 16, &x, &co);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 0);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 1);
         check_event(models[k], s, x, 4, NC_ENCODING_POISSON, 0);

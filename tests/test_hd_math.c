@@ -93,6 +93,9 @@ typedef struct emu_layer {
     int view, is_static;
     int64_t size;
     float *val, *wt, *v, *theta, *sval, *v0;
+    int32_t *net;                   /* SignedIF */
+    uint32_t *in_cnt, *out_cnt, *cum; /* SpikeMaxPool2d */
+    int signed_in;
     nc_win_geom g;
 } emu_layer;
 
@@ -138,8 +141,9 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
     int nl = s->n_layers, series = nc_tensor_ndim(input) == s->layers[0].ndim + 2;
     int N = (int)nc_tensor_shape(input)[series];
     emu_layer *E = calloc((size_t)nl, sizeof *E);
-    char *is_static = calloc((size_t)nl, 1);
+    char *is_static = calloc((size_t)nl, 1), *is_signed = calloc((size_t)nl, 1);
     nc_snn_mark_static(s, series, enc, is_static); /* as the backend */
+    nc_snn_mark_signed(s, is_signed);
     int64_t max_in = 1;
     for (int i = 0; i < nl; i++) {
         const nc_snn_layer *L = &s->layers[i];
@@ -147,15 +151,25 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
         E[i].view = nc_snn_kind(L->kind)->view ? E[L->inputs[0]].view : i;
         E[i].val = E[i].view == i ? calloc((size_t)(tc * N * E[i].size), sizeof(float)) : NULL;
         E[i].is_static = is_static[i];
-        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D)
+        if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D ||
+            L->kind == NC_SNN_SPIKEMAXPOOL2D)
             E[i].g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
+        if (L->kind == NC_SNN_SPIKEMAXPOOL2D) {
+            int64_t in = E[L->inputs[0]].size;
+            E[i].in_cnt = calloc((size_t)(N * in), sizeof(uint32_t));
+            E[i].out_cnt = calloc((size_t)(N * E[i].size), sizeof(uint32_t));
+            E[i].cum = calloc((size_t)(tc * N * in), sizeof(uint32_t));
+            E[i].signed_in = is_signed[L->inputs[0]];
+        }
+        if (L->kind == NC_SNN_SIGNED_IF)
+            E[i].net = calloc((size_t)(N * E[i].size), sizeof(int32_t));
         if (L->kind == NC_SNN_CONV2D || L->kind == NC_SNN_AFFINE) {
             E[i].wt = nc_snn_fanout_weights(L); /* the backend's layout, read through nc_conv_w_index */
             assert_non_null(E[i].wt);
         }
         if (L->n_inputs > 0 && E[L->inputs[0]].size > max_in)
             max_in = E[L->inputs[0]].size;
-        if (L->kind == NC_SNN_IF) {
+        if (nc_snn_kind_is_if(L->kind)) {
             E[i].v = malloc((size_t)(N * E[i].size) * sizeof(float));
             E[i].theta = malloc((size_t)E[i].size * sizeof(float));
             E[i].sval = malloc((size_t)E[i].size * sizeof(float));
@@ -260,20 +274,36 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
                             E[A->view].val[nc_concat_src(e, A->size, A->is_static ? N : frames)];
                 }
                 break;
-            case NC_SNN_IF: {
+            case NC_SNN_IF: case NC_SNN_SIGNED_IF: {
                 int x_static = E[L->inputs[0]].is_static;
                 for (int64_t e = 0; e < N * C->size; e++)
-                    spikes[i] += nc_if_over_time(&C->v[e], X->val + e, x_static ? 0 : N * C->size, C->val + e,
-                                                 N * C->size, steps, C->theta[e % C->size], C->sval[e % C->size],
+                    spikes[i] += nc_if_over_time(&C->v[e], C->net ? &C->net[e] : NULL, X->val + e,
+                                                 x_static ? 0 : N * C->size, C->val + e, N * C->size, steps,
+                                                 C->theta[e % C->size], C->sval[e % C->size],
                                                  L->reset == NC_RESET_ZERO, tr_s[i] + t0 * N * C->size + e,
                                                  tr_v[i] + t0 * N * C->size + e);
                 continue;
+            }
+            case NC_SNN_SPIKEMAXPOOL2D: { /* as nc_cu_spikemax: the counts pass, then the outputs pass */
+                int x_static = E[L->inputs[0]].is_static;
+                for (int64_t e = 0; e < N * xs; e++)
+                    nc_spike_count_over_time(&C->in_cnt[e], X->val + e, x_static ? 0 : N * xs, C->cum + e, N * xs,
+                                             steps, C->signed_in);
+                int64_t P = (int64_t)g.OH * g.OW;
+                for (int64_t e = 0; e < N * C->size; e++) {
+                    int64_t smp = e / C->size, o = e % C->size;
+                    int c = (int)(o / P), p = (int)(o % P);
+                    spikes[i] += nc_spikemax_over_time(X->val + smp * xs, x_static ? 0 : N * xs, C->cum + smp * xs,
+                                                       N * xs, &C->out_cnt[e], g, c, p / g.OW, p % g.OW, C->val + e,
+                                                       N * C->size, tr_s[i] + t0 * N * C->size + e, steps);
+                }
+                break;
             }
             default: break;
             }
         }
         for (int i = 0; i < nl; i++) /* value traces of the other layers */
-            if (s->layers[i].kind != NC_SNN_IF)
+            if (!nc_snn_kind_is_neuron(s->layers[i].kind))
                 for (int t = 0; t < steps; t++)
                     memcpy(tr_v[i] + (t0 + t) * N * E[i].size,
                            E[E[i].view].val + (E[i].is_static ? 0 : t * N * E[i].size),
@@ -295,9 +325,14 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
         free(E[i].theta);
         free(E[i].sval);
         free(E[i].v0);
+        free(E[i].net);
+        free(E[i].in_cnt);
+        free(E[i].out_cnt);
+        free(E[i].cum);
     }
     free(E);
     free(is_static);
+    free(is_signed);
     free(mask);
     free(idx);
     free(ev);
@@ -391,18 +426,30 @@ static void test_emulated_random_layers(void **state)
     s = net_concat_paths();
     check_modes(s, 6);
     nc_snn_free(s);
+    for (int sgn = 0; sgn < 2; sgn++) {
+        s = net_spike_maxpool(sgn, NULL);
+        check_modes(s, 7);
+        nc_snn_free(s);
+    }
     assert_true(g_spikes > 0);
 }
 
 static void test_emulated_example_models(void **state)
 {
     (void)state;
-    static const char *models[] = {"examples/models/cnn.onnx", "examples/models/resnet.onnx",
-                                   "examples/models/mlp.onnx"};
+    /* vgg: max pools of spikes (SpikeMaxPool2d); squeezenet: Concat and ceil-mode max pools; the last
+       two with signed spikes */
+    static const char *models[] = {"examples/models/cnn.onnx",  "examples/models/resnet.onnx",
+                                   "examples/models/mlp.onnx",  "examples/models/vgg.onnx",
+                                   "examples/models/squeezenet.onnx", "examples/models/resnet.onnx",
+                                   "examples/models/vgg.onnx"};
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
         g_spikes = 0;
         nc_tensor *x = NULL;
-        nc_snn *s = net_example(nc_test_src(models[k]), 4, &x);
+        nc_convert_options co;
+        nc_convert_options_init(&co);
+        co.signed_spikes = k >= 5;
+        nc_snn *s = net_example(nc_test_src(models[k]), 4, &x, &co);
         check_emulation(s, x, 8, 8, NC_ENCODING_DIRECT, 0);
         check_emulation(s, x, 8, 3, NC_ENCODING_DIRECT, 1);
         assert_true(g_spikes > 0);

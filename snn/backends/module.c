@@ -65,6 +65,7 @@ static const nc_host_api g_host = {
     .snn_spike_values = nc_snn_spike_values,
     .snn_v_inits = nc_snn_v_inits,
     .snn_mark_static = nc_snn_mark_static,
+    .snn_mark_signed = nc_snn_mark_signed,
 };
 
 /* ---- where modules are looked for */

@@ -22,7 +22,7 @@
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 3u
+#define NC_BACKEND_ABI 4u
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -55,6 +55,7 @@ typedef struct nc_host_api {
     float *(*snn_spike_values)(const nc_snn_layer *L, int channel_last, int *fail);
     float *(*snn_v_inits)(const nc_snn_layer *L, int channel_last, int *fail);
     void (*snn_mark_static)(const nc_snn *s, int series, nc_encoding enc, char *is_static);
+    void (*snn_mark_signed)(const nc_snn *s, char *is_signed);
 } nc_host_api;
 
 /* What a module gives back. */

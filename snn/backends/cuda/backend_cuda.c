@@ -29,6 +29,9 @@
  * reference counts them.
  *
  * A Concat copies each input's frames to its channel offset (kernels/time_loop.h).
+ * Signed IF neurons carry a net count beside the membrane; spiking max
+ * pooling runs in two passes a chunk: every input's count after each step,
+ * then every output's count following its window's max over the steps.
  * Not supported (supports_layer says why): LIF, CubaLIF, recurrent
  * edges. Every CUDA, cuBLAS and cuSPARSE failure is NC_ERR_DEVICE with the
  * library's own message; no device is NC_ERR_BACKEND_UNAVAILABLE. */
@@ -76,7 +79,12 @@ typedef struct cu_layer {
     /* Pool2d scale; IF */
     float scale;
     float *v, *theta, *sval, *v0;
-    float *rec_s, *rec_v; /* recorded neuron layers: one chunk's traces */
+    int32_t *net;         /* SignedIF: net spike counts, N × size */
+    /* SpikeMaxPool2d: the input's counts (N × input size), the outputs'
+       (N × size), and the input's counts after each step of a chunk */
+    uint32_t *in_cnt, *out_cnt, *cum;
+    int signed_in;        /* its input's spikes may be negative (nc_snn_mark_signed) */
+    float *rec_s, *rec_v; /* recorded spiking layers: one chunk's traces (rec_v: neurons only) */
 } cu_layer;
 
 typedef struct cu_plan {
@@ -139,16 +147,9 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
     const nc_snn_layer *L = &s->layers[id];
     switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
     case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
-    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_IF: case NC_SNN_READOUT:
+    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_IF: case NC_SNN_SIGNED_IF:
+    case NC_SNN_SPIKEMAXPOOL2D: case NC_SNN_READOUT:
         break;
-    case NC_SNN_SPIKEMAXPOOL2D:
-        snprintf(why, len, "SpikeMaxPool2d keeps spike counts from step to step, which the cuda kernels do not "
-                           "carry yet (the cpu and cpu-fast backends run it; or convert with --maxpool currents)");
-        return 0;
-    case NC_SNN_SIGNED_IF:
-        snprintf(why, len, "SignedIF (signed spikes) is not in the cuda kernels yet (the cpu and cpu-fast backends "
-                           "run it; or convert without --signed-spikes)");
-        return 0;
     default:
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
@@ -242,7 +243,8 @@ static void cu_plan_free(void *p)
     for (int i = 0; P->L && i < P->s->n_layers; i++) {
         cu_layer *C = &P->L[i];
         void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
-                        C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v};
+                        C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
+                        C->net,  C->in_cnt, C->out_cnt, C->cum};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             cudaFree(bufs[b]);
     }
@@ -318,7 +320,9 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
-        if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->neuron)
+        if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
+            b += in * 4;
+        if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->spiking)
             b += CL[i].size * 8;
     }
     return b * N;
@@ -386,10 +390,20 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
             C->scale = L->scale;
             break;
-        case NC_SNN_IF:
+        case NC_SNN_SPIKEMAXPOOL2D:
+            C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
+            CU(cudaMalloc((void **)&C->in_cnt, (size_t)(N * in) * 4), "spike counts");
+            CU(cudaMalloc((void **)&C->out_cnt, (size_t)(N * C->size) * 4), "spike counts");
+            CU(cudaMalloc((void **)&C->cum, (size_t)(fr * in) * 4), "spike counts");
+            if (rec_on && rec_on[i])
+                CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
+            break;
+        case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             if ((st = upload_neuron(L, C)) != NC_OK)
                 return st;
             CU(cudaMalloc((void **)&C->v, (size_t)(N * C->size) * sizeof(float)), "membranes");
+            if (L->kind == NC_SNN_SIGNED_IF)
+                CU(cudaMalloc((void **)&C->net, (size_t)(N * C->size) * sizeof(int32_t)), "net spike counts");
             if (rec_on && rec_on[i]) {
                 CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
                 CU(cudaMalloc((void **)&C->rec_v, (size_t)(fr * C->size) * sizeof(float)), "membrane traces");
@@ -423,11 +437,19 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
     P->prec = o->cuda_precision;
     if ((st = parse_strategy(s, o->cuda_strategy, want)) != NC_OK)
         goto done;
+    char *is_signed = nc_malloc((size_t)s->n_layers);
+    if (!is_signed) {
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cuda plan");
+        goto done;
+    }
+    nc_snn_mark_signed(s, is_signed);
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         P->L[i].size = nc_snn_layer_size(L);
         P->L[i].view = nc_snn_kind(L->kind)->view ? P->L[L->inputs[0]].view : i;
+        P->L[i].signed_in = L->n_inputs > 0 && is_signed[L->inputs[0]];
     }
+    nc_free(is_signed);
     /* Steps per chunk: all T when at most half the free memory holds them. */
     size_t free_b = 0, total_b = 0;
     cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
@@ -719,8 +741,16 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
             }
             break;
         }
-        case NC_SNN_IF:
-            CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->theta, C->sval,
+        case NC_SNN_SPIKEMAXPOOL2D:
+            CU(nc_cu_spikemax(P->st, x, P->L[xi].is_static, N, C->g, steps, C->signed_in, C->in_cnt, C->cum,
+                              C->out_cnt, C->val, C->rec_s, P->counters + i),
+               "spiking max pool kernel");
+            if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
+                (st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK)
+                return st;
+            break;
+        case NC_SNN_IF: case NC_SNN_SIGNED_IF:
+            CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->net, C->theta, C->sval,
                         L->reset == NC_RESET_ZERO, C->val, C->rec_s, C->rec_v, P->counters + i),
                "IF kernel");
             if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
@@ -765,9 +795,18 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
     int64_t out_size = P->L[o].size;
     CU(cudaMemsetAsync(P->counters, 0, (size_t)(3 * nl) * sizeof(nc_cu_count), P->st), "clearing counters");
     CU(cudaMemsetAsync(P->out_acc, 0, (size_t)(N * out_size) * sizeof(float), P->st), "clearing the output");
-    for (int i = 0; i < nl; i++)
-        if (P->L[i].v)
-            CU(nc_cu_fill_rows(P->st, P->L[i].v, P->L[i].v0, N, (int)P->L[i].size), "membrane reset");
+    for (int i = 0; i < nl; i++) {
+        cu_layer *C = &P->L[i];
+        if (C->v)
+            CU(nc_cu_fill_rows(P->st, C->v, C->v0, N, (int)C->size), "membrane reset");
+        if (C->net)
+            CU(cudaMemsetAsync(C->net, 0, (size_t)(N * C->size) * sizeof(int32_t), P->st), "net count reset");
+        if (C->in_cnt) {
+            int64_t in = P->L[s->layers[i].inputs[0]].size;
+            CU(cudaMemsetAsync(C->in_cnt, 0, (size_t)(N * in) * 4, P->st), "spike count reset");
+            CU(cudaMemsetAsync(C->out_cnt, 0, (size_t)(N * C->size) * 4, P->st), "spike count reset");
+        }
+    }
     int first_run = !P->decided;
     for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += P->tc) {
         st = run_chunk(P, q, t0, q->T - t0 < P->tc ? q->T - t0 : P->tc, first_run && t0 == 0);

@@ -49,10 +49,20 @@ cudaError_t nc_cu_concat(cudaStream_t st, float *y, const float *x, int x_frames
                          int64_t size, int64_t off);
 /* IF neurons (N × size, membrane v) over `steps` steps; x holds steps·N
  * frames, or N when x_static (the same current every step). y: steps·N
- * frames of sval or 0; rec_s / rec_v may be NULL. Spikes added to *spikes. */
+ * frames of ±sval or 0; rec_s / rec_v may be NULL. net (N × size net
+ * counts) makes them signed IF neurons; NULL for plain IF. Spikes added to
+ * *spikes. */
 cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
-                     const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
-                     nc_cu_count *spikes);
+                     int32_t *net, const float *theta, const float *sval, int reset_zero, float *y, float *rec_s,
+                     float *rec_v, nc_cu_count *spikes);
+/* Spiking max pooling over `steps` steps of x (steps·N frames, or N when
+ * x_static; signed_in: its spikes may be negative): in_cnt (N × input size)
+ * and out_cnt (N × output size) carry the counts between chunks, cum
+ * (steps·N frames × input size) is workspace; y gets steps·N frames, rec_s
+ * (may be NULL) the spikes' signs. Spikes added to *spikes. */
+cudaError_t nc_cu_spikemax(cudaStream_t st, const float *x, int x_static, int N, nc_win_geom g, int steps,
+                           int signed_in, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt, float *y, float *rec_s,
+                           nc_cu_count *spikes);
 /* acc[n][j] += x over the steps (x as in nc_cu_if). */
 cudaError_t nc_cu_sum_steps(cudaStream_t st, float *acc, const float *x, int x_static, int N, int size, int steps);
 /* Poisson spikes of analog x (steps·N frames, or N when x_static) for steps

@@ -177,8 +177,9 @@ __global__ void concat_kernel(float *y, const float *x, int64_t part, int64_t x_
         y[nc_concat_dst(e, part, size, off)] = x[nc_concat_src(e, part, x_frames)];
 }
 
-__global__ void if_kernel(const float *x, int x_static, int N, int size, int steps, float *v, const float *theta,
-                          const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v, nc_cu_count *spikes)
+__global__ void if_kernel(const float *x, int x_static, int N, int size, int steps, float *v, int32_t *net,
+                          const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
+                          nc_cu_count *spikes)
 {
     const int64_t total = (int64_t)N * size, stride = (int64_t)N * size;
     for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
@@ -186,8 +187,36 @@ __global__ void if_kernel(const float *x, int x_static, int N, int size, int ste
         int n = 0;
         if (e < total) {
             int j = (int)(e % size);
-            n = nc_if_over_time(&v[e], x + e, x_static ? 0 : stride, y + e, stride, steps, theta[j], sval[j],
-                                reset_zero, rec_s ? rec_s + e : nullptr, rec_v ? rec_v + e : nullptr);
+            n = nc_if_over_time(&v[e], net ? &net[e] : nullptr, x + e, x_static ? 0 : stride, y + e, stride, steps,
+                                theta[j], sval[j], reset_zero, rec_s ? rec_s + e : nullptr,
+                                rec_v ? rec_v + e : nullptr);
+        }
+        count_add(spikes, (nc_cu_count)n);
+    }
+}
+
+// One thread per input neuron (sample, index): its counts after each step.
+__global__ void spike_count_kernel(const float *x, int x_static, int N, int64_t in, int steps, uint32_t *cnt,
+                                   uint32_t *cum, int signed_in)
+{
+    const int64_t total = (int64_t)N * in;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        nc_spike_count_over_time(&cnt[e], x + e, x_static ? 0 : total, cum + e, total, steps, signed_in);
+}
+
+// One thread per output (sample, c, oh, ow) through the chunk's steps.
+__global__ void spikemax_kernel(const float *x, int x_static, const uint32_t *cum, int N, nc_win_geom g, int steps,
+                                uint32_t *out_cnt, float *y, float *rec_s, nc_cu_count *spikes)
+{
+    const int64_t in = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW, out = g.C * P, total = N * out;
+    for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = e0 + threadIdx.x;
+        int n = 0;
+        if (e < total) {
+            int64_t smp = e / out, o = e % out;
+            int c = (int)(o / P), p = (int)(o % P);
+            n = nc_spikemax_over_time(x + smp * in, x_static ? 0 : N * in, cum + smp * in, N * in, &out_cnt[e], g, c,
+                                      p / g.OW, p % g.OW, y + e, total, rec_s ? rec_s + e : nullptr, steps);
         }
         count_add(spikes, (nc_cu_count)n);
     }
@@ -335,11 +364,25 @@ cudaError_t nc_cu_add(cudaStream_t st, float *y, const float *x, int x_frames, i
 }
 
 cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
-                     const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
-                     nc_cu_count *spikes)
+                     int32_t *net, const float *theta, const float *sval, int reset_zero, float *y, float *rec_s,
+                     float *rec_v, nc_cu_count *spikes)
 {
-    if_kernel<<<blocks_for((int64_t)N * size), kBlock, 0, st>>>(x, x_static, N, size, steps, v, theta, sval,
+    if_kernel<<<blocks_for((int64_t)N * size), kBlock, 0, st>>>(x, x_static, N, size, steps, v, net, theta, sval,
                                                                 reset_zero, y, rec_s, rec_v, spikes);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_spikemax(cudaStream_t st, const float *x, int x_static, int N, nc_win_geom g, int steps,
+                           int signed_in, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt, float *y, float *rec_s,
+                           nc_cu_count *spikes)
+{
+    int64_t in = (int64_t)g.C * g.H * g.W, out = (int64_t)g.C * g.OH * g.OW;
+    spike_count_kernel<<<blocks_for(N * in), kBlock, 0, st>>>(x, x_static, N, in, steps, in_cnt, cum, signed_in);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    spikemax_kernel<<<blocks_for(N * out), kBlock, 0, st>>>(x, x_static, cum, N, g, steps, out_cnt, y, rec_s,
+                                                            spikes);
     return cudaGetLastError();
 }
 
