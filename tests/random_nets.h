@@ -294,7 +294,8 @@ NET_FN int net_signed_if(nc_snn *s, int from, int per, float theta)
  * reset to zero, of a pool of its own, and of the input itself (static
  * under direct encoding). With signed_if the two IF layers send signed
  * spikes (per channel and per neuron θ), so the pools' counts also fall,
- * and a Concat of signed and plain spikes feeds a fifth pool. pools (may
+ * a Concat of signed and plain spikes feeds a fifth pool, and an average
+ * pool reads signed spikes. pools (may
  * be NULL) gets the ids of the first four pools. */
 NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
 {
@@ -312,7 +313,7 @@ NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
     NET_OK(nc_snn_add_spike_maxpool2d(s, 0, k3, s2, p1, NULL, &m0));   /* of the input: 3 × 5 × 5 */
     NET_OK(nc_snn_add_flatten(s, m3, NULL, &fl));
     NET_OK(nc_snn_add_flatten(s, m0, NULL, &fl0));
-    int f1 = net_affine(s, fl, 4, 0.8f), f0 = net_affine(s, fl0, 4, 0.3f), from[3] = {f1, f0, 0};
+    int f1 = net_affine(s, fl, 4, 0.8f), f0 = net_affine(s, fl0, 4, 0.3f), from[4] = {f1, f0, 0, 0};
     int n_sum = 2;
     if (signed_if) {
         int c3 = net_conv(s, m1, 6, 3, 1, 1, 1, 1, 0.6f), i3 = net_if(s, c3, 1, 0, NC_RESET_SUBTRACT, 0.4f);
@@ -321,6 +322,9 @@ NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
         NET_OK(nc_snn_add_spike_maxpool2d(s, cat, k3, s2, p1, NULL, &mc)); /* 12 × 3 × 3 */
         NET_OK(nc_snn_add_flatten(s, mc, NULL, &flc));
         from[n_sum++] = net_affine(s, flc, 4, 0.4f);
+        int pa = net_pool(s, i1, 3, 2, 1), fla; /* average pooling of signed spikes: 8 × 5 × 5 */
+        NET_OK(nc_snn_add_flatten(s, pa, NULL, &fla));
+        from[n_sum++] = net_affine(s, fla, 4, 0.4f);
     }
     NET_OK(nc_snn_add_add(s, n_sum, from, NULL, &sum));
     NET_OK(nc_snn_add_readout(s, sum, NULL, &ro));

@@ -225,10 +225,11 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
 static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
 {
     int fail = 0, cl = F->state_cl;
-    /* state in the layer's state layout; spike values in the reference's order */
+    /* state in the layer's state layout; spike values in the reference's
+       order, except a SignedIF's (its dense value is in the state layout) */
     F->theta = nc_snn_param_expand(L->threshold, L, 1.0f, cl, &fail);
     F->v0 = nc_snn_v_inits(L, cl, &fail);
-    F->sval = nc_snn_spike_values(L, 0, &fail);
+    F->sval = nc_snn_spike_values(L, L->kind == NC_SNN_SIGNED_IF ? cl : 0, &fail);
     F->theta_full = 1;
     if (!fail && L->kind == NC_SNN_IF && cl && L->threshold &&
         (L->threshold->numel == 1 || L->threshold->numel == F->C)) {
@@ -280,6 +281,10 @@ static nc_status plan_layers(fast_plan *P)
          * layer can index: flat, or channel-last with this layer's geometry
          * (not through a Flatten of a channel-last value). */
         F->in_dense = X && X->rep == REP_DENSE && x_view != 0 && (!X->cl || (X->C == F->C && X->HW == F->HW));
+        /* pools index their input by its own geometry (run_pool_dense, run_maxpool) */
+        if ((L->kind == NC_SNN_POOL2D || L->kind == NC_SNN_MAXPOOL2D) && X && X->rep == REP_DENSE && x_view != 0 &&
+            X->C == F->C && s->layers[x_view].ndim == 3)
+            F->in_dense = 1;
         int ok = 1;
         switch (L->kind) {
         case NC_SNN_INPUT: F->rep = REP_DENSE; break;

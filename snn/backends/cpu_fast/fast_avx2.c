@@ -217,6 +217,39 @@ static int64_t affine_avx2(const float *wt, int64_t out, const int32_t *idx, con
     return n * out;
 }
 
+/* 8 neurons a vector; the tail as the generic kernel. */
+static int64_t signed_if_avx2(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
+                              int64_t n, float *y)
+{
+    int64_t count = 0, k = 0;
+    const __m256 zero = _mm256_setzero_ps();
+    for (; k + 8 <= n; k += 8) {
+        __m256 m = _mm256_add_ps(_mm256_loadu_ps(v + k), _mm256_loadu_ps(cur + k)), th = _mm256_loadu_ps(theta + k);
+        __m256i nk = _mm256_loadu_si256((const __m256i *)(net + k));
+        __m256i up = _mm256_castps_si256(_mm256_cmp_ps(m, th, _CMP_GE_OQ)); /* −1 where it spikes */
+        __m256i down = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(m, zero, _CMP_LT_OQ)),
+                                        _mm256_cmpgt_epi32(nk, _mm256_setzero_si256()));
+        __m256i s = _mm256_sub_epi32(down, up); /* +1, −1 or 0 */
+        __m256 sf = _mm256_cvtepi32_ps(s);
+        _mm256_storeu_ps(v + k, _mm256_sub_ps(m, _mm256_mul_ps(sf, th)));
+        _mm256_storeu_si256((__m256i *)(net + k), _mm256_add_epi32(nk, s));
+        _mm256_storeu_ps(y + k, _mm256_mul_ps(sf, _mm256_loadu_ps(sv + k)));
+        count += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(up, down))));
+    }
+    return count + nc_fast_signed_if_scalar(v + k, net + k, cur + k, theta + k, sv + k, n - k, y + k);
+}
+
+static int64_t add_nz_avx2(float *y, const float *x, int64_t n)
+{
+    int64_t nz = 0, k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 xv = _mm256_loadu_ps(x + k);
+        _mm256_storeu_ps(y + k, _mm256_add_ps(_mm256_loadu_ps(y + k), xv));
+        nz += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(xv, _mm256_setzero_ps(), _CMP_NEQ_UQ)));
+    }
+    return nz + nc_fast_add_nz_scalar(y + k, x + k, n - k);
+}
+
 static const nc_fast_kernels kernels_avx2 = {
     .name = "avx2",
     .conv = conv_avx2,
@@ -224,6 +257,8 @@ static const nc_fast_kernels kernels_avx2 = {
     .if_flat = if_flat_avx2,
     .if_cl = if_cl_avx2,
     .nz_cl = nz_cl_avx2,
+    .signed_if = signed_if_avx2,
+    .add_nz = add_nz_avx2,
 };
 
 #ifdef __clang__

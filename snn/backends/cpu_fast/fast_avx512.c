@@ -362,6 +362,41 @@ static int64_t affine_avx512(const float *wt, int64_t out, const int32_t *idx, c
     return n * out;
 }
 
+/* 16 neurons a vector, a masked tail. */
+static int64_t signed_if_avx512(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
+                                int64_t n, float *y)
+{
+    int64_t count = 0;
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+        __m512 m = _mm512_add_ps(_mm512_maskz_loadu_ps(live, v + k), _mm512_maskz_loadu_ps(live, cur + k));
+        __m512 th = _mm512_maskz_loadu_ps(live, theta + k);
+        __m512i nk = _mm512_maskz_loadu_epi32(live, net + k);
+        __mmask16 up = _mm512_mask_cmp_ps_mask(live, m, th, _CMP_GE_OQ);
+        __mmask16 down = _mm512_mask_cmp_ps_mask(live, m, zero, _CMP_LT_OQ) &
+                         _mm512_mask_cmpgt_epi32_mask(live, nk, _mm512_setzero_si512());
+        __m512 sf = _mm512_mask_blend_ps(down, _mm512_maskz_mov_ps(up, one), _mm512_set1_ps(-1.0f));
+        _mm512_mask_storeu_ps(v + k, live, _mm512_sub_ps(m, _mm512_mul_ps(sf, th)));
+        _mm512_mask_storeu_epi32(net + k, live, _mm512_add_epi32(nk, _mm512_cvtps_epi32(sf)));
+        _mm512_mask_storeu_ps(y + k, live, _mm512_mul_ps(sf, _mm512_maskz_loadu_ps(live, sv + k)));
+        count += __builtin_popcount((unsigned)(up | down));
+    }
+    return count;
+}
+
+static int64_t add_nz_avx512(float *y, const float *x, int64_t n)
+{
+    int64_t nz = 0;
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+        __m512 xv = _mm512_maskz_loadu_ps(live, x + k);
+        _mm512_mask_storeu_ps(y + k, live, _mm512_add_ps(_mm512_maskz_loadu_ps(live, y + k), xv));
+        nz += __builtin_popcount((unsigned)_mm512_mask_cmp_ps_mask(live, xv, _mm512_setzero_ps(), _CMP_NEQ_UQ));
+    }
+    return nz;
+}
+
 static const nc_fast_kernels kernels_avx512 = {
     .name = "avx512",
     .conv = conv_regs_avx512,
@@ -369,6 +404,8 @@ static const nc_fast_kernels kernels_avx512 = {
     .if_flat = if_flat_avx512,
     .if_cl = if_cl_avx512,
     .nz_cl = nz_cl_avx512,
+    .signed_if = signed_if_avx512,
+    .add_nz = add_nz_avx512,
 };
 
 #ifdef __clang__

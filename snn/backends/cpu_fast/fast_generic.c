@@ -83,6 +83,8 @@ const nc_fast_kernels nc_fast_generic = {
     .if_flat = if_flat_generic,
     .if_cl = if_cl_generic,
     .nz_cl = nz_cl_generic,
+    .signed_if = nc_fast_signed_if_scalar,
+    .add_nz = nc_fast_add_nz_scalar,
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)

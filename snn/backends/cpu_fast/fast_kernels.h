@@ -73,7 +73,43 @@ typedef struct nc_fast_kernels {
      * ceil(n / 64)), and returns the sum of the counts of the channels whose
      * chmask[c] is all ones (chmask[c] is 0 or ~0). */
     int64_t (*nz_cl)(const uint32_t *cnt, int64_t n, int64_t C, const uint32_t *chmask, uint64_t *nz);
+    /* Signed IF step (nc_signed_if_step) over n neurons, any one layout for
+     * all arrays: y[k] = s·sv[k] (±spike value, or +0). Returns the spikes
+     * of either sign. */
+    int64_t (*signed_if)(float *v, int32_t *net, const float *cur, const float *theta, const float *sv, int64_t n,
+                         float *y);
+    /* y[k] += x[k] for k < n; returns how many x[k] are not zero. */
+    int64_t (*add_nz)(float *y, const float *x, int64_t n);
 } nc_fast_kernels;
+
+static inline int64_t nc_fast_add_nz_scalar(float *y, const float *x, int64_t n)
+{
+    int64_t nz = 0;
+    for (int64_t k = 0; k < n; k++) {
+        y[k] += x[k];
+        nz += x[k] != 0.0f;
+    }
+    return nz;
+}
+
+/* The signed IF step without branches, for every version's tail:
+ * v = m − s·θ is m − θ, m + θ or m − (+0) = m exactly, and s·(spike value)
+ * is ±value or +0 (spike values are positive), as the reference's branches
+ * give. */
+static inline int64_t nc_fast_signed_if_scalar(float *v, int32_t *net, const float *cur, const float *theta,
+                                               const float *sv, int64_t n, float *y)
+{
+    int64_t count = 0;
+    for (int64_t k = 0; k < n; k++) {
+        float m = v[k] + cur[k], t = theta[k];
+        int32_t s = (int32_t)(m >= t) - (int32_t)((m < 0.0f) & (net[k] > 0));
+        v[k] = m - (float)s * t;
+        net[k] += s;
+        y[k] = (float)s * sv[k];
+        count += s & 1;
+    }
+    return count;
+}
 
 extern const nc_fast_kernels nc_fast_generic;
 /* NULL when not compiled in (not x86-64 or not GCC/Clang). */

@@ -46,7 +46,8 @@ typedef struct fast_layer {
      * conv), so a conv that runs every step (refilled) skips its own bias
      * copy after the first step. */
     int refill_of, refilled;
-    /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order */
+    /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order
+       (a SignedIF's in the state layout) */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
     int is_static;       /* set per run: output constant over time */
     int is_signed;       /* its spikes may be negative (nc_snn_mark_signed) */

@@ -132,31 +132,48 @@ static __attribute__((noinline)) int64_t run_pool_counts(const fast_plan *P, con
     return P->K->nz_cl(cnt, F->HW, C, F->chmask, W->nz[i]);
 }
 
-/* Sum pooling of a dense value (layout of x: xcl), output in layout F->cl. */
-static int64_t run_pool_dense(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x,
-                              int xcl, float *y)
+/* Sum pooling of a dense value (layout of x: xcl), output in layout F->cl.
+ * Each window's taps inside the input are summed in the reference's
+ * (i, j) order; adding a zero leaves a sum as the reference's skip of
+ * zeros does (it starts at +0, and a sum of non-zeros is never −0). Both
+ * channel-last: all channels of a tap at once (K->add_nz); else channel by
+ * channel. */
+static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                              const fast_layer *F, const float *restrict x, int xcl, float *restrict y)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    int64_t kh = L->kernel[0], kw = L->kernel[1], sh = L->stride[0], sw = L->stride[1];
+    int64_t ph = L->padding[0], pw = L->padding[1];
+    int64_t xc = xcl ? 1 : H * Wd, xw = xcl ? C : 1, xh = Wd * xw; /* strides of x */
+    int cl = xcl && F->cl;
     nc_win_geom g = nc_snn_win_geom(L, X); /* per-window divisors: the reference's nc_pool_scale */
-    for (int64_t c = 0; c < C; c++)
-        for (int64_t oh = 0; oh < OH; oh++)
+    for (int64_t c = 0; c < (cl ? 1 : C); c++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t ih0 = oh * sh - ph, i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < kh ? H - ih0 : kh;
             for (int64_t ow = 0; ow < OW; ow++) {
-                float acc = 0.0f;
-                for (int64_t i = 0; i < L->kernel[0]; i++) {
-                    int64_t ih = oh * L->stride[0] - L->padding[0] + i;
-                    for (int64_t j = 0; j < L->kernel[1]; j++) {
-                        int64_t iw = ow * L->stride[1] - L->padding[1] + j;
-                        if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
-                            continue;
-                        float xv = x[at(xcl, C, H * Wd, c, ih * Wd + iw)];
-                        if (xv != 0.0f) {
-                            acc += xv;
-                            ops++;
-                        }
-                    }
+                int64_t iw0 = ow * sw - pw, j0 = iw0 < 0 ? -iw0 : 0, j1 = Wd - iw0 < kw ? Wd - iw0 : kw;
+                float scale = nc_pool_scale(g, L->scale, (int)oh, (int)ow);
+                if (cl) {
+                    float *yo = y + (oh * OW + ow) * C;
+                    memset(yo, 0, (size_t)C * sizeof *yo);
+                    for (int64_t i = i0; i < i1; i++)
+                        for (int64_t j = j0; j < j1; j++)
+                            ops += K->add_nz(yo, x + (ih0 + i) * xh + (iw0 + j) * xw, C);
+                    for (int64_t k = 0; k < C; k++)
+                        yo[k] *= scale;
+                    continue;
                 }
-                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * nc_pool_scale(g, L->scale, (int)oh, (int)ow);
+                const float *xb = x + c * xc;
+                float acc = 0.0f;
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t j = j0; j < j1; j++) {
+                        float xv = xb[(ih0 + i) * xh + (iw0 + j) * xw];
+                        acc += xv;
+                        ops += xv != 0.0f;
+                    }
+                y[at(F->cl, C, OH * OW, c, oh * OW + ow)] = acc * scale;
             }
+        }
     return ops;
 }
 
@@ -259,23 +276,6 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
                 bits[r * F->wpc + (q >> 6)] |= UINT64_C(1) << (q & 63);
                 count++;
             }
-        }
-    return count;
-}
-
-/* SignedIF: the reference's step per neuron, in the state layout; the
- * value is dense (±spike value or 0). */
-static int64_t run_signed_if(const fast_layer *F, const fast_ws *W, int i, const float *cur)
-{
-    float *v = W->v[i], *y = W->dense[i];
-    int32_t *net = W->net[i];
-    int64_t count = 0;
-    for (int64_t c = 0; c < F->C; c++)
-        for (int64_t p = 0; p < F->HW; p++) {
-            int64_t k = at(F->state_cl, F->C, F->HW, c, p);
-            int sp = nc_signed_if_step(&v[k], &net[k], cur[k], F->theta[k]);
-            y[k] = sp ? (float)sp * F->sval[c * F->HW + p] : 0.0f;
-            count += sp != 0;
         }
     return count;
 }
@@ -394,7 +394,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                     const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
                     if (!F->in_dense)
                         materialize(P, W, x_view, W->tmp[i]);
-                    ops[i] += run_pool_dense(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl,
+                    ops[i] += run_pool_dense(K, L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl,
                                              W->dense[i]);
                 }
                 break;
@@ -425,7 +425,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                     materialize(P, W, x_view, W->tmp[i]);
                 int rz = L->reset == NC_RESET_ZERO;
                 if (L->kind == NC_SNN_SIGNED_IF) {
-                    spk[i] += run_signed_if(F, W, i, cur);
+                    spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
                 } else if (L->kind != NC_SNN_IF) {
                     spk[i] += run_lif(L, F, W, i, cur);
                 } else if (F->state_cl) {
