@@ -403,14 +403,15 @@ static void test_grad_qcfs_network(void **state)
 }
 
 /* BPTT: the IF unrolled over T steps with each surrogate, both resets,
- * trainable θ, with the spike relaxed to the surrogate's integral. */
-static void bptt_check(nc_surrogate sg, nc_reset_mode reset)
+ * trainable θ, with the spike relaxed to the surrogate's integral; or the
+ * first IF layer signed (reset by subtraction). */
+static void bptt_check_as(nc_surrogate sg, nc_reset_mode reset, int signed_spikes)
 {
     int64_t shape[1] = {4};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(1, shape, &s));
     int a = add_affine(s, 0, 5, 0.8f);
-    nc_if_params ip = {.threshold = const_tensor(5, 0.6f), .reset = reset};
+    nc_if_params ip = {.threshold = const_tensor(5, 0.6f), .reset = reset, .signed_spikes = signed_spikes};
     for (int i = 0; i < 5; i++)
         nc_f32(ip.threshold)[i] = 0.5f + 0.1f * (float)i;
     int n1, n2, id;
@@ -433,9 +434,13 @@ static void bptt_check(nc_surrogate sg, nc_reset_mode reset)
     nc_snn_free(s);
 }
 
+static void bptt_check(nc_surrogate sg, nc_reset_mode reset) { bptt_check_as(sg, reset, 0); }
+
 static void test_grad_bptt(void **state)
 {
     (void)state;
+    bptt_check_as(NC_SURROGATE_SIGMOID, NC_RESET_SUBTRACT, 1);
+    bptt_check_as(NC_SURROGATE_ATAN, NC_RESET_SUBTRACT, 1);
     bptt_check(NC_SURROGATE_SIGMOID, NC_RESET_SUBTRACT);
     bptt_check(NC_SURROGATE_ATAN, NC_RESET_SUBTRACT);
     bptt_check(NC_SURROGATE_SIGMOID, NC_RESET_ZERO);
@@ -465,21 +470,27 @@ static void test_surrogates(void **state)
 /* The engine's SNN forward (BPTT mode, hard spikes) against the CPU
  * reference backend: the time-averaged readout times T is the session's
  * summed output. */
-static nc_snn *small_cnn(int with_add)
+static nc_snn *small_cnn(int with_add, int signed_spikes)
 {
     int64_t shape[3] = {1, 6, 6};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(3, shape, &s));
     nc_conv2d_params p = {.padding = {1, 1}};
     int c = add_conv(s, 0, 3, 3, 3, &p, 0.6f);
-    int n1 = add_if(s, c, const_tensor(3, 0.5f), NULL, NULL);
-    nc_f32(s->layers[n1].threshold)[1] = 0.4f;
+    nc_if_params ip = {.threshold = const_tensor(3, 0.5f), .signed_spikes = signed_spikes};
+    nc_f32(ip.threshold)[1] = 0.4f;
+    int n1;
+    NC_ASSERT_OK(nc_snn_add_if(s, c, &ip, NULL, &n1));
+    nc_tensor_free((nc_tensor *)ip.threshold);
     int64_t k[2] = {2, 2};
     int pool, f, id;
     NC_ASSERT_OK(nc_snn_add_pool2d(s, n1, k, NULL, NULL, 0.25f, NULL, &pool));
     NC_ASSERT_OK(nc_snn_add_flatten(s, pool, NULL, &f));
     int a = add_affine(s, f, 8, 0.8f);
-    int n2 = add_if(s, a, const_tensor(1, 0.3f), NULL, NULL);
+    nc_if_params ip2 = {.threshold = const_tensor(1, 0.3f), .signed_spikes = signed_spikes};
+    int n2;
+    NC_ASSERT_OK(nc_snn_add_if(s, a, &ip2, NULL, &n2));
+    nc_tensor_free((nc_tensor *)ip2.threshold);
     int o = add_affine(s, n2, 4, 0.8f);
     if (with_add) {
         /* a constant branch from the input joins a time-varying one */
@@ -496,8 +507,8 @@ static nc_snn *small_cnn(int with_add)
 static void test_bptt_forward_matches_backend(void **state)
 {
     (void)state;
-    for (int with_add = 0; with_add < 2; with_add++) {
-        nc_snn *s = small_cnn(with_add);
+    for (int with_add = 0; with_add < 4; with_add++) { /* 2, 3: signed spikes */
+        nc_snn *s = small_cnn(with_add & 1, with_add >> 1);
         int N = 5, T = 6;
         int64_t xs[4] = {N, 1, 6, 6};
         nc_tensor *x = rand_tensor(4, xs, 0.0f, 1.0f), *out = NULL;

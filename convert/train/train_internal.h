@@ -117,6 +117,15 @@ typedef struct nc_tr_if {
     nc_surrogate sg;
     float width;                   /* γ, in units of the membrane */
     int relaxed;                   /* spike = the surrogate's integral (gradient checks) */
+    /* Signed IF (NC_SNN_SIGNED_IF; reset by subtraction): s = up − down,
+     * up = H(m − θ), down = H(−m)·[net count before the step > 0]; the gate
+     * is a constant to the gradient. The forward keeps the count in `count`
+     * (N·size scratch); the backward reads the spikes from y, the layer's
+     * output (T·N rows), and adds up their counts again in the forward's
+     * order, so its gates are the forward's. */
+    int signed_spikes;
+    float *count;
+    const float *y;
 } nc_tr_if;
 
 /* Unrolled IF over T steps on N samples; cur has T·N rows or N rows

@@ -507,9 +507,55 @@ static void if_fwd_hard(const nc_tr_if *p, int t, const float *cur, const float 
     }
 }
 
+/* The spike of a signed neuron with membrane m and gate g: the hard one is
+ * nc_signed_if_step's (+1 if m >= θ; −1 if m < 0 and g). */
+static float signed_spike(const nc_tr_if *p, float m, float theta, int gate)
+{
+    if (!p->relaxed)
+        return (float)((m >= theta) - (gate && m < 0.0f));
+    return spike_fn(p, m - theta) - (gate ? spike_fn(p, -m) : 0.0f);
+}
+
+/* Its spike from its output (spike values are positive). */
+static float signed_of(const nc_tr_if *p, float y, float sv)
+{
+    return p->relaxed ? y / sv : (float)((y > 0.0f) - (y < 0.0f));
+}
+
+/* Signed IF forward: v(t) = m(t) − θ·s(t), which with hard spikes is the
+ * reference's m − θ, m + θ or m exactly. */
+static void if_fwd_signed(const nc_tr_if *p, const float *cur, int static_in, float *m, float *y, int64_t N)
+{
+    int64_t S = p->size, NS = N * S;
+    for (int t = 0; t < p->T; t++) {
+        const float *It = cur + (static_in ? 0 : t * NS);
+        float *mt = m + t * NS, *yt = y + t * NS;
+        NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(NS))")
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < S; j++) {
+                int64_t k = n * S + j;
+                float th = p->theta[j], v;
+                if (t == 0) {
+                    v = p->v0[j];
+                    p->count[k] = 0.0f;
+                } else {
+                    v = mt[k - NS] - th * signed_of(p, yt[k - NS], p->sv[j]);
+                }
+                float mk = v + It[k], s = signed_spike(p, mk, th, p->count[k] > 0.0f);
+                mt[k] = mk;
+                yt[k] = p->sv[j] * s;
+                p->count[k] += s;
+            }
+    }
+}
+
 void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, float *y, int64_t N)
 {
     int64_t S = p->size, NS = N * S;
+    if (p->signed_spikes) {
+        if_fwd_signed(p, cur, static_in, m, y, N);
+        return;
+    }
     for (int t = 0; t < p->T; t++) {
         const float *It = cur + (static_in ? 0 : t * NS);
         float *mt = m + t * NS, *yt = y + t * NS;
@@ -534,7 +580,19 @@ void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, 
     }
 }
 
-/* One step of the backward for neurons [j0, j1) of every sample. */
+/* A signed neuron's gate at step t: its count before t, summed as the
+ * forward summed it. */
+static int signed_gate(const nc_tr_if *p, int t, int64_t k, int64_t NS, float sv)
+{
+    float count = 0.0f;
+    for (int u = 0; u < t; u++)
+        count += signed_of(p, p->y[u * NS + k], sv);
+    return count > 0.0f;
+}
+
+/* One step of the backward for neurons [j0, j1) of every sample. A signed
+ * neuron's spike s = up − down moves with m through both surrogates and
+ * with θ through up's; v = m − θ·s as with subtraction. */
 static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *dyt, float *dIt, double *dtheta,
                         float *dv, int64_t N, int64_t j0, int64_t j1)
 {
@@ -543,12 +601,19 @@ static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *
         for (int64_t j = j0; j < j1; j++) {
             int64_t k = n * S + j;
             float th = p->theta[j], mk = mt[k], x = mk - th;
-            float s = spike_fn(p, x), sg = nc_tr_surrogate(p->sg, x, p->width);
+            float s, sg = nc_tr_surrogate(p->sg, x, p->width), sg_m = sg;
+            if (p->signed_spikes) {
+                s = signed_of(p, p->y[(int64_t)t * N * S + k], p->sv[j]);
+                if (signed_gate(p, t, k, N * S, p->sv[j]))
+                    sg_m += nc_tr_surrogate(p->sg, -mk, p->width);
+            } else {
+                s = spike_fn(p, x);
+            }
             float dvk = t == p->T - 1 ? 0.0f : dv[k]; /* dL/dv(t) */
             float ds = dyt[k] * p->sv[j];
             if (!p->detach_reset)
                 ds += dvk * (p->reset_zero ? -mk : -th);
-            float dm = ds * sg + dvk * (p->reset_zero ? 1.0f - s : 1.0f);
+            float dm = ds * sg_m + dvk * (p->reset_zero ? 1.0f - s : 1.0f);
             if (dIt)
                 dIt[k] += dm;
             if (dtheta) {

@@ -64,13 +64,7 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: pool '%s' has per-window divisors (partial "
                                  "windows), which the engine does not train", mname, L->name);
             break;
-        case NC_SNN_SIGNED_IF:
-            /* QCFS trains rates, which it quantises as a signed IF's count does; BPTT would need the
-               surrogate of the negative spike */
-            if (mode != NC_TRAIN_QCFS)
-                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' has signed spikes, which only QCFS "
-                                 "training handles", mname, L->name);
-            /* fall through */
+        case NC_SNN_SIGNED_IF: /* QCFS: rates, quantised as its count is; BPTT: both spikes' surrogates */
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
@@ -228,7 +222,8 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
         *p = (nc_tr_if){.size = Y->size, .T = net->c.T, .theta = Y->lam, .v0 = Y->aux, .sv = Y->sv,
                         .sv_is_theta = !L->spike_value, .v0_is_half = !L->v_init,
                         .reset_zero = L->reset == NC_RESET_ZERO, .detach_reset = net->c.detach_reset,
-                        .sg = net->c.sg, .width = Y->gamma, .relaxed = net->c.relaxed};
+                        .sg = net->c.sg, .width = Y->gamma, .relaxed = net->c.relaxed,
+                        .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .count = Y->dv, .y = Y->y};
     }
 }
 

@@ -104,9 +104,9 @@ typedef struct nc_convert_options {
      * cumulative input and deep networks converge much faster in T (with a
      * high threshold statistic, e.g. NC_THRESHOLD_MAX, the usual partner:
      * the quantisation, not the transient, is then the error). The network
-     * runs on cpu, cpu-fast and cuda; NIR stores it as neuroc.SignedIF
-     * extension nodes (strict mode refuses it); the Loihi simulator and
-     * BPTT fine-tuning refuse it. */
+     * runs on cpu, cpu-fast and cuda and trains by BPTT; NIR stores it as
+     * neuroc.SignedIF extension nodes (strict mode refuses it); the Loihi
+     * simulator refuses it. */
     int signed_spikes;
 } nc_convert_options;
 NC_API void nc_convert_options_init(nc_convert_options *o);
