@@ -6,7 +6,7 @@ import io
 import numpy as np
 
 from ._errors import InvalidArgument
-from ._tensor import to_numpy_input
+from ._tensor import is_torch_tensor, to_numpy_input
 
 
 def is_torch_module(obj):
@@ -46,7 +46,7 @@ def gather(data, limit=None):
     """An array, a tensor, or an iterable of batches (a DataLoader: each batch
     x or (x, y, ...)) as (x, y): batches concatenated until `limit` rows.
     y is None when the batches carry no labels."""
-    if isinstance(data, np.ndarray) or type(data).__module__.startswith("torch") or isinstance(data, list):
+    if isinstance(data, (np.ndarray, list)) or is_torch_tensor(data):
         return to_numpy_input(data), None
     xs, ys, n = [], [], 0
     for batch in data:

@@ -11,11 +11,15 @@ _DTYPES = {np.dtype(np.float32): F32, np.dtype(np.uint8): U8, np.dtype(np.int64)
 _NUMPY = {F32: np.float32, U8: np.uint8, I64: np.int64}
 
 
+def is_torch_tensor(x):
+    return type(x).__module__.startswith("torch") and hasattr(x, "detach") and hasattr(x, "numpy")
+
+
 def to_numpy_input(x):
     """A numpy array from an array, a torch tensor or a list (torch imported only if x is one)."""
     if isinstance(x, np.ndarray):
         return x
-    if type(x).__module__.startswith("torch"):
+    if is_torch_tensor(x):
         return x.detach().cpu().numpy()
     return np.asarray(x)
 
