@@ -7,11 +7,14 @@ object is passed.
     snn = neuroc.convert(model, calib=x_train[:1000], timesteps=8)
     print(snn.evaluate(x_test, y_test, timesteps=32).accuracy[32])
 """
+import atexit
 import ctypes
 import logging
+import os
 
 from . import _lib
 from ._data import export_onnx
+from ._errors import check as _check
 from ._errors import (BackendUnavailable, DeviceError, Error, FileError, InternalError, InvalidArgument,
                       LimitError, ModelError, OutOfMemory, ParseError, ShapeError, UnsupportedError)
 from ._model import Layer, Model, ValueInfo, load
@@ -26,7 +29,7 @@ library_found_by = _lib.found_by  # "NEUROC_LIBRARY", "bundled", "system (ctypes
 __all__ = ["load", "convert", "load_nir", "backends", "load_data", "export_onnx", "Model", "SNN", "EvalResult",
            "LoihiResult", "Layer", "SnnLayer", "ValueInfo", "Error", "InvalidArgument", "OutOfMemory",
            "FileError", "ParseError", "UnsupportedError", "ShapeError", "ModelError", "LimitError",
-           "BackendUnavailable", "DeviceError", "InternalError", "features", "version"]
+           "BackendUnavailable", "DeviceError", "InternalError", "features", "version", "Tensor"]
 
 # The library's warnings and notes go to the "neuroc" logger (the library never prints).
 _log = logging.getLogger("neuroc")
@@ -43,6 +46,8 @@ def _on_log(level, msg, _user):
 
 
 _lib.nc_set_log_callback(ctypes.cast(_on_log, ctypes.c_void_p), None)
+# unhooked before the interpreter tears the callback down
+atexit.register(_lib.nc_set_log_callback, None, None)
 
 
 def version():
@@ -55,7 +60,7 @@ def backends():
     out = []
     for i in range(_lib.nc_backend_count()):
         b = _lib.BackendInfo()
-        _errors_check(_lib.nc_backend_get_info(i, ctypes.byref(b)))
+        _check(_lib.nc_backend_get_info(i, ctypes.byref(b)))
         out.append({"name": b.name.decode(), "available": bool(b.available),
                     "reason": (b.reason or b"").decode()})
     return out
@@ -64,9 +69,8 @@ def backends():
 def load_data(path):
     """A data file as the library reads it (nc_data_load: .npy, IDX, gzip'd or
     not, file.h5:/dataset), in its own dtype (float64 becomes float32)."""
-    import os
     t = ctypes.c_void_p()
-    _errors_check(_lib.nc_data_load(os.fspath(path).encode(), 0, ctypes.byref(t)))
+    _check(_lib.nc_data_load(os.fspath(path).encode(), 0, ctypes.byref(t)))
     return take(t)
 
 
@@ -76,5 +80,3 @@ def features(x, sample_shape=None, scale=True):
     from ._data import features as f
     return f(x, sample_shape, scale)
 
-
-from ._errors import check as _errors_check  # noqa: E402

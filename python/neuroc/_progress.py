@@ -1,6 +1,5 @@
 """Progress of long C calls: the library's nc_progress_fn, forwarded to a
 callable(what, done, total), to tqdm bars when tqdm is installed, or nowhere."""
-import ctypes
 import sys
 
 from . import _lib

@@ -1,6 +1,8 @@
 """Every call of the Python API on the shipped examples."""
 import json
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -139,3 +141,55 @@ def test_arrays_without_copies(test_xy):
     assert neuroc.Tensor(strided).array is not strided  # not C-contiguous: copied once
     with pytest.raises(neuroc.InvalidArgument):
         neuroc.Tensor(x.astype(np.float16))
+
+
+def test_qcfs_finetuning_with_labels(test_xy):
+    x, y = test_xy
+    snn = neuroc.convert(model_path("cnn_qcfs"), calib=x[:128], labels=y[:128], qcfs_epochs=1, batch=64,
+                         progress=False)
+    assert snn.report["qcfs_finetune"]["samples"] == 128
+    assert any(L["threshold"] != L["threshold_before_finetune"] for L in snn.report["layers"] if L["kind"] == "IF")
+
+
+def test_gil_released_during_c_calls(cnn_snn, test_xy):
+    """Another Python thread keeps running while a long C call works."""
+    x, y = test_xy
+    span = {}
+
+    def work():
+        span["t0"] = time.perf_counter()
+        cnn_snn.evaluate(x, y, timesteps=64, progress=False)
+        span["t1"] = time.perf_counter()
+
+    ticks = []
+    t = threading.Thread(target=work)
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    lo, hi = span["t0"], span["t1"]
+    mid = [k for k in ticks if lo + 0.25 * (hi - lo) < k < lo + 0.75 * (hi - lo)]
+    assert hi - lo > 0.1 and mid, f"no Python step during the middle half of a {hi - lo:.2f} s C call"
+
+
+def test_tqdm_bars_when_installed(cnn_snn, test_xy, monkeypatch):
+    """progress=None draws tqdm bars when tqdm imports (a stand-in here)."""
+    import sys
+    import types
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc, **kw):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=Bar))
+    x, y = test_xy
+    cnn_snn.evaluate(x, y, timesteps=2)
+    assert bars and all(b.closed and b.n == b.total for b in bars)
