@@ -2,7 +2,9 @@
 # Installs what neuroc needs to build and test, from Debian's packages.
 # Idempotent and quick when everything is already there. Run as root.
 # Open MPI is optional for the build (-DNEUROC_MPI=AUTO) but installed here so
-# the data-parallel paths and tests/test_mpi.sh run.
+# the data-parallel paths and tests/test_mpi.sh run. python3-pytest,
+# -setuptools and -wheel: the Python package (python/), installed offline and
+# tested by tests/test_python.sh.
 #   scripts/setup.sh            build and test dependencies, data sets
 #   scripts/setup.sh --torch    also Debian's PyTorch and ONNX, to retrain the examples
 set -euo pipefail
@@ -14,7 +16,8 @@ pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev
       libhdf5-dev libcmocka-dev libopenblas-dev zlib1g-dev
       libonnx-testdata dataset-fashion-mnist
       libopenmpi-dev openmpi-bin
-      python3 python3-venv python3-numpy python3-h5py valgrind)
+      python3 python3-venv python3-numpy python3-h5py valgrind
+      python3-pytest python3-setuptools python3-wheel)
 if [[ "${1:-}" == "--torch" ]]; then
     pkgs+=(python3-torch python3-torchvision python3-onnx)
 fi

@@ -41,6 +41,38 @@ static void test_tensor_create(void **state)
     nc_tensor_free(NULL);
 }
 
+/* nc_tensor_wrap borrows the caller's buffer: no copy, and freeing the
+ * tensor leaves the buffer alone (ASan would report a free of the stack). */
+static void test_tensor_wrap(void **state)
+{
+    (void)state;
+    int64_t shape[] = {2, 3};
+    float data[6] = {1, 2, 3, 4, 5, 6};
+    nc_tensor *t = NULL;
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_F32, 2, shape, data, &t));
+    assert_ptr_equal(nc_tensor_data(t), data);
+    assert_int_equal(nc_tensor_numel(t), 6);
+    data[4] = 40;
+    assert_true(((const float *)nc_tensor_data_const(t))[4] == 40.0f);
+    nc_tensor *c = NULL; /* a copy made from it owns its own data */
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 2, shape, nc_tensor_data(t), &c));
+    nc_tensor_free(t);
+    assert_true(((const float *)nc_tensor_data_const(c))[4] == 40.0f);
+    nc_tensor_free(c);
+    data[0] = 7; /* still the caller's */
+    int64_t none[] = {0, 3};
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_I64, 2, none, NULL, &t));
+    assert_int_equal(nc_tensor_numel(t), 0);
+    nc_tensor_free(t);
+    t = (nc_tensor *)0x1;
+    assert_int_equal(nc_tensor_wrap(NC_DTYPE_F32, 2, shape, NULL, &t), NC_ERR_INVALID_ARG);
+    assert_null(t);
+    assert_int_equal(nc_tensor_wrap(NC_DTYPE_F32, 1, shape, (char *)data + 1, &t), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "aligned"));
+    int64_t neg[] = {-1, 3};
+    assert_int_equal(nc_tensor_wrap(NC_DTYPE_F32, 2, neg, data, &t), NC_ERR_LIMIT);
+}
+
 static void test_tensor_overflow(void **state)
 {
     (void)state;
@@ -74,7 +106,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings), cmocka_unit_test(test_error_prefix),
-        cmocka_unit_test(test_tensor_create), cmocka_unit_test(test_tensor_overflow),
+        cmocka_unit_test(test_tensor_create), cmocka_unit_test(test_tensor_wrap),
+        cmocka_unit_test(test_tensor_overflow),
         cmocka_unit_test(test_cuda_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

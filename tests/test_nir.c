@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -321,6 +322,45 @@ static void test_roundtrip_mlp(void **state)
     write_sidecar(out_path("mlp.nir"), MLP_GRAPH, values);
     nc_snn_free(a);
     nc_snn_free(b);
+}
+
+/* The same network saved twice, more than a second apart, gives the same
+ * bytes: HDF5 keeps no modification times in neuroc's files, so a .nir
+ * can be compared or hashed (the Python package's tests compare its files
+ * with the program's). */
+static char *file_bytes(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)*len);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    return b;
+}
+
+static void test_same_bytes(void **state)
+{
+    (void)state;
+    nc_snn *a = build_mlp();
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s", out_path("same_1.nir"));
+    snprintf(p2, sizeof p2, "%s", out_path("same_2.nir"));
+    NC_ASSERT_OK(nc_snn_save_nir(a, p1));
+    nanosleep(&(struct timespec){.tv_sec = 1, .tv_nsec = 100000000}, NULL); /* times have 1 s resolution */
+    NC_ASSERT_OK(nc_snn_save_nir(a, p2));
+    long n1, n2;
+    char *b1 = file_bytes(p1, &n1), *b2 = file_bytes(p2, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(b1, b2, (size_t)n1);
+    free(b1);
+    free(b2);
+    remove(p1);
+    remove(p2);
+    nc_snn_free(a);
 }
 
 /* The same file read as plain NIR (its /neuroc group deleted): binary
@@ -1395,6 +1435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_cnn),
         cmocka_unit_test(test_roundtrip_mlp),
+        cmocka_unit_test(test_same_bytes),
         cmocka_unit_test(test_plain_read_of_own_file),
         cmocka_unit_test(test_roundtrip_maxpool),
         cmocka_unit_test(test_roundtrip_spike_maxpool),

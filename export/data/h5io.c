@@ -362,8 +362,21 @@ static nc_status write_ds(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
     for (int d = 0; d < ndim; d++)
         dims[d] = (hsize_t)shape[d];
     hid_t sp = ndim == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(ndim, dims, NULL);
+    /* no modification times in the file: the same network gives the same bytes */
+    hid_t own = dcpl == H5P_DEFAULT ? H5Pcreate(H5P_DATASET_CREATE) : H5I_INVALID_HID;
+    if (own >= 0)
+        dcpl = own;
+    if (dcpl == H5P_DEFAULT || H5Pset_obj_track_times(dcpl, 0) < 0) {
+        if (own >= 0)
+            H5Pclose(own);
+        if (sp >= 0)
+            H5Sclose(sp);
+        return nc_errorf(NC_ERR_IO, "dataset '%s': could not set up its creation properties", name);
+    }
     hid_t ds = sp >= 0 ? H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)
                        : H5I_INVALID_HID;
+    if (own >= 0)
+        H5Pclose(own);
     herr_t e = ds >= 0 ? H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : -1;
     if (ds >= 0 && H5Dclose(ds) < 0)
         e = -1;

@@ -487,7 +487,13 @@ static nc_status write_scale_node(const wr *w, int j, hid_t g)
 /* Creates group `name` under parent, runs fn-like code through a switch. */
 static hid_t new_group(hid_t parent, const char *name)
 {
-    hid_t g = H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    /* no modification times in the file: the same network gives the same bytes */
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    hid_t g = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0
+                  ? H5Gcreate2(parent, name, H5P_DEFAULT, gcpl, H5P_DEFAULT)
+                  : H5I_INVALID_HID;
+    if (gcpl >= 0)
+        H5Pclose(gcpl);
     if (g < 0)
         nc_errorf(NC_ERR_IO, "could not create group '%s'", name);
     return g;
@@ -677,7 +683,14 @@ static nc_status write_file(const wr *w, const char *tmp)
             H5Pclose(fapl);
         return nc_errorf(NC_ERR_IO, "HDF5 could not be set up");
     }
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE); /* the root group without times too */
+    if (fcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) < 0) {
+        H5Pclose(fcpl);
+        fcpl = H5I_INVALID_HID;
+    }
+    hid_t f = fcpl >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : H5I_INVALID_HID;
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
     H5Pclose(fapl);
     if (f < 0)
         return nc_errorf(NC_ERR_IO, "could not create the HDF5 file '%s'", tmp);

@@ -162,6 +162,14 @@ NC_API nc_status nc_tensor_create(nc_dtype dtype, int ndim, const int64_t *shape
 /* New tensor holding a copy of `data` (numel elements of dtype). */
 NC_API nc_status nc_tensor_create_from(nc_dtype dtype, int ndim, const int64_t *shape,
                                        const void *data, nc_tensor **out);
+/* A tensor over the caller's buffer, without a copy: `data` holds numel
+ * elements of dtype in C order, aligned to the element size, and must stay
+ * valid (and, while the library reads it, unchanged) until the tensor is
+ * freed; nc_tensor_free then frees the tensor, never the buffer. For
+ * programs and bindings (Python's numpy arrays) that hold their data
+ * already. NULL data only when numel is 0. The caller owns *out. */
+NC_API nc_status nc_tensor_wrap(nc_dtype dtype, int ndim, const int64_t *shape, void *data,
+                                nc_tensor **out);
 NC_API void nc_tensor_free(nc_tensor *t);
 NC_API nc_dtype nc_tensor_dtype(const nc_tensor *t);
 NC_API int nc_tensor_ndim(const nc_tensor *t);

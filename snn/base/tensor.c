@@ -1,5 +1,6 @@
 #include "tensor.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,11 +146,49 @@ nc_status nc_tensor_create_from(nc_dtype dtype, int ndim, const int64_t *shape, 
     return NC_OK;
 }
 
+nc_status nc_tensor_wrap(nc_dtype dtype, int ndim, const int64_t *shape, void *data, nc_tensor **out)
+{
+    if (!out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_tensor_wrap: out is NULL");
+    *out = NULL;
+    if (ndim > 0 && !shape)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_tensor_wrap: shape is NULL");
+    if (ndim < 0 || ndim > NC_MAX_DIMS || nc_dtype_size(dtype) == 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_tensor_wrap: %d dimensions or unknown dtype %d", ndim,
+                         (int)dtype);
+    int64_t numel, bytes;
+    if (!nc_numel_checked(ndim, shape, &numel) || !nc_mul_i64(numel, (int64_t)nc_dtype_size(dtype), &bytes) ||
+        (uint64_t)bytes > SIZE_MAX) {
+        char b[160];
+        return nc_errorf(NC_ERR_LIMIT, "nc_tensor_wrap: shape %s is negative or too large",
+                         nc_shape_str(ndim, shape, b, sizeof b));
+    }
+    if (numel && !data)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_tensor_wrap: data is NULL");
+    /* the kernels read elements of dtype through typed pointers */
+    if ((uintptr_t)data % nc_dtype_size(dtype))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_tensor_wrap: data at %p is not aligned to its %s elements",
+                         data, nc_dtype_name(dtype));
+    nc_tensor *t = nc_calloc(1, sizeof *t);
+    if (!t)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory allocating a tensor");
+    t->dtype = dtype;
+    t->ndim = ndim;
+    if (ndim)
+        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    t->numel = numel;
+    t->data = numel ? data : NULL;
+    t->borrowed = 1;
+    *out = t;
+    return NC_OK;
+}
+
 void nc_tensor_free(nc_tensor *t)
 {
     if (!t)
         return;
-    nc_free(t->data);
+    if (!t->borrowed)
+        nc_free(t->data);
     nc_free(t);
 }
 

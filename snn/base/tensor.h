@@ -10,6 +10,7 @@ struct nc_tensor {
     int64_t shape[NC_MAX_DIMS];
     int64_t numel;
     void *data; /* numel elements of dtype, C order */
+    int borrowed; /* data is the caller's (nc_tensor_wrap): never freed here */
 };
 
 size_t nc_dtype_size(nc_dtype dt);

@@ -1,0 +1,356 @@
+"""neuroc.SNN (nc_snn): conversion, running, evaluation, fine-tuning, NIR
+and the Loihi-style simulator, each one C call (or one per batch)."""
+import ctypes
+import json
+import os
+from collections import namedtuple
+
+import numpy as np
+
+from . import _lib
+from ._data import export_onnx, features, gather, is_torch_module, labels as _labels
+from ._errors import InvalidArgument, check
+from ._model import Model
+from ._progress import Progress
+from ._results import EvalResult, LoihiResult
+from ._tensor import Tensor, take, to_numpy_input
+
+SnnLayer = namedtuple("SnnLayer", "name kind inputs shape params")
+
+_RESET = {None: 0, "default": 0, "subtract": 1, "zero": 2}
+_ENCODING = {"direct": 0, "poisson": 1}
+_MAXPOOL = {"spikes": 0, "currents": 1, "average": 2}
+_V0 = {"half": 0, "zero": 1}
+_SURROGATE = {"triangle": 0, "rectangle": 1, "sigmoid": 2, "atan": 3}
+_OPTIMIZER = {"adam": 0, "sgd": 1}
+_TARGET = {"loihi2": 0, "loihi1": 1}
+_LOIHI_INPUT = {"bias": 1, "graded": 2}
+_STOP = 1  # the status an epoch callback returns to stop fine-tuning (any non-zero does)
+
+
+def _choice(name, value, table):
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise InvalidArgument(f"{name} must be one of {', '.join(repr(k) for k in table if k)}, "
+                              f"not {value!r}") from None
+
+
+def _set(opts, **fields):
+    """Sets the fields given (not None); the rest keep the library's defaults."""
+    for k, v in fields.items():
+        if v is not None:
+            setattr(opts, k, int(v) if isinstance(v, bool) else v)
+
+
+def _threshold(spec, opts):
+    """'pN' (a percentile), 'max', 'mse', or a number (a percentile), as `--threshold`."""
+    if spec is None:
+        return
+    if spec in ("max", "mse"):
+        opts.method = 1 if spec == "max" else 2
+        return
+    try:
+        p = float(spec[1:]) if isinstance(spec, str) and spec.startswith("p") else float(spec)
+    except (TypeError, ValueError):
+        p = float("nan")
+    if not 0 < p <= 100:
+        raise InvalidArgument(f"threshold must be 'pN' (a percentile, 0 < N <= 100, e.g. 'p99.9'), 'max' or "
+                              f"'mse', not {spec!r}")
+    opts.method, opts.percentile = 0, p
+
+
+class SNN:
+    """A spiking network: converted (neuroc.convert) or loaded (neuroc.load_nir)."""
+
+    def __init__(self, handle, ann=None, report=None):
+        self._h = handle
+        self.ann = ann  # the Model it was converted from: evaluate's comparison
+        self.report = json.loads(report) if report else None  # the conversion report
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _lib.nc_snn_free(self._h)
+            self._h = None
+
+    def __repr__(self):
+        return f"<neuroc.SNN {len(self.layers)} layers, input {self.input_shape}, output {self.output_shape}>"
+
+    # ---------------------------------------------------------------- structure
+
+    def _layer(self, i):
+        L = _lib.SnnLayerInfo()
+        check(_lib.nc_snn_layer_at(self._h, i, ctypes.byref(L)))
+        return SnnLayer(L.name.decode(), _lib.nc_snn_kind_name(L.kind).decode(),
+                        tuple(L.inputs[k] for k in range(L.n_inputs)), tuple(L.shape[d] for d in range(L.ndim)),
+                        int(L.params))
+
+    @property
+    def layers(self):
+        return [self._layer(i) for i in range(_lib.nc_snn_num_layers(self._h))]
+
+    @property
+    def input_shape(self):
+        """The per-sample input shape."""
+        return self._layer(0).shape
+
+    @property
+    def output_shape(self):
+        return self._layer(_lib.nc_snn_output_layer(self._h)).shape
+
+    def info(self):
+        """What `neuroc info` shows of a spiking network, as a dict."""
+        layers = self.layers
+        neurons = 0
+        for i, L in enumerate(layers):
+            raw = _lib.SnnLayerInfo()
+            check(_lib.nc_snn_layer_at(self._h, i, ctypes.byref(raw)))
+            if _lib.nc_snn_kind_is_neuron(raw.kind):
+                neurons += int(np.prod(L.shape))
+        return {"layers": [L._asdict() for L in layers], "input_shape": self.input_shape,
+                "output_shape": self.output_shape, "output": layers[_lib.nc_snn_output_layer(self._h)].name,
+                "neurons": neurons, "params": sum(L.params for L in layers)}
+
+    # ---------------------------------------------------------------- running
+
+    def run(self, x, timesteps=32, backend="cpu-fast", per_step=False, batch=256, encoding="direct", seed=0,
+            record=None, scale=True):
+        """Runs the network on x: a static batch (N, *input_shape), fed at
+        every one of `timesteps` steps, or a time series (T, N, *input_shape).
+        Returns the output layer summed over the steps, (N, *out), or every
+        step with per_step, (T, N, *out), as `neuroc run`. With record=[names]
+        returns (output, {name: spikes (T, N, *shape)})."""
+        in_shape = self.input_shape
+        x = to_numpy_input(x)
+        series = x.ndim == len(in_shape) + 2 and x.shape[2:] == in_shape
+        x = features(x, None if series else in_shape, scale)
+        if x.ndim < 1 or x.shape[0] == 0:
+            raise InvalidArgument(f"no samples in an input of shape {x.shape}")
+        T, N = (x.shape[0], x.shape[1]) if series else (int(timesteps), x.shape[0])
+        so = _lib.new(_lib.SessionOptions, _lib.nc_session_options_init)
+        names = [n.encode() for n in (record or [])]
+        rec = (ctypes.c_char_p * max(len(names), 1))(*names)
+        _set(so, backend=backend.encode(), timesteps=T, encoding=_choice("encoding", encoding, _ENCODING),
+             seed=int(seed), per_step=per_step)
+        if names:
+            so.record, so.n_record = rec, len(names)
+        ss = ctypes.c_void_p()
+        check(_lib.nc_session_create(self._h, ctypes.byref(so), ctypes.byref(ss)))
+        out, traces = None, {n: [] for n in (record or [])}
+        try:
+            b = max(1, min(int(batch), N))
+            for r0 in range(0, N, b):
+                part = x[:, r0:r0 + b] if series else x[r0:r0 + b]  # a view: no copy for a static batch
+                t_in = Tensor(part)
+                # each batch its own Poisson seed, as neuroc run and eval give it
+                check(_lib.nc_session_set_seed(ss, _lib.nc_batch_seed(int(seed), r0)))
+                y = ctypes.c_void_p()
+                check(_lib.nc_session_run(ss, t_in.ptr, ctypes.byref(y)))
+                y = take(y)
+                if N <= b and not names:
+                    return y  # one batch: the library's own buffer, no copy
+                if out is None:
+                    out = np.empty(((T,) if per_step else ()) + (N,) + y.shape[2 if per_step else 1:], y.dtype)
+                if per_step:
+                    out[:, r0:r0 + y.shape[1]] = y
+                else:
+                    out[r0:r0 + y.shape[0]] = y
+                for n in traces:
+                    t = ctypes.c_void_p()
+                    check(_lib.nc_session_trace(ss, n.encode(), 0, ctypes.byref(t)))
+                    traces[n].append(take(t))
+        finally:
+            _lib.nc_session_free(ss)
+        if names:
+            return out, {n: np.concatenate(v, axis=1) for n, v in traces.items()}
+        return out
+
+    def evaluate(self, x, y=None, timesteps=64, backend="cpu-fast", batch=64, encoding="direct", seed=0,
+                 ann=True, progress=None, scale=True):
+        """Accuracy at every t ≤ timesteps against labels y, the ANN's accuracy
+        on the same data (ann: True = the model this was converted from, a
+        Model, or None), spike rates, synaptic operations and energy, as
+        `neuroc eval`. x may be an iterable of (x, y) batches (y then None)."""
+        if y is None:
+            x, y = gather(x)
+            if y is None:
+                raise InvalidArgument("evaluate needs labels: y, or batches of (x, y)")
+        x = features(x, self.input_shape, scale)
+        y = _labels(y, x.shape[0])
+        m = self.ann if ann is True else ann
+        if m is not None and not isinstance(m, Model):
+            m = Model._load(m)
+        eo = _lib.new(_lib.EvalOptions, _lib.nc_eval_options_init)
+        _set(eo, backend=backend.encode(), timesteps=int(timesteps), batch=int(batch),
+             encoding=_choice("encoding", encoding, _ENCODING), seed=int(seed))
+        tx, ty = Tensor(x), Tensor(y)
+        res = ctypes.c_void_p()
+        with Progress(progress) as p:
+            eo.progress = p.fn
+            check(_lib.nc_snn_evaluate(self._h, m._h if m else None, tx.ptr, ty.ptr, ctypes.byref(eo),
+                                       ctypes.byref(res)))
+        return EvalResult(res)
+
+    # ---------------------------------------------------------------- training
+
+    def finetune(self, x, y=None, timesteps=4, epochs=1, lr=None, batch=None, val=None, callback=None,
+                 progress=None, surrogate=None, surrogate_width=None, detach_reset=None, train_thresholds=None,
+                 optimizer=None, momentum=None, weight_decay=None, grad_clip=None, seed=None, max_memory=None,
+                 threads=None, scale=True):
+        """BPTT fine-tuning in place (nc_snn_finetune; `neuroc finetune`'s
+        options). callback(epoch) gets a dict after every epoch; returning
+        False stops. val=(x, y) adds validation. Returns the epochs' dicts."""
+        if y is None:
+            x, y = gather(x)
+        x = features(x, self.input_shape, scale)
+        y = _labels(y, x.shape[0])
+        fo = _lib.new(_lib.FinetuneOptions, _lib.nc_finetune_options_init)
+        _set(fo, timesteps=timesteps, epochs=epochs, lr=lr, batch=batch, surrogate_width=surrogate_width,
+             detach_reset=detach_reset, train_thresholds=train_thresholds, momentum=momentum,
+             weight_decay=weight_decay, grad_clip=grad_clip, seed=seed, max_memory=max_memory, threads=threads)
+        if surrogate is not None:
+            fo.surrogate = _choice("surrogate", surrogate, _SURROGATE)
+        if optimizer is not None:
+            fo.optimizer = _choice("optimizer", optimizer, _OPTIMIZER)
+        tx, ty = Tensor(x), Tensor(y)
+        vx = vy = None
+        if val is not None:
+            vx = Tensor(features(val[0], self.input_shape, scale))
+            vy = Tensor(_labels(val[1], vx.array.shape[0]))
+        epochs_done, state = [], {"stopped": False, "error": None}
+
+        def on_epoch(_snn, e, _user):
+            e = e.contents
+            d = {"epoch": e.epoch, "epochs": e.epochs, "batch": e.batch, "loss": e.loss,
+                 "accuracy": 100.0 * e.accuracy, "samples": int(e.samples), "seconds": e.seconds,
+                 "val_loss": e.val_loss if e.val_loss >= 0 else None,
+                 "val_accuracy": 100.0 * e.val_accuracy if e.val_accuracy >= 0 else None}
+            epochs_done.append(d)
+            try:
+                if callback is not None and callback(d) is False:
+                    state["stopped"] = True
+                    return _STOP
+            except BaseException as ex:  # raised again once the C call returns
+                state["error"] = ex
+                return _STOP
+            return 0
+
+        cb = _lib.EPOCH_FN(on_epoch)
+        fo.on_epoch = cb
+        with Progress(progress) as p:
+            fo.progress = p.fn
+            st = _lib.nc_snn_finetune(self._h, tx.ptr, ty.ptr, vx.ptr if vx else None, vy.ptr if vy else None,
+                                      ctypes.byref(fo))
+        if state["error"] is not None:
+            raise state["error"]
+        if not state["stopped"]:
+            check(st)
+        return epochs_done
+
+    # ---------------------------------------------------------------- files, hardware
+
+    def save(self, path, strict=False):
+        """Writes the network as NIR (atomically), as `neuroc convert -o`;
+        strict: only what other NIR tools read (`--nir-strict`)."""
+        so = _lib.new(_lib.NirSaveOptions, _lib.nc_nir_save_options_init)
+        so.strict = int(bool(strict))
+        check(_lib.nc_snn_save_nir_with(self._h, os.fspath(path).encode(), ctypes.byref(so)))
+
+    def simulate_loihi(self, x, y=None, timesteps=32, target="loihi2", reset=None, input="bias", weight_bits=None,
+                       headroom_bits=None, per_layer_scale=False, neurons_per_core=None, params=None, calib=None,
+                       input_range=None, threads=None, progress=None, scale=True):
+        """The network on the Loihi-style fixed-point simulator, as `neuroc sim`:
+        quantised and mapped, run for timesteps plus the pipeline latency."""
+        x = features(x, self.input_shape, scale)
+        lo = _lib.new(_lib.LoihiOptions, _lib.nc_loihi_options_init)
+        lo.target = _choice("target", target, _TARGET)
+        lo.input = _choice("input", input, _LOIHI_INPUT)
+        if reset is not None:
+            lo.reset = _choice("reset", reset, _RESET)
+        _set(lo, weight_bits=weight_bits, headroom_bits=headroom_bits, per_layer_scale=per_layer_scale,
+             neurons_per_core=neurons_per_core, timesteps=int(timesteps) + 8)  # headroom as neuroc sim gives
+        if params is not None:
+            lo.params_path = os.fspath(params).encode()
+        lo_min, lo_max = input_range if input_range else (min(0.0, float(x.min())), max(0.0, float(x.max())))
+        lo.input_min, lo.input_max = lo_min, lo_max if lo_max > lo_min else lo_min + 1
+        tc = Tensor(features(calib, self.input_shape, scale) if calib is not None else x)
+        lo.calib = tc.ptr
+        net = ctypes.c_void_p()
+        check(_lib.nc_loihi_compile(self._h, ctypes.byref(lo), ctypes.byref(net)))
+        try:
+            mp = _lib.LoihiMapping()
+            check(_lib.nc_loihi_net_mapping(net, ctypes.byref(mp)))
+            mapping = {f: (getattr(mp, f).decode() if isinstance(getattr(mp, f), bytes) else getattr(mp, f))
+                       for f, _ in _lib.LoihiMapping._fields_}
+            ro = _lib.new(_lib.LoihiRunOptions, _lib.nc_loihi_run_options_init)
+            _set(ro, timesteps=int(timesteps), extra_steps=-1, threads=threads)  # -1: the pipeline latency
+            tx = Tensor(x)
+            ty = Tensor(_labels(y, x.shape[0])) if y is not None else None
+            res = ctypes.c_void_p()
+            with Progress(progress) as p:
+                ro.progress = p.fn
+                check(_lib.nc_loihi_run(net, tx.ptr, ty.ptr if ty else None, ctypes.byref(ro), ctypes.byref(res)))
+            return LoihiResult(res, _lib.nc_loihi_net_json(net).decode(), mapping)
+        finally:
+            _lib.nc_loihi_net_free(net)
+
+
+def load_nir(path, reset=None, dt=None):
+    """Loads a .nir file (neuroc's or another tool's) as an SNN. reset:
+    'subtract' (default) or 'zero' for IF/LIF nodes of other tools' files."""
+    no = _lib.new(_lib.NirOptions, _lib.nc_nir_options_init)
+    if reset is not None:
+        no.reset = _choice("reset", reset, _RESET)
+    _set(no, dt=dt)
+    h = ctypes.c_void_p()
+    check(_lib.nc_snn_load_nir(os.fspath(path).encode(), ctypes.byref(no), ctypes.byref(h)))
+    return SNN(h)
+
+
+def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, per_channel=None, count_zeros=None,
+            levels=None, calib_samples=None, reset=None, v0=None, binary_spikes=None, signed_spikes=None,
+            maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
+            qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13):
+    """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
+    under their names (timesteps is -T; an option left None keeps the
+    library's default, as an option left off the command line does).
+
+    model: a neuroc.Model, an ONNX path or bytes, or a torch.nn.Module
+    (exported to ONNX in memory with a sample of calib). calib: an array, a
+    tensor or an iterable of batches (a DataLoader); None converts data-free.
+    labels: of calib, for qcfs_epochs (batches of (x, y) carry their own)."""
+    co = _lib.new(_lib.ConvertOptions, _lib.nc_convert_options_init)
+    _threshold(threshold, co)
+    _set(co, timesteps=timesteps, per_channel=per_channel, count_zeros=count_zeros, levels=levels,
+         calib_samples=calib_samples, binary_spikes=binary_spikes, signed_spikes=signed_spikes,
+         bias_correction=bias_correction, potential_correction=potential_correction,
+         correction_rounds=correction_rounds, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed)
+    if reset is not None:
+        co.reset = _choice("reset", reset, _RESET)
+    if v0 is not None:
+        co.v_init_zero = _choice("v0", v0, _V0)
+    if maxpool is not None:
+        co.maxpool = _choice("maxpool", maxpool, _MAXPOOL)
+    x = y = None
+    if calib is not None:
+        x, y = gather(calib, co.calib_samples)  # batches: only as many as calibration takes
+        if labels is not None:
+            y = labels
+    if is_torch_module(model):
+        if x is None:
+            raise InvalidArgument("converting a torch.nn.Module needs calib: a sample of it is the export's input")
+        model = Model._load(export_onnx(model, features(x[:1], scale=scale), opset), type(model).__name__)
+    elif not isinstance(model, Model):
+        model = Model._load(model)
+    tx = Tensor(features(x, model.sample_shape(), scale)) if x is not None else None
+    ty = Tensor(_labels(y, tx.array.shape[0])) if (y is not None and tx is not None and co.qcfs_epochs > 0) else None
+    h, rep = ctypes.c_void_p(), ctypes.c_void_p()
+    with Progress(progress) as p:
+        co.progress = p.fn
+        check(_lib.nc_convert(model._h, tx.ptr if tx else None, ty.ptr if ty else None, ctypes.byref(co),
+                              ctypes.byref(h), ctypes.byref(rep)))
+    try:
+        report = _lib.nc_convert_report_json(rep).decode() if rep.value else None
+    finally:
+        _lib.nc_convert_report_free(rep)
+    return SNN(h, model, report)

@@ -1,0 +1,195 @@
+"""Every call of the Python API on the shipped examples."""
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import neuroc
+from conftest import DATA, model_path
+
+
+def test_library_and_backends():
+    assert neuroc.version()[0] == neuroc.__version__
+    names = {b["name"]: b for b in neuroc.backends()}
+    assert names["cpu"]["available"] and names["cpu-fast"]["available"]
+    for b in names.values():
+        assert b["available"] or b["reason"]  # says why not
+
+
+def test_model_load_layers_info_run(cnn, test_xy):
+    x, _ = test_xy
+    assert [v.shape for v in cnn.inputs] == [(-1, 1, 28, 28)]
+    layers = cnn.layers
+    assert layers[0].op == "Conv" and layers[0].output_shape == (1, 16, 28, 28)
+    info = cnn.info()
+    assert info["params"] == sum(L.params for L in layers) > 0 and info["macs"] > 0
+    # the ANN as PyTorch ran it (examples/data/cnn_logits.npy), in chunks of any size
+    ref = np.load(os.path.join(DATA, "cnn_logits.npy"))
+    y = cnn.run(x)
+    assert y.shape == ref.shape and np.abs(y - ref).max() < 1e-4
+    assert np.allclose(cnn.run(x, batch=100), y, atol=1e-5)  # BLAS sums in another order per batch size
+
+
+def test_load_from_bytes(test_xy):
+    with open(model_path("mlp"), "rb") as f:
+        m = neuroc.load(f.read(), name="mlp")
+    x = test_xy[0][:16]
+    assert np.array_equal(m.run(x), neuroc.load(model_path("mlp")).run(x))
+    # [N, 28, 28] uint8 is scaled and reshaped as the program does it
+    u8 = (x[:, 0] * 255).round().astype(np.uint8)
+    assert np.array_equal(m.run(u8), m.run(u8.astype(np.float32) * np.float32(1 / 255).astype(np.float32)))
+
+
+def test_convert_sources_agree(cnn, test_xy, tmp_path):
+    """A Model, an ONNX path, ONNX bytes and batches of (x, y) give the same network."""
+    x, y = test_xy
+    files = []
+    with open(model_path("cnn"), "rb") as f:
+        onnx = f.read()
+    batches = ((x[i:i + 50], y[i:i + 50]) for i in range(0, len(x), 50))
+    for i, (model, calib) in enumerate([(cnn, x), (model_path("cnn"), x), (onnx, x), (cnn, batches)]):
+        p = tmp_path / f"{i}.nir"
+        neuroc.convert(model, calib=calib, timesteps=8, threshold="p99.9", per_channel=True, progress=False).save(p)
+        files.append(p.read_bytes())
+    assert all(f == files[0] for f in files)
+
+
+def test_run(cnn_snn, test_xy):
+    x, y = test_xy
+    out = cnn_snn.run(x, timesteps=8)
+    assert out.shape == (256, 10) and out.dtype == np.float32
+    assert (out.argmax(1) == y).mean() > 0.6
+    assert np.array_equal(cnn_snn.run(x, timesteps=8, batch=100), out)  # batching does not change results
+    assert np.array_equal(cnn_snn.run(x, timesteps=8, backend="cpu"), out)  # the reference backend agrees
+    steps = cnn_snn.run(x, timesteps=8, per_step=True, batch=64)
+    assert steps.shape == (8, 256, 10)
+    assert np.allclose(steps.sum(0), out, atol=1e-4)
+    # a time series (T, N, ...) of the same frame is the static input
+    series = np.broadcast_to(x[:10], (8,) + x[:10].shape).copy()
+    assert np.allclose(cnn_snn.run(series), out[:10], atol=1e-4)
+    name = next(L.name for L in cnn_snn.layers if L.kind == "IF")
+    out2, traces = cnn_snn.run(x[:20], timesteps=4, record=[name], batch=8)
+    assert traces[name].shape[:2] == (4, 20) and set(np.unique(traces[name])) <= {0.0, 1.0}
+
+
+def test_evaluate(cnn_snn, test_xy):
+    x, y = test_xy
+    r = cnn_snn.evaluate(x, y, timesteps=16, progress=False)
+    assert sorted(r.accuracy) == list(range(1, 17)) and r.samples == 256
+    assert all(0 <= a <= 100 for a in r.accuracy.values())
+    assert r.ann_accuracy is not None and r.ann_accuracy > 80
+    ifs = [L.name for L in cnn_snn.layers if L.kind == "IF"]
+    assert sorted(r.spike_rates) == sorted(ifs) and all(0 < v < 1 for v in r.spike_rates.values())
+    assert r.synops > 0 and r.energy["snn_joules"] > 0 and r.energy["ann_joules"] > 0 and r.energy["source"]
+    doc = json.loads(r.to_json())
+    assert isinstance(doc, dict) and str(round(r.accuracy[16] / 100, 4))[:4] in r.to_json()
+    # the run's own accuracy at t equals the readout's argmax summed over t steps
+    out = cnn_snn.run(x, timesteps=16)
+    assert r.accuracy[16] == pytest.approx(100.0 * (out.argmax(1) == y).mean())
+    plot = r.plot()
+    if isinstance(plot, str):
+        assert plot.lstrip().startswith("<") and "<svg" in plot
+    assert "<svg" in r.svg()
+
+
+def test_progress_callback(cnn_snn, test_xy):
+    x, y = test_xy
+    seen = []
+    cnn_snn.evaluate(x, y, timesteps=2, progress=lambda what, done, total: seen.append((what, done, total)))
+    assert seen and seen[-1][1] == seen[-1][2] == 256
+
+
+def test_save_load_nir(cnn_snn, test_xy, tmp_path):
+    x, _ = test_xy
+    p = tmp_path / "cnn.nir"
+    cnn_snn.save(p)
+    back = neuroc.load_nir(p)
+    assert [L.name for L in back.layers] == [L.name for L in cnn_snn.layers]
+    assert np.array_equal(back.run(x, timesteps=8), cnn_snn.run(x, timesteps=8))
+    assert back.ann is None and back.evaluate(x, test_xy[1], timesteps=2).ann_accuracy is None
+
+
+def test_finetune(test_xy):
+    x, y = test_xy
+    snn = neuroc.convert(model_path("mlp"), calib=x, progress=False)
+    before = snn.run(x, timesteps=2)
+    seen = []
+    epochs = snn.finetune(x, y, timesteps=2, epochs=1, lr=1e-3, batch=64, callback=seen.append, progress=False)
+    assert len(epochs) == len(seen) == 1 and seen[0]["epoch"] == 1 and seen[0]["samples"] == 256
+    assert not np.array_equal(snn.run(x, timesteps=2), before)  # the weights moved
+    # a callback returning False stops after that epoch
+    stopped = snn.finetune(x, y, timesteps=2, epochs=3, callback=lambda e: False, progress=False)
+    assert [e["epoch"] for e in stopped] == [1]
+
+
+def test_simulate_loihi(cnn_snn, test_xy):
+    x, y = test_xy
+    r = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)
+    assert sorted(r.accuracy) == list(range(1, 9)) and r.mapping["cores"] > 0
+    assert r.cost["energy_j"] > 0 and r.readout().shape[1:] == (32, 10)
+    assert json.loads(r.to_json())
+
+
+def test_arrays_without_copies(test_xy):
+    x, _ = test_xy
+    t = neuroc.Tensor(x)
+    assert t.array is x  # the array itself, wrapped by nc_tensor_wrap
+    strided = x[::2]
+    assert neuroc.Tensor(strided).array is not strided  # not C-contiguous: copied once
+    with pytest.raises(neuroc.InvalidArgument):
+        neuroc.Tensor(x.astype(np.float16))
+
+
+def test_qcfs_finetuning_with_labels(test_xy):
+    x, y = test_xy
+    snn = neuroc.convert(model_path("cnn_qcfs"), calib=x[:128], labels=y[:128], qcfs_epochs=1, batch=64,
+                         progress=False)
+    assert snn.report["qcfs_finetune"]["samples"] == 128
+    assert any(L["threshold"] != L["threshold_before_finetune"] for L in snn.report["layers"] if L["kind"] == "IF")
+
+
+def test_gil_released_during_c_calls(cnn_snn, test_xy):
+    """Another Python thread keeps running while a long C call works."""
+    x, y = test_xy
+    span = {}
+
+    def work():
+        span["t0"] = time.perf_counter()
+        cnn_snn.evaluate(x, y, timesteps=64, progress=False)
+        span["t1"] = time.perf_counter()
+
+    ticks = []
+    t = threading.Thread(target=work)
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    lo, hi = span["t0"], span["t1"]
+    mid = [k for k in ticks if lo + 0.25 * (hi - lo) < k < lo + 0.75 * (hi - lo)]
+    assert hi - lo > 0.1 and mid, f"no Python step during the middle half of a {hi - lo:.2f} s C call"
+
+
+def test_tqdm_bars_when_installed(cnn_snn, test_xy, monkeypatch):
+    """progress=None draws tqdm bars when tqdm imports (a stand-in here)."""
+    import sys
+    import types
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc, **kw):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=Bar))
+    x, y = test_xy
+    cnn_snn.evaluate(x, y, timesteps=2)
+    assert bars and all(b.closed and b.n == b.total for b in bars)
