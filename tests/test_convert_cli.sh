@@ -182,12 +182,15 @@ expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
 
-check "--signed-spikes: SignedIF layers in the .nir; cpu-fast runs them; --nir-strict and the cuda backend refuse them by name"
+check "--signed-spikes: SignedIF layers in the .nir; cpu-fast runs them and finetune trains them; --nir-strict refuses them by name"
 run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes -o "$TMP/signed.nir"
 run_cli 0 info "$TMP/signed.nir"
 expect_in "$TMP/out" "SignedIF"
 run_cli 0 eval "$TMP/signed.nir" --data "$X" --labels "$Y" --limit 32 -T 8 --backend cpu-fast
 expect_in "$TMP/out" "t = 8 "
+run_cli 0 finetune "$TMP/signed.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 -o "$TMP/signed_ft.nir"
+run_cli 0 info "$TMP/signed_ft.nir"
+expect_in "$TMP/out" "SignedIF"
 run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --nir-strict -o "$TMP/signed_strict.nir"
 expect_in "$TMP/err" "(SignedIF): NIR cannot express it"
 expect_no_file "$TMP/signed_strict.nir"
