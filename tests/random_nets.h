@@ -102,21 +102,27 @@ NET_FN int net_affine(nc_snn *s, int from, int64_t out, float wscale)
     return id;
 }
 
-/* IF with θ per layer (per = 0), per channel (1) or per neuron (2); spike
- * values θ (default) or random per neuron when sval_full. */
-NET_FN int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
+/* θ per layer (per = 0), per channel (1) or per neuron (2) of a layer
+ * reading `from`, around `theta`; *size gets the layer's neurons. */
+NET_FN nc_tensor *net_theta(nc_snn *s, int from, int per, float theta, int64_t *size)
 {
     nc_snn_layer_info X;
     NET_OK(nc_snn_layer_at(s, from, &X));
-    int64_t size = 1;
+    *size = 1;
     for (int d = 0; d < X.ndim; d++)
-        size *= X.shape[d];
-    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
-    nc_tensor *th = net_rand_tensor(1, n, theta * 0.7f, theta * 1.3f), *sv = NULL;
-    if (sval_full) {
-        int64_t f[1] = {size};
-        sv = net_rand_tensor(1, f, 0.5f, 1.5f);
-    }
+        *size *= X.shape[d];
+    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : *size};
+    return net_rand_tensor(1, n, theta * 0.7f, theta * 1.3f);
+}
+
+/* IF with θ as net_theta; spike values θ (default) or random per neuron
+ * when sval_full. */
+NET_FN int net_if(nc_snn *s, int from, int per, int sval_full, nc_reset_mode reset, float theta)
+{
+    int64_t size;
+    nc_tensor *th = net_theta(s, from, per, theta, &size), *sv = NULL;
+    if (sval_full)
+        sv = net_rand_tensor(1, &size, 0.5f, 1.5f);
     nc_if_params p = {.threshold = th, .spike_value = sv, .reset = reset};
     int id;
     NET_OK(nc_snn_add_if(s, from, &p, NULL, &id));
@@ -272,16 +278,11 @@ NET_FN nc_snn *net_concat_paths(void)
 }
 
 /* A signed IF layer (nc_if_params.signed_spikes: θ as spike values, reset
- * by subtraction), θ per layer, channel or neuron as in net_if. */
+ * by subtraction), θ as net_theta. */
 NET_FN int net_signed_if(nc_snn *s, int from, int per, float theta)
 {
-    nc_snn_layer_info X;
-    NET_OK(nc_snn_layer_at(s, from, &X));
-    int64_t size = 1;
-    for (int d = 0; d < X.ndim; d++)
-        size *= X.shape[d];
-    int64_t n[1] = {per == 0 ? 1 : per == 1 ? X.shape[0] : size};
-    nc_tensor *th = net_rand_tensor(1, n, theta * 0.7f, theta * 1.3f);
+    int64_t size;
+    nc_tensor *th = net_theta(s, from, per, theta, &size);
     nc_if_params p = {.threshold = th, .signed_spikes = 1};
     int id;
     NET_OK(nc_snn_add_if(s, from, &p, NULL, &id));
