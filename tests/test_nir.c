@@ -3,6 +3,7 @@
  * other tools' files in ../shared/nir-samples, and clear errors on broken
  * files. The .nir files written here are kept in <build>/nir-out/ with a
  * JSON sidecar of the expected NIR graph, for tests/test_nir_interop.sh. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "testutil.h"
 
 #include <dirent.h>
