@@ -1393,56 +1393,97 @@ static const char *const k_activations[] = {"LeakyRelu", "Sigmoid", "Tanh", "Elu
 static const char k_if_hint[] = "(an IF neuron's firing rate is a clipped ReLU of its input current: "
                                 "use ReLU, Clip(0, c) or a QCFS activation)";
 
-/* Refuses, in one message, every node of k_activations in the graph, so a
- * user sees all the layers to replace at once rather than one per attempt.
- * The list is cut (with a count of the rest) where the message would
- * overflow the error buffer. */
-static int unconvertible_at(const nc_graph *g, const char *in_qcfs, int i)
-{
-    return !in_qcfs[i] && !shape_only_node(g, &g->nodes[i]) && is_one_of(g->nodes[i].op_type, k_activations);
-}
+/* The ops convert_node turns into SNN layers (under conditions of their own;
+ * unconvertible_why checks those that do not depend on what precedes). */
+static const char *const k_convertible[] = {"Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Clip",
+                                            "Div", "Mul", "Add", "Sub", "AveragePool", "MaxPool",
+                                            "GlobalAveragePool", "Pad", "Flatten", "Reshape", "Squeeze",
+                                            "Unsqueeze", "Slice", "ReduceMean", "Concat", "Identity", "Dropout",
+                                            "Cast", "Softmax", "LogSoftmax", NULL};
 
-static nc_status refuse_activations(const cv *c)
+/* Why node i can become no part of an SNN, whatever surrounds it, or NULL.
+ * in_pattern marks nodes of a convertible pattern (QCFS chains, channel
+ * shuffles), whose ops alone would not convert. */
+static const char *unconvertible_why(const cv *c, const char *in_pattern, int i)
 {
     const nc_graph *g = c->g;
-    /* Floor inside a QCFS chain is part of a convertible activation */
-    char *in_qcfs = nc_calloc((size_t)g->n_nodes + 1, 1);
-    if (!in_qcfs)
+    const nc_node *n = &g->nodes[i];
+    const char *op = n->op_type;
+    if (in_pattern[i] || shape_only_node(g, n))
+        return NULL;
+    if (is_one_of(op, k_activations))
+        return "activation";
+    if ((strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0) && !const_in(c, n, 1))
+        return "its second input is an activation, not constant weights";
+    if ((strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) && n->outputs[0] >= 0 &&
+        (!c->cons.is_output[n->outputs[0]] || nc_consumers_count(&c->cons, n->outputs[0]) != 1))
+        return "a Softmax inside the graph (only a final one is dropped)";
+    if (strcmp(op, "ReduceMean") == 0 && !is_spatial_mean(g, n))
+        return "a mean over other axes than (H, W) of (N, C, H, W)";
+    if (!is_one_of(op, k_convertible))
+        return "no SNN layer computes it";
+    return NULL;
+}
+
+/* Refuses, in one message, every node unconvertible_why names, so a user
+ * sees all the layers to replace at once rather than one per attempt: per
+ * op type (in order of appearance), then the nodes, then what each kind of
+ * refusal means. The list is cut (with a count of the rest) where the
+ * message would overflow the error buffer. */
+static nc_status refuse_unconvertible(const cv *c)
+{
+    const nc_graph *g = c->g;
+    char *in_pattern = nc_calloc((size_t)g->n_nodes + 1, 1);
+    if (!in_pattern)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         nc_qcfs_match m;
+        int t, r;
+        int64_t groups;
         const char *op = g->nodes[i].op_type;
-        if (!in_qcfs[i] && (strcmp(op, "Div") == 0 || strcmp(op, "Mul") == 0) &&
-            nc_qcfs_match_at(g, &c->cons, i, &m))
-            for (int k = 0; k < m.n_nodes; k++)
-                in_qcfs[m.nodes[k]] = 1;
+        if ((strcmp(op, "Div") == 0 || strcmp(op, "Mul") == 0) && nc_qcfs_match_at(g, &c->cons, i, &m))
+            for (int k = 0; k < m.n_nodes; k++) /* Floor inside a QCFS chain is part of an activation */
+                in_pattern[m.nodes[k]] = 1;
+        if (shuffle_match_at(c, i, &t, &r, &groups))
+            in_pattern[i] = in_pattern[t] = in_pattern[r] = 1;
     }
-    int count = 0, first = -1;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (unconvertible_at(g, in_qcfs, i)) {
-            if (first < 0)
-                first = i;
-            count++;
-        }
+    int count = 0, first = -1, acts = 0, others = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const char *why = unconvertible_why(c, in_pattern, i);
+        if (!why)
+            continue;
+        if (first < 0)
+            first = i;
+        count++;
+        acts += strcmp(why, "activation") == 0;
+        others += strcmp(why, "activation") != 0;
+    }
     nc_status st = NC_OK;
-    if (count == 1) {
+    if (count == 1 && acts == 1) {
         st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
+    } else if (count == 1) {
+        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to an SNN layer: %s",
+                      unconvertible_why(c, in_pattern, first));
     } else if (count > 1) {
-        /* per op type first, so the totals survive a cut list of names */
-        char kinds[160], list[560], more[48] = "";
+        char kinds[256], list[560], more[48] = "";
         size_t off = 0;
         int shown = 0;
         kinds[0] = list[0] = '\0';
-        for (const char *const *k = k_activations; *k; k++) {
-            int nk = 0;
-            for (int i = first; i < g->n_nodes; i++)
-                nk += unconvertible_at(g, in_qcfs, i) && strcmp(g->nodes[i].op_type, *k) == 0;
+        for (int i = first; i < g->n_nodes; i++) { /* "2 Sigmoid, 1 Erf": each op type at its first node */
+            const char *op = g->nodes[i].op_type;
+            if (!unconvertible_why(c, in_pattern, i))
+                continue;
+            int seen = 0, nk = 0;
+            for (int j = first; j < g->n_nodes && !seen; j++)
+                seen = j < i && unconvertible_why(c, in_pattern, j) && strcmp(g->nodes[j].op_type, op) == 0;
+            for (int j = i; j < g->n_nodes && !seen; j++)
+                nk += unconvertible_why(c, in_pattern, j) && strcmp(g->nodes[j].op_type, op) == 0;
             size_t kl = strlen(kinds);
             if (nk && kl < sizeof kinds)
-                snprintf(kinds + kl, sizeof kinds - kl, "%s%d %s", kl ? ", " : "", nk, *k);
+                snprintf(kinds + kl, sizeof kinds - kl, "%s%d %s", kl ? ", " : "", nk, op);
         }
         for (int i = first; i < g->n_nodes; i++) {
-            if (!unconvertible_at(g, in_qcfs, i))
+            if (!unconvertible_why(c, in_pattern, i))
                 continue;
             const nc_node *n = &g->nodes[i];
             int w = snprintf(list + off, sizeof list - off, "%s%s '%s'", shown ? ", " : "", n->op_type, n->name);
@@ -1455,10 +1496,13 @@ static nc_status refuse_activations(const cv *c)
         }
         if (shown < count)
             snprintf(more, sizeof more, ", and %d more", count - shown);
-        st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons (%s): %s%s %s",
-                       g->source, count, kinds, list, more, k_if_hint);
+        st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons or SNN layers (%s): "
+                       "%s%s%s%s%s", g->source, count, kinds, list, more, acts ? " " : "", acts ? k_if_hint : "",
+                       others ? " (no SNN layer computes a product of two activations, a Softmax inside the "
+                                "graph, a mean other than over (H, W), or ops such as Transpose, Pow or "
+                                "LayerNormalization)" : "");
     }
-    nc_free(in_qcfs);
+    nc_free(in_pattern);
     return st;
 }
 
@@ -1585,7 +1629,7 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
                                  g->n_outputs, g->values[g->outputs[0]].name);
     }
     if (st == NC_OK)
-        st = refuse_activations(&c);
+        st = refuse_unconvertible(&c);
     for (int i = 0; st == NC_OK && i < g->n_nodes; i++)
         if (!c.done[i])
             st = convert_node(&c, i);

@@ -75,7 +75,9 @@ static void test_opset17(void **state)
     check_matches_torch("tests/fixtures/ops/tiny_ops17.onnx", ops);
 }
 
-/* One refusal naming all five activations, not just the first */
+/* One refusal naming every unconvertible node, not just the first: the five
+ * activations, and the transformer block's Transposes, LayerNorms,
+ * attention products, inner Softmax and mean over tokens */
 static void test_convert_lists_every_activation(void **state)
 {
     (void)state;
@@ -85,10 +87,15 @@ static void test_convert_lists_every_activation(void **state)
     assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
     assert_null(s);
     const char *e = nc_last_error();
-    static const char *const want[] = {"5 nodes are not convertible to IF neurons (2 Sigmoid, 1 HardSigmoid, 1 HardSwish, 1 Erf)",
+    static const char *const want[] = {"13 nodes are not convertible to IF neurons or SNN layers (1 HardSwish, "
+                                       "1 HardSigmoid, 2 Sigmoid, 2 Transpose, 2 LayerNormalization, 2 MatMul, "
+                                       "1 Softmax, 1 Erf, 1 ReduceMean)",
                                        "HardSwish '/stem/stem.2/HardSwish'",
                                        "HardSigmoid '/se_v3/gate/HardSigmoid'", "Sigmoid '/Sigmoid'",
-                                       "Sigmoid '/se_eff/gate/Sigmoid'", "Erf '/mlp/mlp.1/Erf'", NULL};
+                                       "Sigmoid '/se_eff/gate/Sigmoid'", "Erf '/mlp/mlp.1/Erf'",
+                                       "Softmax '/Softmax'", "MatMul '/MatMul_1'",
+                                       "LayerNormalization '/ln/LayerNormalization'", "clipped ReLU",
+                                       "a Softmax inside the graph", NULL};
     for (const char *const *w = want; *w; w++)
         if (!strstr(e, *w))
             fail_msg("the refusal '%s' does not mention %s", e, *w);
