@@ -18,8 +18,13 @@ Writes tests/fixtures/ops/:
   tiny_ops17.onnx  the same weights at opset 17 (LayerNormalization)
   tanh.onnx        Conv-Tanh-Flatten-Linear: Tanh is an op neuroc cannot run,
                    so `neuroc info` describes it and `neuroc run` refuses it
+  vit13.onnx       torchvision's VisionTransformer (8 px, 4 px patches, one
+  vit17.onnx       encoder layer of 2 heads, a random head): the class token
+                   expanded to the batch exports as Shape, ConstantOfShape,
+                   Equal, Where and Expand
   x.npy            4 random inputs [4, 3, 8, 8], float32
   y.npy            torch's output for x, [4, 10]
+  y_vit.npy        the ViT's output for x, [4, 10]
 Seeded: the same networks every run (bytes may differ across torch versions).
 """
 import math
@@ -98,6 +103,22 @@ def main():
                       output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(OUT, "y.npy"), y.numpy().astype(np.float32))
+    vit_fixture(x)
+
+
+def vit_fixture(x):
+    import torchvision
+    torch.manual_seed(1)
+    vit = torchvision.models.VisionTransformer(image_size=8, patch_size=4, num_layers=1, num_heads=2,
+                                               hidden_dim=16, mlp_dim=32, num_classes=10).eval()
+    nn.init.normal_(vit.heads.head.weight, std=0.5)  # torchvision starts it at zero
+    with torch.no_grad():
+        y = vit(x)
+    for opset in (13, 17):
+        torch.onnx.export(vit, x[:1], os.path.join(OUT, "vit%d.onnx" % opset), opset_version=opset,
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    np.save(os.path.join(OUT, "y_vit.npy"), y.numpy().astype(np.float32))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
  * LayerNorm, attention with Softmax, GELU's Erf), at opset 13 (LayerNorm as
  * ReduceMean/Pow/Sqrt) and 17 (LayerNormalization): the reference forward
  * pass must match torch's output (scripts/make_ops_fixtures.py), and the
- * converter must refuse it naming every activation IF neurons cannot do. */
+ * converter must refuse it naming every node no SNN layer computes. And
+ * torchvision's VisionTransformer, whose class token expanded to the batch
+ * exports as ConstantOfShape, Equal, Where and Expand. */
 #include "testutil.h"
 
 #include <math.h>
@@ -34,13 +36,13 @@ static int has_op(const nc_model *m, const char *op)
 }
 
 /* |got - want| <= 1e-5 of the output's scale (max |want|) */
-static void check_matches_torch(const char *model, const char *const *ops)
+static void check_matches_torch_y(const char *model, const char *ys, const char *const *ops)
 {
     nc_model *m = load_model(model);
     for (; *ops; ops++)
         if (!has_op(m, *ops))
             fail_msg("%s has no %s node: the fixture does not test it", model, *ops);
-    nc_tensor *x = load("tests/fixtures/ops/x.npy"), *want = load("tests/fixtures/ops/y.npy"), *y = NULL;
+    nc_tensor *x = load("tests/fixtures/ops/x.npy"), *want = load(ys), *y = NULL;
     const nc_tensor *in = x;
     NC_ASSERT_OK(nc_model_run(m, &in, 1, &y, 1));
     assert_int_equal(nc_tensor_numel(y), nc_tensor_numel(want));
@@ -56,6 +58,33 @@ static void check_matches_torch(const char *model, const char *const *ops)
     nc_tensor_free(x);
     nc_tensor_free(want);
     nc_tensor_free(y);
+    nc_model_free(m);
+}
+
+static void check_matches_torch(const char *model, const char *const *ops)
+{
+    check_matches_torch_y(model, "tests/fixtures/ops/y.npy", ops);
+}
+
+static void test_vit(void **state)
+{
+    (void)state;
+    /* ConstantOfShape, Equal and Where compute the expanded shape from the input's: loading folds them
+       into a constant, so they run then (the load fails without them) and Expand remains */
+    static const char *const ops[] = {"Expand", "Transpose", "Softmax", "Erf", NULL};
+    check_matches_torch_y("tests/fixtures/ops/vit13.onnx", "tests/fixtures/ops/y_vit.npy", ops);
+    check_matches_torch_y("tests/fixtures/ops/vit17.onnx", "tests/fixtures/ops/y_vit.npy", ops);
+    /* refused at conversion with the expanded class token and the attention among the nodes */
+    nc_model *m = load_model("tests/fixtures/ops/vit17.onnx");
+    nc_tensor *x = load("tests/fixtures/ops/x.npy");
+    nc_snn *s = NULL;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    static const char *const want[] = {"1 Expand", "LayerNormalization", "1 Softmax", "2 MatMul", "1 Erf", NULL};
+    for (const char *const *w = want; *w; w++)
+        if (!strstr(nc_last_error(), *w))
+            fail_msg("the refusal '%s' does not mention %s", nc_last_error(), *w);
+    nc_tensor_free(x);
     nc_model_free(m);
 }
 
@@ -159,7 +188,7 @@ static void test_describe_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_opset13),
+        cmocka_unit_test(test_vit), cmocka_unit_test(test_opset13),
         cmocka_unit_test(test_opset17),
         cmocka_unit_test(test_convert_lists_every_activation),
         cmocka_unit_test(test_describe_only),

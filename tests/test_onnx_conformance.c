@@ -51,6 +51,8 @@ static const struct {
     {"erf", "Erf"},         {"reduce_mean", "ReduceMean"},
     {"pow", "Pow"},         {"sqrt", "Sqrt"},
     {"layer_normalization", "LayerNormalization"}, {"softmax", "Softmax"},
+    {"equal", "Equal"},     {"where", "Where"},
+    {"expand", "Expand"},   {"constantofshape", "ConstantOfShape"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

@@ -44,6 +44,10 @@ static const nc_op_def g_ops[] = {
     {"Pow", 2, 2, 1, nc_op_pow},
     {"ReduceMean", 1, 2, 1, nc_op_reducemean},
     {"LayerNormalization", 2, 3, 3, nc_op_layernorm},
+    {"Equal", 2, 2, 1, nc_op_equal},
+    {"Where", 3, 3, 1, nc_op_where},
+    {"Expand", 2, 2, 1, nc_op_expand},
+    {"ConstantOfShape", 1, 1, 1, nc_op_constantofshape},
 };
 
 const nc_op_def *nc_op_lookup(const char *op_type)

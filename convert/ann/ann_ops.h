@@ -85,5 +85,11 @@ nc_status nc_op_pow(const nc_node *, const nc_tensor *const *, int, nc_tensor **
 nc_status nc_op_reducemean(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_layernorm(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_transpose(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+/* Broadcasting selections (ann_ops_select.c) */
+nc_status nc_op_equal(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_where(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_expand(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_constantofshape(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int,
+                                const nc_exec_ctx *);
 
 #endif

@@ -417,6 +417,8 @@ static const struct {
     {"Pad", (1u << 1) | (1u << 3)},
     {"Dropout", 1u << 2},
     {"ReduceMean", 1u << 1}, /* axes, an input from opset 18 */
+    {"Expand", 1u << 1},
+    {"ConstantOfShape", 1u << 0},
 };
 
 static nc_status check_static_inputs(const nc_graph *g)
