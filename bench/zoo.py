@@ -47,6 +47,9 @@ MODELS = {
     "alexnet": (224, {}, True),        # AdaptiveAvgPool(6) likewise; below 63 px the pools empty
     "efficientnet_b0": (32, {}, False),   # SiLU, sigmoid gates: refused
     "mobilenet_v3_small": (32, {}, False),  # hardswish, hardsigmoid gates: refused
+    # torchvision's VisionTransformer, small: LayerNorm, attention, GELU: refused
+    "vit": (32, {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 4, "hidden_dim": 64,
+                 "mlp_dim": 128}, False),
 }
 DEFAULT_T = [32, 64, 128, 256]
 
@@ -71,7 +74,11 @@ def build(name, px, kwargs, classes):
     import torch
     import torchvision
     torch.manual_seed(0)
-    net = getattr(torchvision.models, name)(weights=None, num_classes=classes, **kwargs)
+    if name == "vit":
+        net = torchvision.models.VisionTransformer(num_classes=classes, **kwargs)
+        torch.nn.init.normal_(net.heads.head.weight, std=0.2)  # torchvision starts it at zero
+    else:
+        net = getattr(torchvision.models, name)(weights=None, num_classes=classes, **kwargs)
     for m in net.modules():  # cumulative averages over the batches below
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.momentum = None
