@@ -77,6 +77,7 @@ typedef struct run_args {
     int per_step;
     const char *cuda_strategy, *cuda_threshold, *cuda_precision; /* the cuda backend's options */
     int verbose;                  /* the library's notes (e.g. cuda's strategy per layer) on stderr */
+    int rate_limit;               /* --rate-limit: nc_snn_rate_limit instead of T steps */
 } run_args;
 
 /* The input samples in the model's dtype, reshaped: n samples of `per`

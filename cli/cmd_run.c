@@ -15,7 +15,7 @@ const char CMD_RUN_HELP[] =
     "       neuroc run MODEL.nir --input X [-T 32] [--output Y.npy] [--labels L]\n"
     "                  [--backend cpu|cpu-fast|cuda] [--per-step] [--encoding direct|poisson]\n"
     "                  [--cuda-strategy auto|event|dense|sparse] [--verbose]\n"
-    "                  [--seed S] [--record SPIKES.npy --layer NAME]\n"
+    "                  [--seed S] [--record SPIKES.npy --layer NAME] [--rate-limit]\n"
     "                  [--nir-reset subtract|zero] [--batch N] [--raw-input]\n"
     "\n"
     "Runs an ONNX model's ANN forward pass (CPU reference path), or a spiking\n"
@@ -64,6 +64,9 @@ const char CMD_RUN_HELP[] =
     "  -v, --verbose      the library's notes on stderr, e.g. the cuda strategy\n"
     "                     chosen for each layer\n"
     "      --per-step     output every step instead of the sum\n"
+    "      --rate-limit   output what readout/T approaches as T grows, with no\n"
+    "                     steps: each IF a ReLU clipped at its threshold (for a\n"
+    "                     converted network, the clipped ANN calibration defines)\n"
     "      --encoding E   direct (the analog input is the current every step;\n"
     "                     default) or poisson (spikes with p = clamp(x, 0, 1))\n"
     "      --seed S       seed for poisson encoding (default 0)\n"
@@ -403,6 +406,7 @@ int cmd_run(int argc, char **argv)
         {"--seed", NULL, &a.seed, NULL},           {"--nir-reset", NULL, &a.nir_reset, NULL},
         {"--cuda-strategy", NULL, &a.cuda_strategy, NULL}, {"--cuda-threshold", NULL, &a.cuda_threshold, NULL},
         {"--cuda-precision", NULL, &a.cuda_precision, NULL}, {"--verbose", "-v", NULL, &a.verbose},
+        {"--rate-limit", NULL, NULL, &a.rate_limit},
         {NULL, NULL, NULL, NULL},
     };
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_RUN_HELP);
@@ -423,9 +427,10 @@ int cmd_run(int argc, char **argv)
     if (cli_is_hdf5(a.model))
         return cli_run_snn(&a, batch);
     if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
-        a.nir_reset || a.cuda_strategy || a.cuda_threshold || a.cuda_precision)
+        a.nir_reset || a.cuda_strategy || a.cuda_threshold || a.cuda_precision || a.rate_limit)
         return cli_usage_error("run", "-T, --backend, --per-step, --record, --layer, --encoding, "
-                                      "--seed, --nir-reset and --cuda-* apply to spiking networks (.nir); "
+                                      "--seed, --nir-reset, --rate-limit and --cuda-* apply to spiking "
+                                      "networks (.nir); "
                                       "%s is not one", a.model);
     return run(&a, batch, a.batch != NULL);
 }

@@ -90,6 +90,36 @@ static void verbose_log(nc_log_level level, const char *msg, void *user)
         fprintf(stderr, "neuroc: %s\n", msg);
 }
 
+/* --rate-limit: what readout/T approaches (nc_snn_rate_limit) for the N
+ * samples of data, written and scored as a run's output. */
+static int run_rate_limit(const run_args *a, const nc_snn *s, const nc_tensor *data, int64_t N,
+                          const nc_tensor *labels)
+{
+    if (a->per_step || a->record || (a->encoding && strcmp(a->encoding, "direct") != 0) || a->backend ||
+        a->timesteps)
+        return cli_usage_error("run", "--rate-limit runs no steps: it takes no -T, --backend, --per-step, "
+                                      "--record or Poisson encoding");
+    nc_snn_layer_info in_l;
+    nc_snn_layer_at(s, 0, &in_l);
+    int64_t xs[NC_MAX_DIMS + 1] = {N};
+    memcpy(xs + 1, in_l.shape, (size_t)in_l.ndim * sizeof xs[0]);
+    nc_tensor *x = NULL, *y = NULL;
+    nc_status st = nc_tensor_create_from(NC_DTYPE_F32, in_l.ndim + 1, xs, nc_tensor_data_const(data), &x);
+    if (st == NC_OK)
+        st = nc_snn_rate_limit(s, x, &y);
+    if (st == NC_OK && a->output)
+        st = nc_npy_save(a->output, y);
+    int rc = st == NC_OK ? CLI_OK : cli_fail(st);
+    if (rc == CLI_OK) {
+        printf("ran %lld samples in the rate limit (each IF a ReLU clipped at its threshold)\n", (long long)N);
+        if (labels)
+            rc = cli_accuracy(y, labels);
+    }
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    return rc;
+}
+
 int cli_run_snn(const run_args *a, int64_t batch)
 {
     long long T, seed;
@@ -170,6 +200,11 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     if (a->labels && (rc = cli_check_labels(a, N, &labels)) != CLI_OK)
         goto done;
+    if (a->rate_limit) {
+        rc = series ? cli_usage_error("run", "--rate-limit takes a static batch, not a time series")
+                    : run_rate_limit(a, s, data, N, labels);
+        goto done;
+    }
 
     const char *rec_names[1] = {a->layer};
     nc_session_options so = {.backend = a->backend ? a->backend : "cpu", .timesteps = (int)T,

@@ -533,6 +533,80 @@ static void test_bptt_forward_matches_backend(void **state)
     }
 }
 
+/* nc_snn_rate_limit: an IF layer is θ·clip(I/θ, 0, 1), computed by hand
+ * for an MLP; a signed CNN's readout/T at T = 2048 is close to it (the
+ * error of rate coding falls like 1/T); a pool with per-window divisors is
+ * refused naming the layer. */
+static void test_rate_limit(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {5};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, shape, &s));
+    int a = add_affine(s, 0, 6, 1.0f);
+    nc_tensor *th = const_tensor(6, 0.4f);
+    int n = add_if(s, a, th, NULL, NULL), b = add_affine(s, n, 3, 1.0f), id;
+    NC_ASSERT_OK(nc_snn_add_readout(s, b, NULL, &id));
+    int64_t xs[2] = {7, 5};
+    nc_tensor *x = rand_tensor(2, xs, -1.0f, 1.0f), *y = NULL;
+    NC_ASSERT_OK(nc_snn_rate_limit(s, x, &y));
+    const float *W1 = nc_f32(s->layers[a].weight), *b1 = nc_f32(s->layers[a].bias);
+    const float *W2 = nc_f32(s->layers[b].weight), *b2 = nc_f32(s->layers[b].bias);
+    int clipped = 0;
+    for (int r = 0; r < 7; r++)
+        for (int o = 0; o < 3; o++) {
+            double acc = b2[o];
+            for (int j = 0; j < 6; j++) {
+                double I = b1[j];
+                for (int i = 0; i < 5; i++)
+                    I += (double)W1[j * 5 + i] * nc_f32(x)[r * 5 + i];
+                clipped += I > 0.4;
+                acc += W2[o * 6 + j] * (I < 0 ? 0.0 : I > 0.4 ? 0.4 : I);
+            }
+            assert_true(fabs(acc - nc_f32(y)[r * 3 + o]) < 1e-5);
+        }
+    assert_true(clipped > 0); /* the cap is exercised */
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+
+    s = small_cnn(1, 1);
+    int64_t cs[4] = {3, 1, 6, 6};
+    x = rand_tensor(4, cs, 0.0f, 1.0f);
+    nc_tensor *out = NULL;
+    NC_ASSERT_OK(nc_snn_rate_limit(s, x, &y));
+    nc_session_options so = {.backend = "cpu-fast", .timesteps = 2048};
+    nc_session *ss = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &so, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x, &out));
+    double scale = 0, err = 0;
+    for (int64_t k = 0; k < nc_tensor_numel(y); k++) {
+        scale = fmax(scale, fabs(nc_f32(y)[k]));
+        err = fmax(err, fabs(nc_f32(out)[k] / 2048.0 - nc_f32(y)[k]));
+    }
+    print_message("rate limit: |readout/T - limit| %.2g of %.2g at T = 2048\n", err, scale);
+    assert_true(scale > 0.05 && err < 0.02 * scale);
+    nc_session_free(ss);
+    nc_tensor_free(out);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+
+    int64_t in3[3] = {2, 5, 5}, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1}, none[2] = {0, 0};
+    NC_ASSERT_OK(nc_snn_create(3, in3, &s));
+    int pd;
+    NC_ASSERT_OK(nc_snn_add_pool2d_div(s, 0, k3, s2, p1, none, none, "partial", &pd));
+    NC_ASSERT_OK(nc_snn_add_readout(s, pd, NULL, &id));
+    int64_t ps[4] = {1, 2, 5, 5};
+    x = rand_tensor(4, ps, 0.0f, 1.0f);
+    y = (nc_tensor *)1;
+    assert_int_equal(nc_snn_rate_limit(s, x, &y), NC_ERR_UNSUPPORTED);
+    assert_null(y);
+    assert_non_null(strstr(nc_last_error(), "partial"));
+    nc_tensor_free(x);
+    nc_snn_free(s);
+}
+
 /* The QCFS view is what the SNN computes: with θ = λ, v(0) = θ/2 and T = L,
  * one IF layer's mean output over T steps equals h(z) (DESIGN §3). */
 static void test_qcfs_matches_snn(void **state)
@@ -889,7 +963,7 @@ int main(void)
         cmocka_unit_test(test_grad_bptt),
         cmocka_unit_test(test_surrogates),
         cmocka_unit_test(test_bptt_forward_matches_backend),
-        cmocka_unit_test(test_qcfs_matches_snn),
+        cmocka_unit_test(test_rate_limit), cmocka_unit_test(test_qcfs_matches_snn),
         cmocka_unit_test(test_optim),
         cmocka_unit_test(test_train_qcfs_blobs),
         cmocka_unit_test(test_train_qcfs_fmnist),

@@ -386,6 +386,17 @@ NC_API nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor 
                                  const nc_tensor *val_x, const nc_tensor *val_labels,
                                  const nc_finetune_options *o);
 
+/* The network s's rates converge to as T grows, run on x (N samples of the
+ * input layer's shape, as the input is fed directly): every IF or signed IF
+ * layer is its spike value × clip(I/θ, 0, 1), a spiking max pool the max of
+ * its inputs, the other layers as in the SNN. For a converted network this
+ * is the clipped ANN that calibration defines (the ANN with each ReLU capped
+ * at its threshold), which readout/T approaches; its distance to the ANN is
+ * the clipping error, and the SNN's distance to it the error of the
+ * dynamics. *out: (N, outputs). Refuses (NC_ERR_UNSUPPORTED, naming the
+ * layer) LIF and CubaLIF layers and pools with per-window divisors. */
+NC_API nc_status nc_snn_rate_limit(const nc_snn *s, const nc_tensor *x, nc_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif
