@@ -38,7 +38,17 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_READOUT,    /* non-spiking accumulator of its input over time */
     NC_SNN_MAXPOOL2D,  /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
     NC_SNN_SPIKEMAXPOOL2D, /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
-    NC_SNN_SIGNED_IF   /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
+    NC_SNN_SIGNED_IF,  /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
+    /* NIR node types read from other tools' files (nir 1.0.8 docstrings;
+     * the cpu backend runs them, cpu-fast, cuda and the Loihi simulator
+     * refuse them by name): */
+    NC_SNN_LI,         /* leaky integrator: τ·dv/dt = (v_leak − v) + r·I; outputs v */
+    NC_SNN_CUBALI,     /* current-based LI: τ_syn·dI/dt = −I + w_in·x, then as LI; outputs v */
+    NC_SNN_INTEGRATOR, /* NIR's I: v += r·x each step; outputs v */
+    NC_SNN_THRESHOLD,  /* 1 where x > θ (≥ without spike_gt), else 0; no state */
+    NC_SNN_SCALE,      /* x times a factor per neuron (1, C or full size) */
+    NC_SNN_DELAY,      /* y(t) = x(t − d), d whole steps (zero before) */
+    NC_SNN_RESHAPE     /* the same values in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L)) */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF
@@ -159,15 +169,54 @@ NC_API int nc_snn_output_layer(const nc_snn *s);
 
 /* ---------------------------------------------------------------- NIR */
 
-/* Defaults (nc_nir_options_init): reset NC_RESET_SUBTRACT, dt 1e-4. */
+/* The spike test of neurons read from other tools' NIR files. */
+typedef enum nc_spike_test {
+    NC_SPIKE_DEFAULT = 0, /* NIR's: a spike when v > v_threshold */
+    NC_SPIKE_GT = 1,      /* the same, explicitly */
+    NC_SPIKE_GE = 2       /* DESIGN §3's m >= θ (neuroc's default before 0.3) */
+} nc_spike_test;
+
+/* How LIF, CubaLIF, LI and CubaLI integrate their leak over one step dt. */
+typedef enum nc_integration {
+    NC_INTEGRATION_EULER = 0, /* forward Euler: v += dt/τ·(v_leak − v + r·I) */
+    /* exact for an input held over the step: v += (1 − e^(−dt/τ))·(v_leak −
+     * v + r·I), the synaptic current likewise (what sinabs's and snntorch's
+     * exponential decays compute) */
+    NC_INTEGRATION_EXACT = 1
+} nc_integration;
+
+/* Defaults (nc_nir_options_init, or all zero): NIR's semantics. They apply
+ * to files of other tools only: a file neuroc wrote keeps the exact
+ * semantics its /neuroc group records (DESIGN §3 for converted networks). */
 typedef struct nc_nir_options {
-    /* For IF/LIF nodes in files without neuroc's own group: reset mode
-     * (plain NIR leaves it open; neuroc assumes subtraction by default). */
+    /* After a spike of an IF/LIF/CubaLIF node: NC_RESET_DEFAULT and
+     * NC_RESET_ZERO reset to the node's v_reset (0 unless the file says
+     * otherwise), as NIR defines it; NC_RESET_SUBTRACT subtracts v_threshold
+     * (neuroc's assumption before 0.3, what rate-coded conversions need). */
     nc_reset_mode reset;
-    /* Time step in seconds for LIF/CubaLIF dynamics; 0 = 1e-4. */
+    /* Time step in seconds for LIF/CubaLIF/LI/CubaLI dynamics and Delay
+     * nodes; 0 = 1e-4. IF and I (Integrator) nodes add r·I each step. */
     double dt;
+    nc_spike_test spike;        /* NC_SPIKE_DEFAULT: v > v_threshold */
+    nc_integration integration; /* NC_INTEGRATION_EULER by default */
 } nc_nir_options;
 NC_API void nc_nir_options_init(nc_nir_options *o);
+
+/* The semantics a neuron (or LI, CubaLI, Integrator, Threshold) layer runs
+ * with: what nc_nir_options chose for another tool's file, or what a
+ * converted network or neuroc's own file says. */
+typedef struct nc_snn_neuron_info {
+    int spike_gt;               /* 1: a spike when m > θ; 0: m >= θ */
+    nc_reset_mode reset;        /* NC_RESET_SUBTRACT, or NC_RESET_ZERO (to v_reset) */
+    int has_v_reset;            /* a v_reset other than 0 */
+    int has_r;                  /* an IF's input resistance r other than 1 */
+    double dt;                  /* seconds; 0 where unused (IF) */
+    nc_integration integration; /* of the leaks */
+    int limit_params;           /* some τ, r, τ_syn or w_in is +inf (their limit's meaning) */
+    int v_init_half;            /* v(0) = θ/2 (converted IF networks); else v(0) as stored (0 for NIR) */
+} nc_snn_neuron_info;
+/* NC_ERR_INVALID_ARG for a layer that has no neuron semantics. */
+NC_API nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *out);
 
 /* Loads a .nir (HDF5) file written by neuroc or another tool. The caller owns
  * *out. Unsupported node types are an error naming the node. */

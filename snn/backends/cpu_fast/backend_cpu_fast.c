@@ -59,6 +59,15 @@ static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
                                "feed-forward networks only (the cpu backend runs it)", L->inputs[k]);
             return 0;
         }
+    switch (L->kind) {
+    case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+    case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        snprintf(why, len, "cpu-fast does not run %s layers (read from NIR) yet; the cpu backend does",
+                 nc_snn_kind_name(L->kind));
+        return 0;
+    default:
+        break;
+    }
     if (nc_snn_layer_size(L) > INT32_MAX) {
         snprintf(why, len, "more than 2^31 neurons per sample");
         return 0;
@@ -77,7 +86,7 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval};
+                        F->dt_tau_syn, F->w_in, F->sval, F->vreset};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -230,7 +239,12 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
     F->v0 = nc_snn_v_inits(L, cl, &fail);
     F->sval = nc_snn_spike_values(L, 0, &fail);
     F->theta_full = 1;
-    if (!fail && L->kind == NC_SNN_IF && cl && L->threshold &&
+    F->nir = nc_snn_layer_nir_semantics(L);
+    if (F->nir) { /* the per-neuron loop of kernels/nir_neuron.h: full-size parameters */
+        F->vreset = nc_snn_param_expand(L->v_reset, L, 0.0f, cl, &fail);
+        F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
+    }
+    if (!fail && L->kind == NC_SNN_IF && !F->nir && cl && L->threshold &&
         (L->threshold->numel == 1 || L->threshold->numel == F->C)) {
         F->theta_full = 0; /* channel-last: the first C values are the channels' */
         float *t = nc_realloc(F->theta, (size_t)F->C * sizeof *t);
@@ -238,17 +252,14 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
             F->theta = t;
     }
     if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, cl, &fail);
+        F->dt_tau = nc_snn_leak_coefs(L, L->tau, cl, &fail);
         F->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, cl, &fail);
-        F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
-        for (int64_t j = 0; !fail && j < F->size; j++)
-            F->dt_tau[j] = (float)(L->dt / F->dt_tau[j]);
+        if (!F->r)
+            F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
     }
     if (L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau_syn = nc_snn_param_expand(L->tau_syn, L, 1.0f, cl, &fail);
+        F->dt_tau_syn = nc_snn_leak_coefs(L, L->tau_syn, cl, &fail);
         F->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, cl, &fail);
-        for (int64_t j = 0; !fail && j < F->size; j++)
-            F->dt_tau_syn[j] = (float)(L->dt / F->dt_tau_syn[j]);
     }
     return !fail;
 }
@@ -304,7 +315,7 @@ static nc_status plan_layers(fast_plan *P)
             F->cl = F->rep == REP_DENSE && F->in_dense && X->cl;
             fast_layer *S = &P->L[x_view];
             /* disjoint windows over a channel-last IF: its kernel counts them */
-            if (F->rep == REP_COUNTS && F->pwin && S->state_cl && s->layers[x_view].kind == NC_SNN_IF &&
+            if (F->rep == REP_COUNTS && F->pwin && S->state_cl && s->layers[x_view].kind == NC_SNN_IF && !S->nir &&
                 S->fused_pool < 0)
                 S->fused_pool = i;
             break;
@@ -346,7 +357,7 @@ static nc_status plan_layers(fast_plan *P)
     for (int i = 0; i < s->n_layers; i++) { /* IFs that refill their conv (fast_layer.refill_of) */
         const nc_snn_layer *L = &s->layers[i];
         int j = L->n_inputs > 0 ? L->inputs[0] : -1, readers = 0;
-        if (L->kind != NC_SNN_IF || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
+        if (L->kind != NC_SNN_IF || P->L[i].nir || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
             j == nc_snn_output_id(s))
             continue;
         for (int k = 0; k < s->n_layers; k++)

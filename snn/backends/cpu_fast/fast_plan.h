@@ -48,6 +48,10 @@ typedef struct fast_layer {
     int refill_of, refilled;
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
+    /* NIR neuron semantics (nc_snn_layer_nir_semantics): the per-neuron
+     * loop of kernels/nir_neuron.h, with the reset value per neuron */
+    int nir;
+    float *vreset;
     int is_static;       /* set per run: output constant over time */
     int is_signed;       /* its spikes may be negative (nc_snn_mark_signed) */
 } fast_layer;
