@@ -242,6 +242,22 @@ cur = (np.einsum("oi,tni->tno", Wa, x) + ba).astype(F)
 spk = ref_neuron(cur, "IF", dict(r=full(1), v_threshold=full(0.5), v_reset=full(0)))
 save("nested", g, x, (np.einsum("oi,tni->tno", Wb, spk) + bb).astype(F))
 
+# two Input and two Output nodes: neuroc's input is their values flattened
+# and concatenated in the order of the nodes' names, its output likewise
+Wc = rng.normal(size=(2, 3)).astype(F)
+bc = rng.normal(size=2).astype(F)
+g = nir.NIRGraph(nodes={"in_a": nir.Input(input_type=np.array([3])), "in_b": nir.Input(input_type=np.array([2, 2])),
+                        "fc": nir.Affine(weight=Wc, bias=bc), "fl": nir.Flatten(input_type={"input": np.array([2, 2])},
+                                                                              start_dim=0, end_dim=-1),
+                        "li": nir.LI(tau=full(2e-3), r=full(1), v_leak=full(0)),
+                        "out_a": nir.Output(output_type=np.array([2])), "out_b": nir.Output(output_type=np.array([4]))},
+                 edges=[("in_a", "fc"), ("fc", "out_a"), ("in_b", "fl"), ("fl", "li"), ("li", "out_b")],
+                 type_check=False)
+xa, xb = series([3]), series([2, 2])
+ya = (np.einsum("oi,tni->tno", Wc, xa) + bc).astype(F)
+yb = ref_neuron(xb.reshape(T, 1, 4), "LI", dict(tau=full(2e-3), r=full(1), v_leak=full(0)), F(1e-3))
+save("multi_io", g, np.concatenate([xa, xb.reshape(T, 1, 4)], axis=2), np.concatenate([ya, yb], axis=2), "--dt 1e-3")
+
 with open(os.path.join(sys.argv[1], "cases.txt"), "w") as f:
     f.write("\n".join(cases) + "\n")
 print(f"nir_spec_cases.py: {len(cases)} cases in {sys.argv[1]}")

@@ -114,6 +114,7 @@ typedef struct nnode {
     nc_tensor *f[MAXF], *i[MAXI];
     int pad_same;          /* Conv2d / Conv1d padding given as the string "same" */
     int layer;             /* IR layer holding the node's output */
+    int64_t in_off;        /* an Input node when there are several: where its values start in layer 0 */
 } nnode;
 
 typedef struct nedge {
@@ -129,6 +130,8 @@ typedef struct rd {
     nedge *edges;
     int64_t n_edges, cap_edges;
     int64_t total_bytes;   /* of all node tensors read so far (model size limit) */
+    int n_in;              /* Input nodes of the top-level graph: with several, layer 0 holds them all */
+    int64_t in_total;      /* with several: their values in all, layer 0's size */
 } rd;
 
 void nir_node_clear(nnode *nd);

@@ -445,7 +445,7 @@ static nc_status remove_pass_nodes(rd *R)
 
 /* DFS from the Input node: marks back edges and returns the nodes in
  * reverse postorder (a topological order of the forward edges). */
-static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
+static nc_status order_nodes(rd *R, const int *inputs, int n_inputs, int **order_out, int *n_order)
 {
     int n = R->n_nodes;
     int64_t m = R->n_edges;
@@ -470,6 +470,10 @@ static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
     for (int k = 0; k < n; k++)
         next[k] = start[k];
     int sp = 0, np = 0;
+    for (int r = n_inputs - 1; r >= 0; r--) { /* every Input a root; the first's nodes come first */
+    int input = inputs[r];
+    if (color[input])
+        continue;
     stack[sp++] = input;
     color[input] = 1;
     while (sp > 0) {
@@ -488,6 +492,7 @@ static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
             color[v] = 1;
             stack[sp++] = v;
         }
+    }
     }
     for (int k = 0; k < n; k++)
         if (!color[k] && R->nodes[k].kind != K_PASS) {
@@ -684,9 +689,9 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
         int64_t n = 1;
         for (int d = 0; d < L->ndim; d++)
             n = L->shape[d] >= 0 && (L->shape[d] == 0 || n <= INT64_MAX / L->shape[d]) ? n * L->shape[d] : -1;
-        if (L->ndim < 1 || n != xsize)
-            return nc_errorf(NC_ERR_SHAPE, "Reshape '%s': %lld values into a shape of rank %d with %lld", L->name,
-                             (long long)xsize, L->ndim, (long long)n);
+        if (L->ndim < 1 || n < 0 || L->kernel[0] < 0 || L->kernel[1] != 0 || L->kernel[0] > xsize - n)
+            return nc_errorf(NC_ERR_SHAPE, "Reshape '%s': values %lld to %lld of the %lld of '%s'", L->name,
+                             (long long)L->kernel[0], (long long)(L->kernel[0] + n), (long long)xsize, X->name);
         return NC_OK;
     }
     case NC_SNN_SCALE:
@@ -1133,6 +1138,7 @@ static nc_status assign_layers(rd *R, const int *order, int n_order, int *total)
         int64_t first;
         int deg = in_degree(R, v, &first);
         if (nd->kind == K_INPUT) {
+            next += next == 0 && R->n_in > 1; /* layer 0 holds them all; each is a Reshape of its part */
             nd->layer = next++;
         } else if (nd->kind == K_SCALE && scale_is_spike_value(R, v)) {
             nd->layer = R->nodes[R->edges[first].a].layer;
@@ -1179,6 +1185,35 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
         nnode *nd = &R->nodes[v];
         int64_t first;
         int deg = in_degree(R, v, &first);
+        if (nd->kind == K_INPUT && R->n_in > 1) {
+            const nc_tensor *sh = iget(nd, "shape");
+            if (deg > 0)
+                st = nc_errorf(NC_ERR_MODEL, "the Input node has incoming edges");
+            else if (!sh || sh->ndim > 1 || sh->numel < 1 || sh->numel > NC_MAX_DIMS)
+                st = nc_errorf(NC_ERR_SHAPE, "Input shape must list 1 to %d dimensions", NC_MAX_DIMS);
+            else if (!s && (st = nc_snn_create(1, &R->in_total, &s)) == NC_OK) {
+                char *nm = nc_strdup("inputs");
+                if (!nm)
+                    st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+                else {
+                    nc_free(s->layers[0].name);
+                    s->layers[0].name = nm;
+                }
+            }
+            nc_snn_layer *L = st == NC_OK ? append_unique(s, NC_SNN_RESHAPE, nd->name, 1) : NULL;
+            if (st == NC_OK && !L)
+                st = NC_ERR_NOMEM;
+            if (st == NC_OK) {
+                L->inputs[0] = 0;
+                L->kernel[0] = nd->in_off;
+                L->ndim = (int)sh->numel;
+                memcpy(L->shape, nc_i64(sh), (size_t)sh->numel * sizeof(int64_t));
+                st = nir_finish_layer(s, s->n_layers - 1, total);
+            }
+            if (st != NC_OK)
+                nc_error_prefix("%s: node '%s'", R->path, nd->name);
+            continue;
+        }
         if (nd->kind == K_INPUT) {
             const nc_tensor *sh = iget(nd, "shape");
             if (deg > 0)
@@ -1280,6 +1315,56 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
     return NC_OK;
 }
 
+/* Several Output nodes: the network's output is their values, each
+ * flattened, one after another in the order of the nodes' names (a
+ * Reshape to one dimension where needed, then a Concat). */
+static nc_status join_outputs(rd *R, nc_snn *s)
+{
+    int n = 0;
+    for (int k = 0; k < R->n_nodes; k++)
+        n += R->nodes[k].kind == K_OUTPUT;
+    int *ids = nc_malloc((size_t)n * sizeof *ids);
+    if (!ids)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_status st = NC_OK;
+    int j = 0;
+    for (int k = 0; st == NC_OK && k < R->n_nodes; k++) {
+        const nnode *nd = &R->nodes[k];
+        if (nd->kind != K_OUTPUT)
+            continue;
+        int id = nd->layer;
+        if (s->layers[id].ndim != 1) {
+            char name[512];
+            snprintf(name, sizeof name, "%.500s.flat", nd->name);
+            nc_snn_layer *L = append_unique(s, NC_SNN_RESHAPE, name, 1);
+            if (!L) {
+                st = NC_ERR_NOMEM;
+                break;
+            }
+            L->inputs[0] = id;
+            L->ndim = 1;
+            L->shape[0] = nc_snn_layer_size(&s->layers[id]);
+            id = s->n_layers - 1;
+            st = nir_finish_layer(s, id, s->n_layers);
+        }
+        ids[j++] = id;
+    }
+    if (st == NC_OK) {
+        nc_snn_layer *C = append_unique(s, NC_SNN_CONCAT, "outputs", n);
+        if (!C)
+            st = NC_ERR_NOMEM;
+        else {
+            memcpy(C->inputs, ids, (size_t)n * sizeof *ids);
+            if ((st = nir_finish_layer(s, s->n_layers - 1, s->n_layers)) == NC_OK)
+                s->output = s->n_layers - 1;
+        }
+    }
+    nc_free(ids);
+    if (st != NC_OK)
+        nc_error_prefix("%s: joining %d Output nodes", R->path, n);
+    return st;
+}
+
 static nc_status read_plain(rd *R, hid_t f, nc_snn **out)
 {
     if (!nc_h5_is_group(f, "node"))
@@ -1301,25 +1386,45 @@ static nc_status read_plain(rd *R, hid_t f, nc_snn **out)
         st = remove_pass_nodes(R);
     if (st != NC_OK)
         return st;
-    int input = -1, output = -1, n_in = 0, n_out = 0;
+    int n_in = 0, n_out = 0;
     for (int k = 0; k < R->n_nodes; k++) {
-        if (R->nodes[k].kind == K_INPUT)
-            input = k, n_in++;
-        if (R->nodes[k].kind == K_OUTPUT)
-            output = k, n_out++;
+        n_in += R->nodes[k].kind == K_INPUT;
+        n_out += R->nodes[k].kind == K_OUTPUT;
     }
     if (n_in == 0)
         return nc_errorf(NC_ERR_MODEL, "%s: the graph has no Input node", R->path);
     if (n_out == 0)
         return nc_errorf(NC_ERR_MODEL, "%s: the graph has no Output node", R->path);
-    if (n_in > 1 || n_out > 1)
-        return nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d Input and %d Output nodes; neuroc supports one of each", R->path,
-                         n_in, n_out);
-    (void)output;
+    int *inputs = nc_malloc((size_t)n_in * sizeof *inputs);
+    if (!inputs)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int k = 0, j = 0; k < R->n_nodes; k++)
+        if (R->nodes[k].kind == K_INPUT)
+            inputs[j++] = k;
+    R->n_in = n_in;
+    for (int j = 0; j < n_in && n_in > 1; j++) { /* several: their values one after another, by name */
+        nnode *nd = &R->nodes[inputs[j]];
+        const nc_tensor *sh = iget(nd, "shape");
+        int64_t n = 1;
+        for (int64_t d = 0; sh && d < sh->numel; d++)
+            n = nc_i64(sh)[d] > 0 && n <= INT32_MAX / nc_i64(sh)[d] ? n * nc_i64(sh)[d] : -1;
+        if (!sh || n < 1 || R->in_total > INT32_MAX - n) {
+            nc_free(inputs);
+            return nc_errorf(NC_ERR_SHAPE, "%s: node '%s': Input shape must list positive dimensions", R->path,
+                             nd->name);
+        }
+        nd->in_off = R->in_total;
+        R->in_total += n;
+    }
     int *order = NULL, n_order = 0, total = 0;
-    if ((st = order_nodes(R, input, &order, &n_order)) == NC_OK &&
+    if ((st = order_nodes(R, inputs, n_in, &order, &n_order)) == NC_OK &&
         (st = assign_layers(R, order, n_order, &total)) == NC_OK)
         st = build_layers(R, order, n_order, total, out);
+    if (st == NC_OK && n_out > 1 && (st = join_outputs(R, *out)) != NC_OK) {
+        nc_snn_free(*out);
+        *out = NULL;
+    }
+    nc_free(inputs);
     nc_free(order);
     return st;
 }

@@ -445,8 +445,9 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 }
                 break;
             case NC_SNN_CONCAT: run_concat(s, L, R, Ri->out, N); break;
-            case NC_SNN_RESHAPE:
-                memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));
+            case NC_SNN_RESHAPE: /* values [kernel[0], kernel[0] + size) of each sample */
+                for (int n = 0; n < N; n++)
+                    memcpy(Ri->out + n * Ri->size, x + n * xsize + L->kernel[0], (size_t)Ri->size * sizeof(float));
                 break;
             case NC_SNN_SCALE:
                 for (int64_t e = 0; e < N * Ri->size; e++)
