@@ -25,6 +25,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 extern const char CMD_INFO_HELP[];
 extern const char CMD_RUN_HELP[];
 extern const char CMD_CONVERT_HELP[];
@@ -32,6 +33,7 @@ extern const char CMD_EVAL_HELP[];
 extern const char CMD_SIM_HELP[];
 extern const char CMD_BENCH_HELP[];
 extern const char CMD_FINETUNE_HELP[];
+extern const char CMD_EXPORT_HELP[];
 
 /* Exit codes: 0 success, 1 failure, 2 bad command line. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };

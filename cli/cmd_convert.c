@@ -33,6 +33,10 @@ const char CMD_CONVERT_HELP[] =
     "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
     "                     max pooling, concatenation, ... (else stored as neuroc\n"
     "                     extension nodes) and spell grouped convolutions densely\n"
+    "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
+    "                     (spike when v > θ, reset to 0, v(0) = 0, v(0) carried as a\n"
+    "                     first-step current) that other tools run as neuroc does;\n"
+    "                     the reset to zero costs accuracy (README, NIR)\n"
     "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset); without\n"
     "                     them, data-free: thresholds from Clip / QCFS patterns and\n"
     "                     from the BatchNorm statistics before each ReLU (--threshold\n"
@@ -371,10 +375,11 @@ int cmd_convert(int argc, char **argv)
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
     const char *pos[1];
-    int n_pos, nir_strict = 0;
+    int n_pos, nir_strict = 0, portable = 0;
     cli_opt opts[] = {
         {"--calib", NULL, &c.calib, NULL},
         {"--nir-strict", NULL, NULL, &nir_strict},
+        {"--portable", NULL, NULL, &portable},
         {"--output", "-o", &output, NULL},
         {"--report", NULL, &report, NULL},
         {"--timesteps", "-T", &c.timesteps, NULL},
@@ -474,7 +479,18 @@ loaded:
     /* every rank holds the same network; rank 0 writes it */
     nc_nir_save_options so;
     nc_nir_save_options_init(&so);
-    so.strict = nir_strict;
+    so.strict = nir_strict || portable;
+    if (portable) {
+        nc_snn *p = NULL;
+        int pulses = 0;
+        if ((st = nc_snn_make_portable(s, NULL, &p, &pulses)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        nc_snn_free(s);
+        s = p;
+        printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), %d first-step v(0) pulses\n", pulses);
+    }
     if (cli_is_root() && (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK) {
         rc = cli_fail(st);
         goto done;

@@ -241,6 +241,28 @@ NC_API void nc_nir_save_options_init(nc_nir_save_options *o);
 NC_API nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt);
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
 
+/* Defaults (all zero): every conversion below. */
+typedef struct nc_portable_options {
+    /* 1: drop v(0) instead of carrying it as a first-step current (fewer
+     * nodes; a further accuracy cost) */
+    int no_v0_pulse;
+} nc_portable_options;
+/* The portable form of s (DESIGN §4; README, NIR): a network that plain
+ * NIR describes completely, so that a tool following NIR's own definitions
+ * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
+ * reproduces neuroc's run of it up to float rounding. Each IF layer of
+ * DESIGN §3 becomes NIR's IF: its threshold the next float below θ (m >= θ
+ * is m > θ⁻), v(0) = 0 with the old v(0) fed as a current in the first
+ * step (from a pulse: an IF fed a constant 1 that fires at step 1 and
+ * resets to −1e30; *n_pulses counts them), and reset to zero instead of by
+ * subtraction (what portability costs in accuracy). Save it with
+ * nc_nir_save_options.strict (neuroc convert / export --portable do).
+ * NC_ERR_UNSUPPORTED naming the layer for SignedIF, LIF/CubaLIF, layers NIR
+ * cannot express and recurrent edges. The caller owns *out; n_pulses may
+ * be NULL. */
+NC_API nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, nc_snn **out,
+                                      int *n_pulses);
+
 /* ---------------------------------------------------------------- backends */
 
 /* One of the backends neuroc knows ("cpu", "cpu-fast", "cuda"), and whether
