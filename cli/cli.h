@@ -81,6 +81,9 @@ typedef struct cli_nir_opts {
 int cli_nir_options(const char *cmd, const cli_nir_opts *n, nc_nir_options *o);
 /* 1 if any was given. */
 int cli_nir_given(const cli_nir_opts *n);
+/* --portable's --v0 drop|spread|pulse and -T into *o. */
+int cli_portable_options(const char *cmd, int portable, const char *v0, const char *T, const char *scale,
+                         nc_portable_options *o);
 /* "neuron semantics:" and a line per neuron layer (what the reader chose). */
 void cli_print_nir_semantics(const nc_snn *s);
 

@@ -43,7 +43,8 @@ const char CMD_EVAL_HELP[] =
     "      --seed S       seed for poisson encoding and fine-tuning (default 0)\n"
     "      --nir-reset M  other tools' NIR files (neuroc's own carry their semantics):\n"
     "                     after a spike spec (default: v = v_reset, NIR's), zero\n"
-    "                     (the same) or subtract (v -= v_threshold)\n"
+    "                     (the same), subtract (v -= v_threshold) or subtract-snntorch\n"
+    "                     (snntorch's reset_delay=False: a v left above θ is tested as m − θ)\n"
     "      --nir-spike S  their spike test: gt (default: v > v_threshold, NIR's) or ge\n"
     "      --dt SECONDS   their time step: LIF/CubaLIF/LI/CubaLI leaks, Delay (1e-4)\n"
     "      --integration M  of their leaks: euler (default) or exact (exponential)\n" CLI_DATA_OPTS_HELP

@@ -6,7 +6,7 @@
 #include "cli.h"
 
 const char CMD_EXPORT_HELP[] =
-    "usage: neuroc export IN.nir -o OUT.nir [--portable | --nir-strict] [--no-v0-pulse]\n"
+    "usage: neuroc export IN.nir -o OUT.nir [--portable [--v0 drop|spread|pulse] [-T T] | --nir-strict]\n"
     "                     [--nir-reset M] [--nir-spike S] [--dt S] [--integration M]\n"
     "\n"
     "Reads a spiking network and writes it as NIR.\n"
@@ -15,22 +15,28 @@ const char CMD_EXPORT_HELP[] =
     "      --nir-strict   only what NIR can express (refuses neuroc extension nodes)\n"
     "      --portable     the portable form (implies --nir-strict): every IF becomes\n"
     "                     NIR's own (spike when v > θ⁻ = the float below θ, reset to 0,\n"
-    "                     v(0) = 0) with v(0) fed as a current in the first step from\n"
-    "                     a one-shot pulse neuron, so that a tool following NIR's\n"
-    "                     definitions runs what neuroc runs; reset to zero instead of\n"
-    "                     by subtraction costs accuracy (README, NIR: portable export)\n"
-    "      --no-v0-pulse  portable without the pulses: v(0) is dropped\n"
+    "                     v(0) = 0), so that a tool following NIR's definitions runs\n"
+    "                     what neuroc runs; reset to zero instead of by subtraction\n"
+    "                     costs accuracy (README, NIR: portable export)\n"
+    "      --v0 M         the old v(0): drop (default), spread (v(0)/T more bias a\n"
+    "                     step, with -T) or pulse (a first-step current from a one-shot\n"
+    "                     neuron that resets to v_reset = -1e30: exact where v_reset is\n"
+    "                     honoured)\n"
+    "  -T, --timesteps T  the T of --v0 spread\n"
+    "      --threshold-scale S  portable thresholds times S in (0, 1] (the spikes still\n"
+    "                     carry θ): makes up for part of the charge a reset to zero loses\n"
     "      --nir-reset, --nir-spike, --dt, --integration\n"
     "                     how IN.nir is read when another tool wrote it (see run)\n";
 
 int cmd_export(int argc, char **argv)
 {
-    const char *pos[1], *output = NULL;
-    int n_pos, strict = 0, portable = 0, no_pulse = 0;
+    const char *pos[1], *output = NULL, *v0 = NULL, *T = NULL, *scale = NULL;
+    int n_pos, strict = 0, portable = 0;
     cli_nir_opts nir = {0};
     cli_opt opts[] = {
         {"--output", "-o", &output, NULL},        {"--nir-strict", NULL, NULL, &strict},
-        {"--portable", NULL, NULL, &portable},    {"--no-v0-pulse", NULL, NULL, &no_pulse},
+        {"--portable", NULL, NULL, &portable},    {"--v0", NULL, &v0, NULL},
+        {"--timesteps", "-T", &T, NULL},          {"--threshold-scale", NULL, &scale, NULL},
         CLI_NIR_OPT_ROWS(nir),                    {NULL, NULL, NULL, NULL},
     };
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EXPORT_HELP);
@@ -40,8 +46,9 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", "expected one .nir file");
     if (!output)
         return cli_usage_error("export", "-o OUT.nir is required");
-    if (no_pulse && !portable)
-        return cli_usage_error("export", "--no-v0-pulse goes with --portable");
+    nc_portable_options po = {0};
+    if ((rc = cli_portable_options("export", portable, v0, T, scale, &po)) != CLI_OK)
+        return rc;
     nc_nir_options nopt;
     if ((rc = cli_nir_options("export", &nir, &nopt)) != CLI_OK)
         return rc;
@@ -50,7 +57,6 @@ int cmd_export(int argc, char **argv)
     if (st != NC_OK)
         return cli_fail(st);
     if (portable) {
-        nc_portable_options po = {.no_v0_pulse = no_pulse};
         nc_snn *p = NULL;
         int pulses = 0;
         st = nc_snn_make_portable(s, &po, &p, &pulses);
@@ -58,7 +64,9 @@ int cmd_export(int argc, char **argv)
         if (st != NC_OK)
             return cli_fail(st);
         s = p;
-        printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), %d first-step v(0) pulses\n", pulses);
+        printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), v(0) %s (%d layers)\n",
+               po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
+               po.v0 ? pulses : 0);
     }
     nc_nir_save_options so;
     nc_nir_save_options_init(&so);

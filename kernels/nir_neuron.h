@@ -22,9 +22,14 @@
  *                                   writes for β = 1)
  * then a spike when m > θ (gt) or m >= θ, and v = v_reset (reset_zero) or
  * m − θ after it. θ = +∞ never spikes (LI, CubaLI, Integrator). */
+/* (pretest: see below) */
 NC_HD int nc_nir_neuron_step(float *v, float cur, int leaky, float a, float r, float v_leak, float theta,
-                             float v_reset, int gt, int reset_zero)
+                             float v_reset, int gt, int reset_zero, int pretest)
 {
+    /* pretest (snntorch's subtraction with reset_delay=False): a membrane
+     * left above θ by the last step is tested as m − θ (the new v is m − θ·s
+     * all the same) */
+    float pre = pretest && *v > theta ? theta : 0.0f;
     float d;
     if (!leaky)
         d = r * cur;
@@ -32,8 +37,8 @@ NC_HD int nc_nir_neuron_step(float *v, float cur, int leaky, float a, float r, f
         d = cur;
     else
         d = a * ((v_leak - *v) + r * cur);
-    float m = *v + d;
-    int s = gt ? m > theta : m >= theta;
+    float m = *v + d, mt = pre != 0.0f ? m - pre : m;
+    int s = gt ? mt > theta : mt >= theta;
     *v = s ? (reset_zero ? v_reset : m - theta) : m;
     return s;
 }

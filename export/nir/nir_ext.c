@@ -104,6 +104,8 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         st = nc_h5_write_i64_scalar(g, "spike_gt", 1);
     if (st == NC_OK && L->exact)
         st = nc_h5_write_i64_scalar(g, "exact", 1);
+    if (st == NC_OK && L->pretest_sub)
+        st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
     if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
         st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
@@ -189,9 +191,9 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
     }
     if (st == NC_OK)
         st = read_optional(g, L);
-    const char *flags[2] = {"spike_gt", "exact"};
-    int *fp[2] = {&L->spike_gt, &L->exact};
-    for (int k = 0; st == NC_OK && k < 2; k++) {
+    const char *flags[3] = {"spike_gt", "exact", "pretest_sub"};
+    int *fp[3] = {&L->spike_gt, &L->exact, &L->pretest_sub};
+    for (int k = 0; st == NC_OK && k < 3; k++) {
         double v = 0;
         if (nc_h5_exists(g, flags[k]) && (st = nc_h5_read_f64_scalar(g, flags[k], &v)) == NC_OK)
             *fp[k] = v != 0;

@@ -1047,6 +1047,7 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
             L->spike_gt = R->opt.spike != NC_SPIKE_GE;
             if (R->opt.reset == NC_RESET_SUBTRACT) {
                 L->reset = NC_RESET_SUBTRACT;
+                L->pretest_sub = R->opt.snntorch_subtract != 0;
             } else {
                 L->reset = NC_RESET_ZERO;
                 L->v_reset = ftake(nd, "v_reset");
@@ -1469,6 +1470,8 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown reset mode %d", (int)R.opt.reset);
     if (R.opt.spike != NC_SPIKE_DEFAULT && R.opt.spike != NC_SPIKE_GT && R.opt.spike != NC_SPIKE_GE)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown spike test %d", (int)R.opt.spike);
+    if (R.opt.snntorch_subtract && R.opt.reset != NC_RESET_SUBTRACT)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: snntorch_subtract goes with reset NC_RESET_SUBTRACT");
     if (R.opt.integration != NC_INTEGRATION_EULER && R.opt.integration != NC_INTEGRATION_EXACT)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown integration %d", (int)R.opt.integration);
     if (!(R.opt.dt >= 0 && R.opt.dt < 1e6))

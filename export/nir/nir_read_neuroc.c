@@ -171,7 +171,9 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
             nc_tensor **ts[] = {&L->threshold, &L->v_init, &L->spike_value, &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in,
                                 &L->v_reset};
             double flag = 0;
-            L->spike_gt = L->exact = 0;
+            L->spike_gt = L->exact = L->pretest_sub = 0;
+            if (nc_h5_exists(gi, "pretest_sub") && (st = nc_h5_read_f64_scalar(gi, "pretest_sub", &flag)) == NC_OK)
+                L->pretest_sub = flag != 0;
             if (nc_h5_exists(gi, "spike_gt") && (st = nc_h5_read_f64_scalar(gi, "spike_gt", &flag)) == NC_OK)
                 L->spike_gt = flag != 0;
             if (st == NC_OK && nc_h5_exists(gi, "exact") && (st = nc_h5_read_f64_scalar(gi, "exact", &flag)) == NC_OK)

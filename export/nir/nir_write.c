@@ -666,6 +666,8 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
             st = nc_h5_write_i64_scalar(g, "spike_gt", 1);
         if (st == NC_OK && L->exact)
             st = nc_h5_write_i64_scalar(g, "exact", 1);
+        if (st == NC_OK && L->pretest_sub)
+            st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
         if (st == NC_OK && L->kind == NC_SNN_DELAY)
             st = nc_h5_write_i64_scalar(g, "delay_steps", L->kernel[0]);
     }

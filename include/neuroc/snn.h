@@ -200,6 +200,10 @@ typedef struct nc_nir_options {
     double dt;
     nc_spike_test spike;        /* NC_SPIKE_DEFAULT: v > v_threshold */
     nc_integration integration; /* NC_INTEGRATION_EULER by default */
+    /* 1 with reset NC_RESET_SUBTRACT: snntorch's subtraction with
+     * reset_delay=False, which tests a membrane left above θ by the last
+     * step as m − θ > θ ("avoid double reset"); v = m − θ·s as ever */
+    int snntorch_subtract;
 } nc_nir_options;
 NC_API void nc_nir_options_init(nc_nir_options *o);
 
@@ -215,6 +219,7 @@ typedef struct nc_snn_neuron_info {
     nc_integration integration; /* of the leaks */
     int limit_params;           /* some τ, r, τ_syn or w_in is +inf (their limit's meaning) */
     int v_init_half;            /* v(0) = θ/2 (converted IF networks); else v(0) as stored (0 for NIR) */
+    int snntorch_subtract;      /* nc_nir_options.snntorch_subtract */
 } nc_snn_neuron_info;
 /* NC_ERR_INVALID_ARG for a layer that has no neuron semantics. */
 NC_API nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *out);
@@ -241,21 +246,38 @@ NC_API void nc_nir_save_options_init(nc_nir_save_options *o);
 NC_API nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt);
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
 
-/* Defaults (all zero): every conversion below. */
+/* What the portable form does with an IF layer's v(0) (NIR's is 0). */
+typedef enum nc_portable_v0 {
+    /* v(0) is dropped (what every peer runs) */
+    NC_PORTABLE_V0_DROP = 0,
+    /* spread over the steps: v(0)/timesteps more bias in the synaptic
+     * layer feeding the IF (when it feeds nothing else), so that after T
+     * steps the IF has had the same charge */
+    NC_PORTABLE_V0_SPREAD = 1,
+    /* exact: fed as a current in the first step from a one-shot pulse
+     * neuron, an IF that resets to v_reset = −1e30 after its one spike
+     * (peers that ignore v_reset, norse 1.1's importer, fire it again) */
+    NC_PORTABLE_V0_PULSE = 2
+} nc_portable_v0;
+/* Defaults (all zero): NC_PORTABLE_V0_DROP. */
 typedef struct nc_portable_options {
-    /* 1: drop v(0) instead of carrying it as a first-step current (fewer
-     * nodes; a further accuracy cost) */
-    int no_v0_pulse;
+    nc_portable_v0 v0;
+    int timesteps; /* the T of NC_PORTABLE_V0_SPREAD (>= 1) */
+    /* each IF's threshold times this (0 = 1; in (0, 1]): a neuron reset to
+     * zero loses the charge above θ that subtraction keeps, about half an
+     * input a spike; a lower threshold (the spike still carries θ) makes up
+     * for part of it */
+    float threshold_scale;
 } nc_portable_options;
 /* The portable form of s (DESIGN §4; README, NIR): a network that plain
  * NIR describes completely, so that a tool following NIR's own definitions
  * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
  * reproduces neuroc's run of it up to float rounding. Each IF layer of
  * DESIGN §3 becomes NIR's IF: its threshold the next float below θ (m >= θ
- * is m > θ⁻), v(0) = 0 with the old v(0) fed as a current in the first
- * step (from a pulse: an IF fed a constant 1 that fires at step 1 and
- * resets to −1e30; *n_pulses counts them), and reset to zero instead of by
- * subtraction (what portability costs in accuracy). Save it with
+ * is m > θ⁻), v(0) = 0 (its old value dropped, spread over T steps of bias
+ * or fed by a pulse in the first step: nc_portable_v0; *n_pulses counts the
+ * layers compensated), and reset to zero instead of by subtraction (what
+ * portability costs in accuracy). Save it with
  * nc_nir_save_options.strict (neuroc convert / export --portable do).
  * NC_ERR_UNSUPPORTED naming the layer for SignedIF, LIF/CubaLIF, layers NIR
  * cannot express and recurrent edges. The caller owns *out; n_pulses may

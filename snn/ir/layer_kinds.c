@@ -131,7 +131,7 @@ int nc_snn_layer_nir_semantics(const nc_snn_layer *L)
 {
     if (!nc_snn_kind(L->kind)->neuron)
         return 0;
-    if (L->spike_gt || L->v_reset || L->exact || (nc_snn_kind_is_if(L->kind) && L->r))
+    if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub || (nc_snn_kind_is_if(L->kind) && L->r))
         return 1;
     const nc_tensor *ts[] = {L->tau, L->r, L->tau_syn, L->w_in};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
@@ -145,7 +145,7 @@ const char *nc_snn_nir_semantics_what(const nc_snn_layer *L, char *buf, size_t l
 {
     snprintf(buf, len, "%s%s%s%s%s", L->spike_gt ? ", a spike when m > θ" : "",
              L->v_reset ? ", reset to v_reset" : "", nc_snn_kind_is_if(L->kind) && L->r ? ", an input resistance r" : "",
-             L->exact ? ", exact integration" : "",
+             L->exact ? ", exact integration" : L->pretest_sub ? ", snntorch's subtraction" : "",
              !(L->spike_gt || L->v_reset || L->exact || (nc_snn_kind_is_if(L->kind) && L->r)) ? ", an infinite τ or r" : "");
     if (buf[0] == ',')
         memmove(buf, buf + 2, strlen(buf + 2) + 1);

@@ -619,9 +619,10 @@ uint64_t nc_hash_snn(const nc_snn *s)
                                  L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
             h = nc_hash_tensor(h, ts[k]);
-        if (L->spike_gt || L->v_reset || L->exact) { /* only then: other hashes stay as they were */
+        if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub) { /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->spike_gt, sizeof L->spike_gt);
             h = nc_hash_bytes(h, &L->exact, sizeof L->exact);
+            h = nc_hash_bytes(h, &L->pretest_sub, sizeof L->pretest_sub);
             h = nc_hash_tensor(h, L->v_reset);
         }
     }
@@ -650,5 +651,6 @@ nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *out)
         for (int64_t i = 0; ts[j] && i < ts[j]->numel; i++)
             out->limit_params |= isinf(nc_f32(ts[j])[i]) != 0;
     out->v_init_half = nc_snn_kind_is_if(k) && !L->v_init;
+    out->snntorch_subtract = L->pretest_sub;
     return NC_OK;
 }

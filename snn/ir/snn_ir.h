@@ -51,6 +51,9 @@ typedef struct nc_snn_layer {
     int spike_gt;
     nc_tensor *v_reset;
     int exact;
+    /* with NC_RESET_SUBTRACT: snntorch's subtraction (reset_delay=False),
+     * whose test of a membrane left above θ by the last step is m − θ > θ */
+    int pretest_sub;
 } nc_snn_layer;
 
 struct nc_snn {

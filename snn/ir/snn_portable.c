@@ -93,8 +93,21 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
         S->ndim = 3;
         S->shape[0] = 1, S->shape[1] = L->shape[1], S->shape[2] = L->shape[2];
     } else if (L->ndim == 1) {
+        int from = 0;
+        if (I->ndim != 1) { /* NIR's Affine reads a vector: a Flatten of the input first */
+            char fname[600];
+            snprintf(fname, sizeof fname, "%.500s_v0pulse_flat", L->name);
+            nc_snn_layer *Fl = append_named(t, NC_SNN_FLATTEN, fname, 1);
+            if (!Fl)
+                return *st = NC_ERR_NOMEM, -1;
+            Fl->inputs[0] = 0;
+            Fl->ndim = 1;
+            Fl->shape[0] = in_size;
+            from = t->n_layers - 1;
+        }
         if (!(S = append_named(t, NC_SNN_AFFINE, name, 1)))
             return *st = NC_ERR_NOMEM, -1;
+        S->inputs[0] = from;
         int64_t ws[2] = {1, in_size}, one = 1;
         S->weight = filled(2, ws, 0.0f);
         S->bias = filled(1, &one, 1.0f);
@@ -103,7 +116,8 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
     } else {
         return -1;
     }
-    S->inputs[0] = 0;
+    if (S->kind == NC_SNN_CONV2D)
+        S->inputs[0] = 0;
     if (!S->weight || !S->bias)
         return *st = nc_errorf(NC_ERR_NOMEM, "out of memory"), -1;
     int src = t->n_layers - 1;
@@ -127,10 +141,15 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
 }
 
 /* θ⁻ per element, v(0) = 0, reset to zero, spike when m > θ⁻. */
-static nc_status spec_if(nc_snn_layer *C)
+static nc_status spec_if(nc_snn_layer *C, float scale)
 {
+    if (!C->spike_value) { /* the spike keeps carrying the old θ */
+        C->spike_value = nc_tensor_clone(C->threshold);
+        if (!C->spike_value)
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
     for (int64_t i = 0; i < C->threshold->numel; i++)
-        nc_f32(C->threshold)[i] = nextafterf(nc_f32(C->threshold)[i], -INFINITY);
+        nc_f32(C->threshold)[i] = nextafterf(nc_f32(C->threshold)[i] * scale, -INFINITY);
     nc_tensor_free(C->v_init);
     int64_t one = 1;
     C->v_init = filled(1, &one, 0.0f);
@@ -153,6 +172,13 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
     nc_portable_options o = {0};
     if (opt)
         o = *opt;
+    if (o.v0 != NC_PORTABLE_V0_DROP && o.v0 != NC_PORTABLE_V0_SPREAD && o.v0 != NC_PORTABLE_V0_PULSE)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_make_portable: unknown v0 mode %d", (int)o.v0);
+    if (!(o.threshold_scale >= 0 && o.threshold_scale <= 1))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_make_portable: threshold_scale %g is not in (0, 1]",
+                         (double)o.threshold_scale);
+    if (o.v0 == NC_PORTABLE_V0_SPREAD && !(o.timesteps >= 1))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_make_portable: spreading v(0) needs timesteps >= 1");
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         if (L->kind == NC_SNN_SIGNED_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF ||
@@ -204,7 +230,19 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
             uniform &= v0[k] == v0[(k / HW) * HW];
         }
         int from = map[L->inputs[0]];
-        if (v0 && any && uniform && !o.no_v0_pulse) {
+        const nc_snn_layer *X = &t->layers[from];
+        int readers = 0;
+        for (int j = 0; j < s->n_layers; j++)
+            for (int k = 0; k < s->layers[j].n_inputs; k++)
+                readers += s->layers[j].inputs[k] == L->inputs[0];
+        if (v0 && any && uniform && o.v0 == NC_PORTABLE_V0_SPREAD && readers == 1 &&
+            (X->kind == NC_SNN_AFFINE || X->kind == NC_SNN_CONV2D) && X->bias && X->bias->numel == C) {
+            for (int64_t c = 0; c < C; c++) /* the same charge after T steps */
+                nc_f32(t->layers[from].bias)[c] += v0[c * HW] / (float)o.timesteps;
+            if (n_pulses)
+                ++*n_pulses;
+        }
+        if (v0 && any && uniform && o.v0 == NC_PORTABLE_V0_PULSE) {
             int p = make_pulse(t, L, &st);
             if (p >= 0) {
                 char name[600];
@@ -248,7 +286,7 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
         nc_snn_layer *Cl = &t->layers[t->n_layers - 1];
         Cl->inputs[0] = from;
         map[i] = t->n_layers - 1;
-        if (!L->spike_gt && (st = spec_if(Cl)) != NC_OK)
+        if (!L->spike_gt && (st = spec_if(Cl, o.threshold_scale > 0 ? o.threshold_scale : 1.0f)) != NC_OK)
             break;
     }
     if (st == NC_OK && s->output >= 0)

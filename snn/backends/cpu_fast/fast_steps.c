@@ -259,7 +259,8 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
                 if (L->kind == NC_SNN_CUBALIF)
                     x = nc_nir_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
                 sp = nc_nir_neuron_step(&v[k], x, leaky, leaky ? F->dt_tau[k] : 0.0f, F->r[k],
-                                        leaky ? F->vleak[k] : 0.0f, F->theta[k], F->vreset[k], L->spike_gt, rz);
+                                        leaky ? F->vleak[k] : 0.0f, F->theta[k], F->vreset[k], L->spike_gt, rz,
+                                        L->pretest_sub);
             } else {
                 if (L->kind == NC_SNN_CUBALIF)
                     x = nc_cuba_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);

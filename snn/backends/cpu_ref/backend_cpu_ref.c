@@ -333,7 +333,7 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
                 if (R->isyn)
                     cur = nc_nir_syn_step(&R->isyn[k], cur, R->dt_tau_syn[j], R->w_in[j]);
                 s = nc_nir_neuron_step(v, cur, leaky, leaky ? R->dt_tau[j] : 0.0f, R->r[j], leaky ? R->vleak[j] : 0.0f,
-                                       R->theta[j], R->vreset[j], L->spike_gt, reset_zero);
+                                       R->theta[j], R->vreset[j], L->spike_gt, reset_zero, L->pretest_sub);
                 if (!nc_snn_kind_is_neuron(L->kind)) { /* LI, CubaLI, Integrator: the output is v */
                     R->out[k] = *v;
                     if (rec_v)
