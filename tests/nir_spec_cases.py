@@ -55,6 +55,7 @@ def series(shape, lo=-0.5, hi=1.0):
 # ---- neurons (spec semantics) ----
 
 
+@np.errstate(invalid="ignore")  # 0 * inf where tau = r = inf: np.where picks the limit
 def ref_neuron(x, kind, p, dt=F(1e-4), exact=False):
     v = np.zeros(x.shape[1:], F)
     isyn = np.zeros(x.shape[1:], F)
@@ -257,6 +258,27 @@ xa, xb = series([3]), series([2, 2])
 ya = (np.einsum("oi,tni->tno", Wc, xa) + bc).astype(F)
 yb = ref_neuron(xb.reshape(T, 1, 4), "LI", dict(tau=full(2e-3), r=full(1), v_leak=full(0)), F(1e-3))
 save("multi_io", g, np.concatenate([xa, xb.reshape(T, 1, 4)], axis=2), np.concatenate([ya, yb], axis=2), "--dt 1e-3")
+
+# reset by subtraction in plain NIR: an I (no reset) summing its input and,
+# over a recurrent edge (the previous step), -theta times the spikes of a
+# Threshold reading it; the Threshold's output is an IF's with subtraction
+th = np.array([0.5, 0.8, 1.0, 0.3], F)
+Wd = rng.uniform(0, 0.6, size=(4, 4)).astype(F)
+g = nir.NIRGraph(nodes={"input": nir.Input(input_type=np.array([4])), "fc": nir.Affine(weight=Wd, bias=np.zeros(4, F)),
+                        "i": nir.I(r=full(1)), "th": nir.Threshold(threshold=th), "sub": nir.Scale(scale=-th),
+                        "output": nir.Output(output_type=np.array([4]))},
+                 edges=[("input", "fc"), ("fc", "i"), ("i", "th"), ("th", "sub"), ("sub", "i"), ("th", "output")],
+                 type_check=False)
+xs = series([4], 0, 1)
+cur = np.einsum("oi,tni->tno", Wd, xs).astype(F)
+v = np.zeros((1, 4), F)
+prev = np.zeros((1, 4), F)
+ys = []
+for t in range(T):
+    v = (v + (cur[t] + prev * -th)).astype(F)  # the sum of the two edges, then I's v += r * x
+    prev = (v > th).astype(F)
+    ys.append(prev)
+save("subtract_pattern", g, xs, np.stack(ys))
 
 with open(os.path.join(sys.argv[1], "cases.txt"), "w") as f:
     f.write("\n".join(cases) + "\n")
