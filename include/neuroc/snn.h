@@ -40,7 +40,7 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_SPIKEMAXPOOL2D, /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
     NC_SNN_SIGNED_IF,  /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
     /* NIR node types read from other tools' files (nir 1.0.8 docstrings;
-     * the cpu backend runs them, cpu-fast, cuda and the Loihi simulator
+     * the cpu and cpu-fast backends run them, cuda and the Loihi simulator
      * refuse them by name): */
     NC_SNN_LI,         /* leaky integrator: τ·dv/dt = (v_leak − v) + r·I; outputs v */
     NC_SNN_CUBALI,     /* current-based LI: τ_syn·dI/dt = −I + w_in·x, then as LI; outputs v */

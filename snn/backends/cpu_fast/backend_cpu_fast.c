@@ -59,15 +59,6 @@ static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
                                "feed-forward networks only (the cpu backend runs it)", L->inputs[k]);
             return 0;
         }
-    switch (L->kind) {
-    case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-    case NC_SNN_DELAY: case NC_SNN_RESHAPE:
-        snprintf(why, len, "cpu-fast does not run %s layers (read from NIR) yet; the cpu backend does",
-                 nc_snn_kind_name(L->kind));
-        return 0;
-    default:
-        break;
-    }
     if (nc_snn_layer_size(L) > INT32_MAX) {
         snprintf(why, len, "more than 2^31 neurons per sample");
         return 0;
@@ -102,6 +93,8 @@ static void fast_plan_free(void *p)
         nc_free(W->isyn);
         nc_free(W->net);
         nc_free(W->tmp);
+        nc_free(W->ring);
+        nc_free(W->ring_pos);
     }
     nc_free(P->ws);
     nc_free(P->L);
@@ -347,6 +340,10 @@ static nc_status plan_layers(fast_plan *P)
             F->state_cl = F->cl = F->in_dense && X->cl;
             ok = plan_neuron(L, F);
             break;
+        case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+            ok = nc_fast_plan_nir(L, F);
+            break;
         default:
             return nc_errorf(NC_ERR_UNSUPPORTED, "cpu-fast: layer '%s' of kind %s", L->name,
                              nc_snn_kind_name(L->kind));
@@ -386,7 +383,10 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
     W->isyn = nc_calloc((size_t)n, sizeof *W->isyn);
     W->net = nc_calloc((size_t)n, sizeof *W->net);
     W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
-    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp)
+    W->ring = nc_calloc((size_t)n, sizeof *W->ring);
+    W->ring_pos = nc_calloc((size_t)n, sizeof *W->ring_pos);
+    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp ||
+        !W->ring || !W->ring_pos)
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     char *base = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -414,13 +414,16 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 CARVE(W->cnt[i], F->size, uint32_t);
                 CARVE(W->nz[i], F->BC * F->wpc, uint64_t);
             }
-            if (F->neuron)
+            int membrane = L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI || L->kind == NC_SNN_INTEGRATOR;
+            if (F->neuron || membrane)
                 CARVE(W->v[i], F->size, float);
-            if (L->kind == NC_SNN_CUBALIF)
+            if (L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI)
                 CARVE(W->isyn[i], F->size, float);
+            if (L->kind == NC_SNN_DELAY)
+                CARVE(W->ring[i], (L->kernel[0] + 1) * F->size, float);
             if (L->kind == NC_SNN_SIGNED_IF)
                 CARVE(W->net[i], F->size, int32_t);
-            if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
+            if ((F->neuron || F->nir_kind || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
                  (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
                 !F->in_dense)
                 CARVE(W->tmp[i], in_size, float);

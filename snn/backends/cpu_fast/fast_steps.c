@@ -357,8 +357,12 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
     memset(ops, 0, (size_t)nl * sizeof *ops);
     for (int i = 0; i < nl; i++) {
         const fast_layer *F = &P->L[i];
-        if (F->neuron && F->view == i)
+        if ((F->neuron || (F->nir_kind && W->v[i])) && F->view == i)
             memcpy(W->v[i], F->v0, (size_t)F->size * sizeof(float));
+        if (W->ring[i]) {
+            memset(W->ring[i], 0, (size_t)((s->layers[i].kernel[0] + 1) * F->size) * sizeof(float));
+            W->ring_pos[i] = 0;
+        }
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
         if (W->net[i])
@@ -455,6 +459,11 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 }
                 break;
             }
+            case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+            case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+                materialize(P, W, x_view, W->tmp[i]);
+                nc_fast_nir_step(L, F, W, i);
+                break;
             default: /* Flatten, Readout: views of their input */
                 break;
             }
