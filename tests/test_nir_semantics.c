@@ -244,12 +244,72 @@ static void test_lif_exact(void **state)
     nc_snn_free(s);
 }
 
+
+/* The portable form: NIR's IF with θ⁻, reset to zero, v(0) fed by a pulse
+ * (exact) or dropped; input 0.3 a step, θ = 1, v(0) = θ/2 = 0.5. */
+static void test_portable(void **state)
+{
+    (void)state;
+    int64_t one = 1;
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, &one, &s));
+    nc_tensor *th = NULL;
+    float theta = 1.0f;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 1, &one, &theta, &th));
+    nc_if_params p = {.threshold = th};
+    int id;
+    NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "if", &id));
+    NC_ASSERT_OK(nc_snn_set_output(s, id));
+    float x = 0.3f;
+    nc_tensor *y = run(s, "cpu", 1, &x, 10); /* 0.8, 1.1 (v 0.1), 0.4, 0.7, 1.0 (>=: v 0), 0.3, ... */
+    spikes_at(y, "2 5 9");
+    nc_tensor_free(y);
+    nc_portable_options po = {.v0 = NC_PORTABLE_V0_PULSE};
+    nc_snn *q = NULL;
+    int pulses = 0;
+    NC_ASSERT_OK(nc_snn_make_portable(s, &po, &q, &pulses));
+    assert_int_equal(pulses, 1);
+    const char *backends[] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) { /* 0.8, 1.1 (spike, v 0), 0.3, 0.6, 0.9, 1.2 (spike), 0.3, ... */
+        y = run(q, backends[b], 1, &x, 10);
+        spikes_at(y, "2 6 10");
+        nc_tensor_free(y);
+    }
+    /* written strictly and read back as another tool's file: the same run */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", out_path("portable.nir"));
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = 1;
+    NC_ASSERT_OK(nc_snn_save_nir_with(q, path, &so));
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0 && H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    nc_snn *r = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &r));
+    y = run(r, "cpu", 1, &x, 10);
+    spikes_at(y, "2 6 10");
+    nc_tensor_free(y);
+    nc_snn_free(r);
+    nc_snn_free(q);
+    po.v0 = NC_PORTABLE_V0_DROP; /* 0.3, 0.6, 0.9, 1.2 (spike), ... */
+    NC_ASSERT_OK(nc_snn_make_portable(s, &po, &q, &pulses));
+    y = run(q, "cpu", 1, &x, 10);
+    spikes_at(y, "4 8");
+    nc_tensor_free(y);
+    nc_snn_free(q);
+    po.v0 = (nc_portable_v0)5;
+    assert_int_equal(nc_snn_make_portable(s, &po, &q, NULL), NC_ERR_INVALID_ARG);
+    nc_tensor_free(th);
+    nc_snn_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_if_spec_default),    cmocka_unit_test(test_if_old_reading),
         cmocka_unit_test(test_if_r_vreset),        cmocka_unit_test(test_lif_infinite_limit),
-        cmocka_unit_test(test_lif_exact),
+        cmocka_unit_test(test_lif_exact),          cmocka_unit_test(test_portable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -572,9 +572,30 @@ static nc_status positive(const nc_tensor *t, const char *layer, const char *wha
 
 /* Shape of layer id from its (forward) inputs, checking every field: the
  * same invariants the public builders keep. */
+/* NaN in any neuron tensor, or in a Scale's factors: refused whichever
+ * half of the reader read them (the /neuroc group's values replace the
+ * NIR node's after check_finite saw those). */
+static nc_status no_nan(const nc_snn_layer *L)
+{
+    const nc_tensor *ts[] = {L->threshold, L->v_init, L->spike_value, L->tau, L->r, L->v_leak, L->tau_syn,
+                             L->w_in, L->v_reset, L->kind == NC_SNN_SCALE ? L->weight : NULL};
+    static const char *const names[] = {"threshold", "v_init", "spike_value", "tau", "r", "v_leak", "tau_syn",
+                                        "w_in", "v_reset", "scale"};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        for (int64_t i = 0; ts[k] && i < ts[k]->numel; i++)
+            if (isnan(nc_f32(ts[k])[i]))
+                return nc_errorf(NC_ERR_MODEL, "layer '%s': %s holds NaN", L->name, names[k]);
+    if (L->dt != 0 && !(L->dt > 0 && isfinite(L->dt)))
+        return nc_errorf(NC_ERR_MODEL, "layer '%s': dt %g must be a positive number of seconds", L->name, L->dt);
+    return NC_OK;
+}
+
 nc_status nir_finish_layer(nc_snn *s, int id, int total)
 {
     nc_snn_layer *L = &s->layers[id];
+    nc_status nst = no_nan(L);
+    if (nst != NC_OK)
+        return nst;
     int fwd = -1;
     for (int k = 0; k < L->n_inputs; k++) {
         if (L->inputs[k] < 0 || L->inputs[k] >= total)
