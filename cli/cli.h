@@ -25,6 +25,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 extern const char CMD_INFO_HELP[];
 extern const char CMD_RUN_HELP[];
 extern const char CMD_CONVERT_HELP[];
@@ -32,6 +33,7 @@ extern const char CMD_EVAL_HELP[];
 extern const char CMD_SIM_HELP[];
 extern const char CMD_BENCH_HELP[];
 extern const char CMD_FINETUNE_HELP[];
+extern const char CMD_EXPORT_HELP[];
 
 /* Exit codes: 0 success, 1 failure, 2 bad command line. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -67,13 +69,32 @@ const char *cli_dtype_name(nc_dtype dt);
 int cli_parse_bytes(const char *s, int64_t *out);
 size_t cli_dtype_size(nc_dtype dt);
 
+/* How a .nir file of another tool is read (cli/nir_opts.c): the strings
+ * of --nir-reset, --nir-spike, --dt and --integration. */
+typedef struct cli_nir_opts {
+    const char *reset, *spike, *dt, *integration;
+} cli_nir_opts;
+#define CLI_NIR_OPT_ROWS(n)                                                                                     \
+    {"--nir-reset", NULL, &(n).reset, NULL}, {"--nir-spike", NULL, &(n).spike, NULL},                           \
+        {"--dt", NULL, &(n).dt, NULL}, {"--integration", NULL, &(n).integration, NULL}
+/* Parses them into *o (nc_nir_options_init first); CLI_OK or a usage error. */
+int cli_nir_options(const char *cmd, const cli_nir_opts *n, nc_nir_options *o);
+/* 1 if any was given. */
+int cli_nir_given(const cli_nir_opts *n);
+/* --portable's --v0 drop|spread|pulse and -T into *o. */
+int cli_portable_options(const char *cmd, int portable, const char *v0, const char *T, const char *scale,
+                         nc_portable_options *o);
+/* "neuron semantics:" and a line per neuron layer (what the reader chose). */
+void cli_print_nir_semantics(const nc_snn *s);
+
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */
 typedef struct run_args {
     const char *model, *input, *output, *labels, *batch;
     int raw_input;                /* --raw-input or --no-scale */
     const char *mean, *std;       /* --mean / --std (data_opts.c) */
     /* spiking networks (.nir) */
-    const char *timesteps, *backend, *record, *layer, *encoding, *seed, *nir_reset;
+    const char *timesteps, *backend, *record, *layer, *encoding, *seed;
+    cli_nir_opts nir;             /* --nir-reset, --nir-spike, --dt, --integration */
     int per_step;
     const char *cuda_strategy, *cuda_threshold, *cuda_precision; /* the cuda backend's options */
     int verbose;                  /* the library's notes (e.g. cuda's strategy per layer) on stderr */
@@ -218,7 +239,7 @@ int cli_convert_args_given(const convert_args *a);
 void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r);
 
 /* The spiking-network (.nir) halves of `info` and `run` (cmd_snn.c). */
-int cli_info_snn(const char *path);
+int cli_info_snn(const char *path, const nc_nir_options *nopt);
 int cli_run_snn(const run_args *a, int64_t batch);
 
 #endif

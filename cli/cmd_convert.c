@@ -33,6 +33,12 @@ const char CMD_CONVERT_HELP[] =
     "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
     "                     max pooling, concatenation, ... (else stored as neuroc\n"
     "                     extension nodes) and spell grouped convolutions densely\n"
+    "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
+    "                     (spike when v > θ, reset to 0, v(0) = 0) that other tools run\n"
+    "                     as neuroc does; the reset to zero costs accuracy (README, NIR)\n"
+    "      --v0 M         with --portable, the old v(0): drop (default), spread (over\n"
+    "                     -T steps of bias) or pulse (see neuroc export --help)\n"
+    "      --threshold-scale S  with --portable, thresholds times S (see neuroc export)\n"
     "      --calib DATA   calibration samples (.npy, IDX, or file.h5:/dataset); without\n"
     "                     them, data-free: thresholds from Clip / QCFS patterns and\n"
     "                     from the BatchNorm statistics before each ReLU (--threshold\n"
@@ -371,10 +377,14 @@ int cmd_convert(int argc, char **argv)
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
     const char *pos[1];
-    int n_pos, nir_strict = 0;
+    int n_pos, nir_strict = 0, portable = 0;
+    const char *v0_mode = NULL, *th_scale = NULL;
     cli_opt opts[] = {
         {"--calib", NULL, &c.calib, NULL},
         {"--nir-strict", NULL, NULL, &nir_strict},
+        {"--portable", NULL, NULL, &portable},
+        {"--v0", NULL, &v0_mode, NULL},
+        {"--threshold-scale", NULL, &th_scale, NULL},
         {"--output", "-o", &output, NULL},
         {"--report", NULL, &report, NULL},
         {"--timesteps", "-T", &c.timesteps, NULL},
@@ -393,6 +403,8 @@ int cmd_convert(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("convert", "expected one model file (.onnx)");
+    if (!portable && (v0_mode || th_scale))
+        return cli_usage_error("convert", "--v0 and --threshold-scale go with --portable");
     if (!c.calib && labels_path && !train_path)
         return cli_usage_error("convert", "--labels without --calib or --train: they label no samples");
     if (!c.calib && (c.bias_correction || c.potential_correction))
@@ -474,7 +486,28 @@ loaded:
     /* every rank holds the same network; rank 0 writes it */
     nc_nir_save_options so;
     nc_nir_save_options_init(&so);
-    so.strict = nir_strict;
+    so.strict = nir_strict || portable;
+    if (portable) {
+        nc_snn *p = NULL;
+        int pulses = 0;
+        nc_portable_options po;
+        const char *spread_T = v0_mode && strcmp(v0_mode, "spread") == 0 ? c.timesteps : NULL;
+        if (spread_T == NULL && v0_mode && strcmp(v0_mode, "spread") == 0) {
+            rc = cli_usage_error("convert", "--v0 spread spreads v(0) over the -T steps the conversion targets: give -T");
+            goto done;
+        }
+        if ((rc = cli_portable_options("convert", 1, v0_mode, spread_T, th_scale, &po)) != CLI_OK)
+            goto done;
+        if ((st = nc_snn_make_portable(s, &po, &p, &pulses)) != NC_OK) {
+            rc = cli_fail(st);
+            goto done;
+        }
+        nc_snn_free(s);
+        s = p;
+        printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), v(0) %s (%d layers)\n",
+               po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
+               po.v0 ? pulses : 0);
+    }
     if (cli_is_root() && (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK) {
         rc = cli_fail(st);
         goto done;

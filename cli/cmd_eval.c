@@ -41,8 +41,13 @@ const char CMD_EVAL_HELP[] =
     "      --encoding E   direct (the analog input is the current every step;\n"
     "                     default) or poisson (spikes with p = clamp(x, 0, 1))\n"
     "      --seed S       seed for poisson encoding and fine-tuning (default 0)\n"
-    "      --nir-reset M  reset of IF/LIF nodes in NIR files from other tools:\n"
-    "                     subtract (default) or zero\n" CLI_DATA_OPTS_HELP
+    "      --nir-reset M  other tools' NIR files (neuroc's own carry their semantics):\n"
+    "                     after a spike spec (default: v = v_reset, NIR's), zero\n"
+    "                     (the same), subtract (v -= v_threshold) or subtract-snntorch\n"
+    "                     (snntorch's reset_delay=False: a v left above θ is tested as m − θ)\n"
+    "      --nir-spike S  their spike test: gt (default: v > v_threshold, NIR's) or ge\n"
+    "      --dt SECONDS   their time step: LIF/CubaLIF/LI/CubaLI leaks, Delay (1e-4)\n"
+    "      --integration M  of their leaks: euler (default) or exact (exponential)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Conversion options (a .onnx model; see 'neuroc convert --help'):\n"
     "      --calib DATA   calibration samples (default: --data)\n"
@@ -67,7 +72,8 @@ const char CMD_EVAL_HELP[] =
 
 typedef struct eval_args {
     const char *data, *labels, *timesteps, *backend, *batch, *limit, *report, *plot, *ann;
-    const char *encoding, *nir_reset, *calib_labels;
+    const char *encoding, *calib_labels;
+    cli_nir_opts nir;
 } eval_args;
 
 /* "12.3 µJ": joules with an SI prefix. */
@@ -161,7 +167,7 @@ int cmd_eval(int argc, char **argv)
         {"--plot", NULL, &a.plot, NULL},
         {"--ann", NULL, &a.ann, NULL},
         {"--encoding", NULL, &a.encoding, NULL},
-        {"--nir-reset", NULL, &a.nir_reset, NULL},
+        CLI_NIR_OPT_ROWS(a.nir),
         {"--calib", NULL, &c.calib, NULL},
         {"--convert-T", NULL, &c.timesteps, NULL},
         {"--calib-labels", NULL, &a.calib_labels, NULL},
@@ -185,9 +191,9 @@ int cmd_eval(int argc, char **argv)
     if (!cli_parse_ll(a.limit, 1, INT64_MAX, INT64_MAX, &limit))
         return cli_usage_error("eval", "--limit must be a positive whole number, not '%s'", a.limit);
     nc_encoding enc;
-    nc_nir_options nopt = {0};
+    nc_nir_options nopt;
     if ((rc = cli_parse_encoding("eval", a.encoding, &enc)) != CLI_OK ||
-        (rc = cli_parse_reset("eval", "--nir-reset", a.nir_reset, &nopt.reset)) != CLI_OK)
+        (rc = cli_nir_options("eval", &a.nir, &nopt)) != CLI_OK)
         return rc;
     nc_convert_options co;
     if ((rc = cli_convert_options("eval", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("eval", &d)))
@@ -200,8 +206,9 @@ int cmd_eval(int argc, char **argv)
     if (is_nir && (cli_convert_args_given(&c) || c.calib || a.calib_labels))
         return cli_usage_error("eval", "conversion options apply to a .onnx model; %s is a spiking "
                                        "network (.nir)", model_path);
-    if (!is_nir && a.nir_reset)
-        return cli_usage_error("eval", "--nir-reset applies to a .nir model; %s is not one", model_path);
+    if (!is_nir && cli_nir_given(&a.nir))
+        return cli_usage_error("eval", "--nir-reset, --nir-spike, --dt and --integration apply to a .nir model; "
+                                       "%s is not one", model_path);
 
     nc_model *m = NULL, *ann_model = NULL;
     nc_snn *s = NULL;

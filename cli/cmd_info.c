@@ -16,7 +16,9 @@ const char CMD_INFO_HELP[] =
     "marked with *, shapes after them show as ? when unknown, and a note lists\n"
     "them (neuroc run and convert refuse such a model).\n"
     "For a spiking network (.nir): its layers (kind, inputs, per-sample shape,\n"
-    "parameters, neurons) and which layer is the output.\n";
+    "parameters, neurons), which layer is the output, and the semantics each\n"
+    "neuron layer runs with (for another tool's file, as the options below choose).\n"
+    "\n";
 
 #define NAME_MAX_SHOWN 40
 
@@ -60,15 +62,22 @@ int cmd_info(int argc, char **argv)
 {
     const char *pos[1];
     int n_pos;
-    cli_opt opts[] = {{NULL, NULL, NULL, NULL}};
+    cli_nir_opts nir = {0};
+    cli_opt opts[] = {CLI_NIR_OPT_ROWS(nir), {NULL, NULL, NULL, NULL}};
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_INFO_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("info", "expected one model file");
 
-    if (cli_is_hdf5(pos[0]))
-        return cli_info_snn(pos[0]);
+    if (cli_is_hdf5(pos[0])) {
+        nc_nir_options nopt;
+        if ((rc = cli_nir_options("info", &nir, &nopt)) != CLI_OK)
+            return rc;
+        return cli_info_snn(pos[0], &nopt);
+    }
+    if (cli_nir_given(&nir))
+        return cli_usage_error("info", "--nir-reset, --nir-spike, --dt and --integration apply to .nir files");
     nc_model *m = NULL;
     nc_load_options lo;
     nc_load_options_init(&lo);

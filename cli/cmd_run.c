@@ -16,7 +16,8 @@ const char CMD_RUN_HELP[] =
     "                  [--backend cpu|cpu-fast|cuda] [--per-step] [--encoding direct|poisson]\n"
     "                  [--cuda-strategy auto|event|dense|sparse] [--verbose]\n"
     "                  [--seed S] [--record SPIKES.npy --layer NAME] [--rate-limit]\n"
-    "                  [--nir-reset subtract|zero] [--batch N] [--raw-input]\n"
+    "                  [--nir-reset spec|zero|subtract|subtract-snntorch] [--nir-spike gt|ge]\n"
+    "                  [--dt S] [--integration euler|exact] [--batch N] [--raw-input]\n"
     "\n"
     "Runs an ONNX model's ANN forward pass (CPU reference path), or a spiking\n"
     "network (.nir) for T steps, on the samples in X.\n"
@@ -72,9 +73,13 @@ const char CMD_RUN_HELP[] =
     "      --seed S       seed for poisson encoding (default 0)\n"
     "      --record F --layer NAME\n"
     "                     write the spikes of layer NAME, (T, N, *shape), to F\n"
-    "      --nir-reset M  reset of IF/LIF nodes in NIR files from other tools\n"
-    "                     (neuroc's own files carry theirs): subtract (default)\n"
-    "                     or zero. Their threshold test is m >= threshold.\n"
+    "      --nir-reset M  other tools' NIR files (neuroc's own carry their semantics):\n"
+    "                     after a spike spec (default: v = v_reset, NIR's), zero\n"
+    "                     (the same), subtract (v -= v_threshold) or subtract-snntorch\n"
+    "                     (snntorch's reset_delay=False: a v left above θ is tested as m − θ)\n"
+    "      --nir-spike S  their spike test: gt (default: v > v_threshold, NIR's) or ge\n"
+    "      --dt SECONDS   their time step: LIF/CubaLIF/LI/CubaLI leaks, Delay (1e-4)\n"
+    "      --integration M  of their leaks: euler (default) or exact (exponential)\n"
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
@@ -403,7 +408,7 @@ int cmd_run(int argc, char **argv)
         {"--timesteps", "-T", &a.timesteps, NULL}, {"--backend", NULL, &a.backend, NULL},
         {"--per-step", NULL, NULL, &a.per_step},   {"--record", NULL, &a.record, NULL},
         {"--layer", NULL, &a.layer, NULL},         {"--encoding", NULL, &a.encoding, NULL},
-        {"--seed", NULL, &a.seed, NULL},           {"--nir-reset", NULL, &a.nir_reset, NULL},
+        {"--seed", NULL, &a.seed, NULL},           CLI_NIR_OPT_ROWS(a.nir),
         {"--cuda-strategy", NULL, &a.cuda_strategy, NULL}, {"--cuda-threshold", NULL, &a.cuda_threshold, NULL},
         {"--cuda-precision", NULL, &a.cuda_precision, NULL}, {"--verbose", "-v", NULL, &a.verbose},
         {"--rate-limit", NULL, NULL, &a.rate_limit},
@@ -427,10 +432,10 @@ int cmd_run(int argc, char **argv)
     if (cli_is_hdf5(a.model))
         return cli_run_snn(&a, batch);
     if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
-        a.nir_reset || a.cuda_strategy || a.cuda_threshold || a.cuda_precision || a.rate_limit)
+        cli_nir_given(&a.nir) || a.cuda_strategy || a.cuda_threshold || a.cuda_precision || a.rate_limit)
         return cli_usage_error("run", "-T, --backend, --per-step, --record, --layer, --encoding, "
-                                      "--seed, --nir-reset, --rate-limit and --cuda-* apply to spiking "
-                                      "networks (.nir); "
+                                      "--seed, --nir-reset, --nir-spike, --dt, --integration, "
+                                      "--rate-limit and --cuda-* apply to spiking networks (.nir); "
                                       "%s is not one", a.model);
     return run(&a, batch, a.batch != NULL);
 }

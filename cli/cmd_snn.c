@@ -8,10 +8,10 @@
 
 #include "cli.h"
 
-int cli_info_snn(const char *path)
+int cli_info_snn(const char *path, const nc_nir_options *nopt)
 {
     nc_snn *s = NULL;
-    nc_status st = nc_snn_load_nir(path, NULL, &s);
+    nc_status st = nc_snn_load_nir(path, nopt, &s);
     if (st != NC_OK)
         return cli_fail(st);
     size_t n = nc_snn_num_layers(s);
@@ -48,6 +48,7 @@ int cli_info_snn(const char *path)
     char hp[32];
     printf("\ntotal: %zu layers, %lld spiking neurons, %lld params (%s)\n", n, (long long)total_neurons,
            (long long)total_params, cli_human(total_params, hp, sizeof hp));
+    cli_print_nir_semantics(s);
     nc_snn_free(s);
     return CLI_OK;
 }
@@ -147,8 +148,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     if (a->verbose)
         nc_set_log_callback(verbose_log, NULL);
-    nc_nir_options nopt = {0};
-    if ((rc = cli_parse_reset("run", "--nir-reset", a->nir_reset, &nopt.reset)) != CLI_OK)
+    nc_nir_options nopt;
+    if ((rc = cli_nir_options("run", &a->nir, &nopt)) != CLI_OK)
         return rc;
 
     nc_snn *s = NULL;

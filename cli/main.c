@@ -19,7 +19,8 @@ static const cli_command COMMANDS[] = {
      CMD_BENCH_HELP, cmd_bench},
     {"finetune", "fine-tune a spiking network with BPTT and surrogate gradients, with checkpoints",
      CMD_FINETUNE_HELP, cmd_finetune},
-    /* later: sim, finetune, export ... */
+    {"export", "rewrite a spiking network (.nir) as NIR: strict, or portable for other tools",
+     CMD_EXPORT_HELP, cmd_export},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -813,6 +813,13 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
         if (L->kind == NC_SNN_SIGNED_IF)
             return unsupported(L, "signed spikes are not mapped onto Loihi cores (a Loihi spike has no sign); "
                                   "convert without --signed-spikes for the simulator");
+        if (nc_snn_layer_nir_semantics(L))
+            return unsupported(L, "IF neurons with NIR's semantics (a spike when v > θ, v_reset, r; read from "
+                                  "another tool's file) are not DESIGN §3's IF the simulator maps (load the file "
+                                  "with --nir-reset subtract --nir-spike ge)");
+        if (L->kind >= NC_SNN_LI)
+            return unsupported(L, "a NIR node type the Loihi simulator does not map (it maps IF layers with "
+                                  "Affine, Conv2d, non-overlapping Pool2d, Flatten and Add between them)");
         if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_MAXPOOL2D ||
             L->kind == NC_SNN_CONCAT || (L->kind == NC_SNN_POOL2D && L->div_taps))
             return unsupported(L, "not supported by the Loihi simulator (IF layers with Affine, Conv2d, "

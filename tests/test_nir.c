@@ -162,6 +162,9 @@ static void assert_snn_same(const nc_snn *a, const nc_snn *b)
         assert_tensor_same(x->v_leak, y->v_leak, x->name, "v_leak");
         assert_tensor_same(x->tau_syn, y->tau_syn, x->name, "tau_syn");
         assert_tensor_same(x->w_in, y->w_in, x->name, "w_in");
+        assert_tensor_same(x->v_reset, y->v_reset, x->name, "v_reset");
+        assert_int_equal(x->spike_gt, y->spike_gt);
+        assert_int_equal(x->exact, y->exact);
         assert_memory_equal(x->stride, y->stride, sizeof x->stride);
         assert_memory_equal(x->padding, y->padding, sizeof x->padding);
         assert_memory_equal(x->dilation, y->dilation, sizeof x->dilation);
@@ -382,7 +385,7 @@ static void test_plain_read_of_own_file(void **state)
     assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     nc_snn *b = NULL;
-    nc_nir_options opt = {NC_RESET_ZERO, 0};
+    nc_nir_options opt = {.reset = NC_RESET_ZERO};
     NC_ASSERT_OK(nc_snn_load_nir(path, &opt, &b));
     static const nc_snn_layer_kind kinds[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,   NC_SNN_POOL2D,
                                               NC_SNN_CONV2D, NC_SNN_IF,    NC_SNN_CONV2D, NC_SNN_ADD,
@@ -1158,7 +1161,7 @@ static void test_sample_lif_norse(void **state)
     (void)state;
     SAMPLE_OR_SKIP(path, "lif_norse.nir");
     nc_snn *s = NULL;
-    nc_nir_options opt = {NC_RESET_SUBTRACT, 1e-3};
+    nc_nir_options opt = {.reset = NC_RESET_SUBTRACT, .dt = 1e-3};
     NC_ASSERT_OK(nc_snn_load_nir(path, &opt, &s));
     assert_int_equal(s->n_layers, 3);
     const nc_snn_layer *L = &s->layers[2];
@@ -1325,17 +1328,17 @@ static void test_malformed_files(void **state)
     mini_end(&m, 1, e_noin);
     expect_error(m.path, NC_ERR_MODEL, "no Input node", NULL);
 
-    mini_begin(&m, "bad_if_r.nir"); /* IF with r != 1: refused, documented */
+    mini_begin(&m, "bad_if_r.nir"); /* IF with a NaN r: refused (r != 1 runs: test_nir_spec.c) */
     mini_io(&m, "input", "Input", 4);
     hid_t g = mini_node(&m, "fc", "IF");
-    float r[4] = {1, 2, 1, 1}, th[4] = {1, 1, 1, 1};
+    float r[4] = {1, NAN, 1, 1}, th[4] = {1, 1, 1, 1};
     int64_t four = 4;
     NC_ASSERT_OK(nc_h5_write_f32(g, "r", 1, &four, r));
     NC_ASSERT_OK(nc_h5_write_f32(g, "v_threshold", 1, &four, th));
     H5Gclose(g);
     mini_io(&m, "output", "Output", 4);
     mini_end(&m, 2, IO_EDGES);
-    expect_error(m.path, NC_ERR_UNSUPPORTED, "node 'fc'", "r != 1");
+    expect_error(m.path, NC_ERR_MODEL, "node 'fc'", "'r' holds NaN");
 
     mini_begin(&m, "empty_edges.nir"); /* (0,) edges parse; the Output is then unreachable */
     mini_io(&m, "input", "Input", 4);

@@ -20,7 +20,8 @@ nc_status nc_snn_rate_limit(const nc_snn *s, const nc_tensor *x, nc_tensor **out
         return nc_errorf(NC_ERR_INVALID_ARG, "rate limit: NULL network or input");
     const nc_snn_layer *in = &s->layers[0];
     int64_t in_size = nc_snn_layer_size(in);
-    if (x->dtype != NC_DTYPE_F32 || x->ndim != in->ndim + 1 || x->numel != x->shape[0] * in_size)
+    /* each sample reshaped to the input layer's shape when the counts agree */
+    if (x->dtype != NC_DTYPE_F32 || x->ndim < 1 || x->numel != x->shape[0] * in_size)
         return nc_errorf(NC_ERR_SHAPE, "rate limit: the input must be float32 (N, %lld values a sample)",
                          (long long)in_size);
     int64_t N = x->shape[0];

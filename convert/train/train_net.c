@@ -46,6 +46,8 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
         case NC_SNN_INPUT:
             return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is a second input", mname, L->name);
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
+        case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
@@ -68,6 +70,12 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
+            if (nc_snn_layer_nir_semantics(L)) {
+                char what[160];
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' has NIR neuron semantics (%s); the "
+                                 "engine trains DESIGN §3's IF (load the file with --nir-reset subtract --nir-spike ge)",
+                                 mname, L->name, nc_snn_nir_semantics_what(L, what, sizeof what));
+            }
             break;
         default:
             break;
@@ -296,6 +304,8 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
             }
             break;
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
+        case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -421,6 +431,8 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
                 reduce_threshold(L, Y);
             break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+        case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             break;
         }
     }

@@ -17,7 +17,8 @@
  *   kernel, stride, padding, dilation int64 [2]     groups  int64
  *   scale     float32 scalar         reset int64 (nc_reset_mode)   dt float64
  *   weight, bias, threshold, v_init, spike_value, tau, r, v_leak, tau_syn,
- *   w_in      float32, each only when the layer has it
+ *   w_in, v_reset  float32, each only when the layer has it
+ *   spike_gt, exact  int64 (1), only when set
  *   div_taps  int64 (1)   div_pad int64 [2]   only for a Pool2d with
  *             per-window divisors (snn_ir.h), which a SumPool2d cannot hold
  * The reader needs every field but those last ones and `shape`, reads them
@@ -34,8 +35,8 @@
 
 static const char *const PAIRS[] = {"kernel", "stride", "padding", "dilation"};
 static const char *const TENSORS[] = {"weight", "bias", "threshold", "v_init", "spike_value",
-                                      "tau", "r", "v_leak", "tau_syn", "w_in"};
-enum { N_PAIRS = 4, N_TENSORS = 10 };
+                                      "tau", "r", "v_leak", "tau_syn", "w_in", "v_reset"};
+enum { N_PAIRS = 4, N_TENSORS = 11 };
 
 static int64_t *pair_of(nc_snn_layer *L, int k)
 {
@@ -46,7 +47,7 @@ static int64_t *pair_of(nc_snn_layer *L, int k)
 static nc_tensor **tensor_of(nc_snn_layer *L, int k)
 {
     nc_tensor **p[N_TENSORS] = {&L->weight, &L->bias, &L->threshold, &L->v_init, &L->spike_value,
-                                &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in};
+                                &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in, &L->v_reset};
     return p[k];
 }
 
@@ -77,7 +78,7 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
 {
     const int64_t *pairs[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
     const nc_tensor *tensors[N_TENSORS] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                                           L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
+                                           L->tau, L->r, L->v_leak, L->tau_syn, L->w_in, L->v_reset};
     char type[96];
     snprintf(type, sizeof type, NC_NIR_EXT_PREFIX "%s", nc_snn_kind_name(L->kind));
     int64_t nd = L->ndim, two = 2;
@@ -99,6 +100,12 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         if (t)
             st = nc_h5_write_f32(g, TENSORS[k], t->ndim, t->shape, nc_f32(t));
     }
+    if (st == NC_OK && L->spike_gt)
+        st = nc_h5_write_i64_scalar(g, "spike_gt", 1);
+    if (st == NC_OK && L->exact)
+        st = nc_h5_write_i64_scalar(g, "exact", 1);
+    if (st == NC_OK && L->pretest_sub)
+        st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
     if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
         st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
@@ -184,6 +191,13 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
     }
     if (st == NC_OK)
         st = read_optional(g, L);
+    const char *flags[3] = {"spike_gt", "exact", "pretest_sub"};
+    int *fp[3] = {&L->spike_gt, &L->exact, &L->pretest_sub};
+    for (int k = 0; st == NC_OK && k < 3; k++) {
+        double v = 0;
+        if (nc_h5_exists(g, flags[k]) && (st = nc_h5_read_f64_scalar(g, flags[k], &v)) == NC_OK)
+            *fp[k] = v != 0;
+    }
     for (int k = 0; st == NC_OK && k < N_TENSORS; k++)
         if (nc_h5_exists(g, TENSORS[k])) {
             nc_tensor **dst = tensor_of(L, k);

@@ -17,8 +17,11 @@
 /* Version of the layout of the root-level `/neuroc` group (see nir_write.c).
  * A reader that finds another version ignores the group and reads plain NIR.
  * 2 added weight_xor and fold_factor (which a reader of 1 would miss, and
- * take the folded NIR weight for the original); this reader still reads 1. */
-#define NC_NIR_NEUROC_FORMAT 2
+ * take the folded NIR weight for the original); 3 added v_reset, spike_gt,
+ * exact and delay_steps (NIR semantics of other tools' neurons, which a
+ * reader of 2 would run with DESIGN §3's) and the LI, CubaLI, Integrator,
+ * Threshold, Scale, Delay and Reshape kinds; this reader still reads 1. */
+#define NC_NIR_NEUROC_FORMAT 3
 #define NC_NIR_NEUROC_FORMAT_MIN 1
 
 /* The /neuroc weight_xor of a folded layer (nir_write.c): dst ^= the bits
@@ -32,6 +35,14 @@ static inline void nir_xor_words(void *dst, const void *src, int64_t n)
         a ^= b;
         memcpy((char *)dst + 4 * k, &a, 4);
     }
+}
+
+/* Kinds whose neuron fields (threshold, v_init, ..., reset, dt, and
+ * v_reset, spike_gt, exact, delay_steps) /neuroc/layers/<i> records. */
+static inline int nir_has_neuron_fields(nc_snn_layer_kind k)
+{
+    return nc_snn_kind_is_neuron(k) || k == NC_SNN_LI || k == NC_SNN_CUBALI || k == NC_SNN_INTEGRATOR ||
+           k == NC_SNN_THRESHOLD || k == NC_SNN_DELAY;
 }
 
 /* Deepest chain of Add-of-Add layers the writer follows. (Subgraph nesting
@@ -59,7 +70,7 @@ nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L);
 
 typedef enum nkind {
     K_INPUT, K_OUTPUT, K_AFFINE, K_LINEAR, K_CONV2D, K_SUMPOOL, K_AVGPOOL, K_FLATTEN,
-    K_IF, K_LIF, K_CUBALIF, K_SCALE, K_PASS
+    K_IF, K_LIF, K_CUBALIF, K_SCALE, K_PASS, K_CONV1D, K_LI, K_CUBALI, K_I, K_THRESHOLD, K_DELAY
 } nkind;
 
 enum { MAXF = 7, MAXI = 5 };
@@ -84,7 +95,13 @@ static const nspec SPECS[] = {
     {"SumPool2d", K_SUMPOOL, {NULL}, {"kernel_size", "stride", "padding"}, 0, 0},
     {"AvgPool2d", K_AVGPOOL, {NULL}, {"kernel_size", "stride", "padding"}, 0, 0},
     {"Flatten", K_FLATTEN, {NULL}, {"start_dim", "end_dim", "input_type"}, 0, BIT(2)},
+    {"Conv1d", K_CONV1D, {"weight", "bias"}, {"stride", "padding", "dilation", "groups", "input_shape"}, 0, BIT(4)},
     {"IF", K_IF, {"r", "v_threshold", "v_reset"}, {NULL}, BIT(2), 0},
+    {"LI", K_LI, {"tau", "r", "v_leak"}, {NULL}, 0, 0},
+    {"CubaLI", K_CUBALI, {"tau_mem", "tau_syn", "r", "v_leak", "w_in"}, {NULL}, BIT(4), 0},
+    {"I", K_I, {"r"}, {NULL}, 0, 0},
+    {"Threshold", K_THRESHOLD, {"threshold"}, {NULL}, 0, 0},
+    {"Delay", K_DELAY, {"delay"}, {NULL}, 0, 0},
     {"LIF", K_LIF, {"tau", "r", "v_leak", "v_threshold", "v_reset"}, {NULL}, BIT(4), 0},
     {"CubaLIF", K_CUBALIF, {"tau_mem", "tau_syn", "r", "v_leak", "v_threshold", "w_in", "v_reset"}, {NULL}, BIT(6), 0},
     {"Scale", K_SCALE, {"scale"}, {NULL}, 0, 0},
@@ -95,8 +112,9 @@ typedef struct nnode {
     const nspec *spec;     /* NULL for pass-throughs */
     nkind kind;
     nc_tensor *f[MAXF], *i[MAXI];
-    int pad_same;          /* Conv2d padding given as the string "same" */
+    int pad_same;          /* Conv2d / Conv1d padding given as the string "same" */
     int layer;             /* IR layer holding the node's output */
+    int64_t in_off;        /* an Input node when there are several: where its values start in layer 0 */
 } nnode;
 
 typedef struct nedge {
@@ -112,6 +130,8 @@ typedef struct rd {
     nedge *edges;
     int64_t n_edges, cap_edges;
     int64_t total_bytes;   /* of all node tensors read so far (model size limit) */
+    int n_in;              /* Input nodes of the top-level graph: with several, layer 0 holds them all */
+    int64_t in_total;      /* with several: their values in all, layer 0's size */
 } rd;
 
 void nir_node_clear(nnode *nd);
@@ -119,8 +139,13 @@ void nir_node_clear(nnode *nd);
  * NIRGraph is reported through *is_graph and left to the caller. Errors
  * name the node (`full`). */
 nc_status nir_load_node(hid_t gnodes, const char *local, const char *full, nnode *nd, int *is_graph);
-/* The layer kind a node becomes, or -1. */
+/* The layer kind a node becomes, or -1 (a Conv1d: the Conv2d between two
+ * Reshapes; a partial Flatten: a Reshape). */
 nc_snn_layer_kind nir_layer_kind(nkind k);
+/* The output shape of NIR's Flatten (start_dim..end_dim, negative from
+ * the end, of a per-sample input of rank nd, shape in) into out; 0 for
+ * bad dims. */
+int nir_flatten_shape(int nd, const int64_t *in, int64_t start, int64_t end, int *ond, int64_t *out);
 /* Moves node nd's fields into layer L (inputs already set), with plain NIR
  * semantics for neurons. */
 nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *L);

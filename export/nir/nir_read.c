@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,7 +109,8 @@ static nc_status load_fields(hid_t g, nnode *nd)
                 continue;
             return nc_errorf(NC_ERR_PARSE, "%s dataset '%s' is missing", sp->type, sp->i[k]);
         }
-        if (sp->kind == K_CONV2D && strcmp(sp->i[k], "padding") == 0 && nc_h5_is_string(g, "padding")) {
+        if ((sp->kind == K_CONV2D || sp->kind == K_CONV1D) && strcmp(sp->i[k], "padding") == 0 &&
+            nc_h5_is_string(g, "padding")) {
             char *mode;
             if ((st = nc_h5_read_string(g, "padding", &mode)) != NC_OK)
                 return st;
@@ -443,7 +445,7 @@ static nc_status remove_pass_nodes(rd *R)
 
 /* DFS from the Input node: marks back edges and returns the nodes in
  * reverse postorder (a topological order of the forward edges). */
-static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
+static nc_status order_nodes(rd *R, const int *inputs, int n_inputs, int **order_out, int *n_order)
 {
     int n = R->n_nodes;
     int64_t m = R->n_edges;
@@ -468,6 +470,10 @@ static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
     for (int k = 0; k < n; k++)
         next[k] = start[k];
     int sp = 0, np = 0;
+    for (int r = n_inputs - 1; r >= 0; r--) { /* every Input a root; the first's nodes come first */
+    int input = inputs[r];
+    if (color[input])
+        continue;
     stack[sp++] = input;
     color[input] = 1;
     while (sp > 0) {
@@ -486,6 +492,7 @@ static nc_status order_nodes(rd *R, int input, int **order_out, int *n_order)
             color[v] = 1;
             stack[sp++] = v;
         }
+    }
     }
     for (int k = 0; k < n; k++)
         if (!color[k] && R->nodes[k].kind != K_PASS) {
@@ -565,9 +572,30 @@ static nc_status positive(const nc_tensor *t, const char *layer, const char *wha
 
 /* Shape of layer id from its (forward) inputs, checking every field: the
  * same invariants the public builders keep. */
+/* NaN in any neuron tensor, or in a Scale's factors: refused whichever
+ * half of the reader read them (the /neuroc group's values replace the
+ * NIR node's after check_finite saw those). */
+static nc_status no_nan(const nc_snn_layer *L)
+{
+    const nc_tensor *ts[] = {L->threshold, L->v_init, L->spike_value, L->tau, L->r, L->v_leak, L->tau_syn,
+                             L->w_in, L->v_reset, L->kind == NC_SNN_SCALE ? L->weight : NULL};
+    static const char *const names[] = {"threshold", "v_init", "spike_value", "tau", "r", "v_leak", "tau_syn",
+                                        "w_in", "v_reset", "scale"};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        for (int64_t i = 0; ts[k] && i < ts[k]->numel; i++)
+            if (isnan(nc_f32(ts[k])[i]))
+                return nc_errorf(NC_ERR_MODEL, "layer '%s': %s holds NaN", L->name, names[k]);
+    if (L->dt != 0 && !(L->dt > 0 && isfinite(L->dt)))
+        return nc_errorf(NC_ERR_MODEL, "layer '%s': dt %g must be a positive number of seconds", L->name, L->dt);
+    return NC_OK;
+}
+
 nc_status nir_finish_layer(nc_snn *s, int id, int total)
 {
     nc_snn_layer *L = &s->layers[id];
+    nc_status nst = no_nan(L);
+    if (nst != NC_OK)
+        return nst;
     int fwd = -1;
     for (int k = 0; k < L->n_inputs; k++) {
         if (L->inputs[k] < 0 || L->inputs[k] >= total)
@@ -678,6 +706,48 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
         L->ndim = 1;
         L->shape[0] = xsize;
         return NC_OK;
+    case NC_SNN_RESHAPE: {
+        int64_t n = 1;
+        for (int d = 0; d < L->ndim; d++)
+            n = L->shape[d] >= 0 && (L->shape[d] == 0 || n <= INT64_MAX / L->shape[d]) ? n * L->shape[d] : -1;
+        if (L->ndim < 1 || n < 0 || L->kernel[0] < 0 || L->kernel[1] != 0 || L->kernel[0] > xsize - n)
+            return nc_errorf(NC_ERR_SHAPE, "Reshape '%s': values %lld to %lld of the %lld of '%s'", L->name,
+                             (long long)L->kernel[0], (long long)(L->kernel[0] + n), (long long)xsize, X->name);
+        return NC_OK;
+    }
+    case NC_SNN_SCALE:
+    case NC_SNN_THRESHOLD:
+    case NC_SNN_DELAY:
+        L->ndim = X->ndim;
+        memcpy(L->shape, X->shape, sizeof L->shape);
+        if (L->kind == NC_SNN_SCALE && !L->weight)
+            return nc_errorf(NC_ERR_MODEL, "Scale '%s': no scale", L->name);
+        if (L->kind == NC_SNN_THRESHOLD && !L->threshold)
+            return nc_errorf(NC_ERR_MODEL, "Threshold '%s': no threshold", L->name);
+        if (L->kind == NC_SNN_DELAY && (L->kernel[0] < 0 || L->kernel[0] > 1000000))
+            return nc_errorf(NC_ERR_MODEL, "Delay '%s': %lld steps (0 to 1e6)", L->name, (long long)L->kernel[0]);
+        if ((st = nc_snn_check_param(L->weight, L, "scale")) != NC_OK ||
+            (st = nc_snn_check_param(L->threshold, L, "threshold")) != NC_OK)
+            return st;
+        return NC_OK;
+    case NC_SNN_LI:
+    case NC_SNN_CUBALI:
+    case NC_SNN_INTEGRATOR:
+        L->ndim = X->ndim;
+        memcpy(L->shape, X->shape, sizeof L->shape);
+        if ((st = nc_snn_check_param(L->tau, L, "tau")) != NC_OK || (st = nc_snn_check_param(L->r, L, "r")) != NC_OK ||
+            (st = nc_snn_check_param(L->v_leak, L, "v_leak")) != NC_OK ||
+            (st = nc_snn_check_param(L->v_init, L, "v_init")) != NC_OK ||
+            (st = nc_snn_check_param(L->tau_syn, L, "tau_syn")) != NC_OK ||
+            (st = nc_snn_check_param(L->w_in, L, "w_in")) != NC_OK)
+            return st;
+        if (L->kind == NC_SNN_INTEGRATOR)
+            return NC_OK;
+        if (!(L->dt > 0))
+            return nc_errorf(NC_ERR_MODEL, "layer '%s': dt must be positive", L->name);
+        if ((st = positive(L->tau, L->name, "tau")) != NC_OK)
+            return st;
+        return positive(L->tau_syn, L->name, "tau_syn");
     case NC_SNN_ADD:
     case NC_SNN_CONCAT: {
         int64_t channels = 0;
@@ -720,8 +790,11 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
             (st = nc_snn_check_param(L->tau, L, "tau")) != NC_OK || (st = nc_snn_check_param(L->r, L, "r")) != NC_OK ||
             (st = nc_snn_check_param(L->v_leak, L, "v_leak")) != NC_OK ||
             (st = nc_snn_check_param(L->tau_syn, L, "tau_syn")) != NC_OK ||
-            (st = nc_snn_check_param(L->w_in, L, "w_in")) != NC_OK)
+            (st = nc_snn_check_param(L->w_in, L, "w_in")) != NC_OK ||
+            (st = nc_snn_check_param(L->v_reset, L, "v_reset")) != NC_OK)
             return st;
+        if (L->kind == NC_SNN_SIGNED_IF && nc_snn_layer_nir_semantics(L))
+            return nc_errorf(NC_ERR_MODEL, "SignedIF '%s': NIR neuron semantics do not apply to signed spikes", L->name);
         if (L->kind == NC_SNN_SIGNED_IF && (st = positive(L->spike_value, L->name, "spike values")) != NC_OK)
             return st;
         if (nc_snn_kind_is_if(L->kind))
@@ -777,7 +850,13 @@ nc_snn_layer_kind nir_layer_kind(nkind k)
 {
     switch (k) {
     case K_AFFINE: case K_LINEAR: return NC_SNN_AFFINE;
-    case K_CONV2D: return NC_SNN_CONV2D;
+    case K_CONV2D: case K_CONV1D: return NC_SNN_CONV2D;
+    case K_LI: return NC_SNN_LI;
+    case K_CUBALI: return NC_SNN_CUBALI;
+    case K_I: return NC_SNN_INTEGRATOR;
+    case K_THRESHOLD: return NC_SNN_THRESHOLD;
+    case K_DELAY: return NC_SNN_DELAY;
+    case K_SCALE: return NC_SNN_SCALE;
     case K_SUMPOOL: case K_AVGPOOL: return NC_SNN_POOL2D;
     case K_FLATTEN: return NC_SNN_FLATTEN;
     case K_IF: return NC_SNN_IF;
@@ -785,6 +864,84 @@ nc_snn_layer_kind nir_layer_kind(nkind k)
     case K_CUBALIF: return NC_SNN_CUBALIF;
     default: return (nc_snn_layer_kind)-1;
     }
+}
+
+int nir_flatten_shape(int nd, const int64_t *in, int64_t start, int64_t end, int *ond, int64_t *out)
+{
+    if (nd == 0) { /* a scalar per sample: one value */
+        *ond = 1;
+        out[0] = 1;
+        return 1;
+    }
+    if (start < 0)
+        start += nd;
+    if (end < 0)
+        end += nd;
+    if (start < 0 || end >= nd || start > end)
+        return 0;
+    int k = 0;
+    for (int d = 0; d < start; d++)
+        out[k++] = in[d];
+    int64_t m = 1;
+    for (int64_t d = start; d <= end; d++)
+        m *= in[d];
+    out[k++] = m;
+    for (int64_t d = end + 1; d < nd; d++)
+        out[k++] = in[d];
+    *ond = k;
+    return 1;
+}
+
+static int n_nonfinite(const nc_tensor *t, int allow_pinf)
+{
+    int n = 0;
+    for (int64_t k = 0; t && k < t->numel; k++) {
+        float v = nc_f32(t)[k];
+        n += isnan(v) || (isinf(v) && !(allow_pinf && v > 0));
+    }
+    return n;
+}
+
+/* Non-finite parameters (DESIGN: refused or given their limit's meaning,
+ * never NaN): NaN anywhere is refused; +∞ means its limit only where that
+ * is defined: a threshold of +∞ never fires; τ = r = ∞ together (LIF,
+ * CubaLIF, LI, CubaLI: r/τ = 1/dt, v += r·dt/τ·I = I, snntorch's β = 1),
+ * τ_syn = w_in = ∞ together (I_syn += x, snntorch's α = 1). Everything
+ * else must be finite (weights, biases, scales, v_leak, v_reset, delays). */
+static nc_status check_finite(const nnode *nd, const nc_snn_layer *X)
+{
+    (void)X;
+    const nspec *sp = nd->spec;
+    for (int k = 0; sp && k < MAXF && sp->f[k]; k++) {
+        const char *f = sp->f[k];
+        int pinf = strcmp(f, "v_threshold") == 0 || strcmp(f, "threshold") == 0 || strcmp(f, "tau") == 0 ||
+                   strcmp(f, "tau_mem") == 0 || strcmp(f, "r") == 0 || strcmp(f, "tau_syn") == 0 ||
+                   strcmp(f, "w_in") == 0;
+        if (nd->kind == K_IF || nd->kind == K_I)
+            pinf = strcmp(f, "v_threshold") == 0;
+        if (n_nonfinite(nd->f[k], pinf)) {
+            int nan = 0;
+            for (int64_t j = 0; nd->f[k] && j < nd->f[k]->numel; j++)
+                nan |= isnan(nc_f32(nd->f[k])[j]);
+            return nc_errorf(NC_ERR_MODEL, "%s '%s' holds %s: refused (only +inf has a meaning, and only for "
+                             "v_threshold, or for tau and r together, tau_syn and w_in together)", sp->type, f,
+                             nan ? "NaN" : "an infinity");
+        }
+    }
+    const char *pairs[2][2] = {{nd->kind == K_LIF || nd->kind == K_LI ? "tau" : "tau_mem", "r"}, {"tau_syn", "w_in"}};
+    int leaky = nd->kind == K_LIF || nd->kind == K_CUBALIF || nd->kind == K_LI || nd->kind == K_CUBALI;
+    for (int p = 0; leaky && p < 2; p++) {
+        const nc_tensor *a = fget(nd, pairs[p][0]), *b = fget(nd, pairs[p][1]);
+        for (int64_t k = 0; a && b && k < a->numel && k < b->numel; k++) {
+            float x = nc_f32(a)[k], y = nc_f32(b)[k];
+            if (isinf(x) != isinf(y))
+                return nc_errorf(NC_ERR_MODEL, "%s: %s = %g with %s = %g at neuron %lld: an infinite %s has a meaning "
+                                 "only with an infinite %s (their ratio 1/dt: the leak-free limit); refused",
+                                 sp->type, pairs[p][0], x, pairs[p][1], y, (long long)k, isinf(x) ? pairs[p][0] : pairs[p][1],
+                                 isinf(x) ? pairs[p][1] : pairs[p][0]);
+        }
+    }
+    return NC_OK;
 }
 
 /* Moves node nd's fields into layer L (input already set), with plain NIR
@@ -803,9 +960,39 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
         else if (L->weight && L->weight->ndim >= 1 && !(L->bias = nc_tensor_new(NC_DTYPE_F32, 1, L->weight->shape)))
             return NC_ERR_NOMEM;
         break;
-    case K_CONV2D: {
+    case K_CONV2D:
+    case K_CONV1D: {
         L->weight = ftake(nd, "weight");
         L->bias = ftake(nd, "bias");
+        if (nd->kind == K_CONV1D) { /* [C_out, C_in/g, k] → [C_out, C_in/g, 1, k] over (C, 1, L) */
+            if (!L->weight || L->weight->ndim != 3)
+                return nc_errorf(NC_ERR_SHAPE, "Conv1d weight has rank %d; expected 3 ([C_out, C_in/groups, k])",
+                                 L->weight ? L->weight->ndim : 0);
+            int64_t sh[4] = {L->weight->shape[0], L->weight->shape[1], 1, L->weight->shape[2]};
+            nc_tensor_reshape_inplace(L->weight, 4, sh);
+            int64_t one[2] = {0, 0};
+            if ((st = pair(iget(nd, "stride"), "stride", one)) != NC_OK)
+                return st;
+            L->stride[0] = 1, L->stride[1] = one[0];
+            if ((st = pair(iget(nd, "padding"), "padding", one)) != NC_OK)
+                return st;
+            L->padding[0] = 0, L->padding[1] = one[0];
+            if ((st = pair(iget(nd, "dilation"), "dilation", one)) != NC_OK)
+                return st;
+            L->dilation[0] = 1, L->dilation[1] = one[0];
+            if ((st = scalar_i64(iget(nd, "groups"), "groups", &L->groups)) != NC_OK)
+                return st;
+            if (nd->pad_same) {
+                int64_t total = L->dilation[1] * (L->weight->shape[3] - 1);
+                if (L->stride[1] != 1 || total % 2)
+                    return nc_errorf(NC_ERR_UNSUPPORTED, "Conv1d padding 'same' needs stride 1 and an even padding total");
+                L->padding[1] = total / 2;
+            }
+            const nc_tensor *is = iget(nd, "input_shape");
+            if (is && X && X->ndim == 3 && (is->numel != 1 || nc_i64(is)[0] != X->shape[2]))
+                return nc_errorf(NC_ERR_SHAPE, "Conv1d input_shape does not match its input '%s'", X->name);
+            break;
+        }
         if ((st = pair(iget(nd, "stride"), "stride", L->stride)) != NC_OK ||
             (st = pair(iget(nd, "padding"), "padding", L->padding)) != NC_OK ||
             (st = pair(iget(nd, "dilation"), "dilation", L->dilation)) != NC_OK ||
@@ -838,42 +1025,89 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
         if ((st = scalar_i64(iget(nd, "start_dim"), "start_dim", &start)) != NC_OK ||
             (st = scalar_i64(iget(nd, "end_dim"), "end_dim", &end)) != NC_OK)
             return st;
-        int nd_in = X ? X->ndim : 1;
-        if (start < 0)
-            start += nd_in;
-        if (end < 0)
-            end += nd_in;
-        if (start != 0 || end != nd_in - 1)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "Flatten from dim %lld to %lld of a rank-%d input: only a full "
-                             "flatten (start_dim 0, end_dim -1) is supported", (long long)start, (long long)end, nd_in);
         const nc_tensor *it = iget(nd, "input_type");
         int64_t n_it = 1;
         for (int64_t k = 0; it && k < it->numel; k++)
             n_it = nc_i64(it)[k] > 0 && n_it <= INT64_MAX / nc_i64(it)[k] ? n_it * nc_i64(it)[k] : -1;
         if (it && X && n_it != nc_snn_layer_size(X))
             return nc_errorf(NC_ERR_SHAPE, "Flatten input_type does not match its input '%s'", X->name);
+        if (X && !nir_flatten_shape(X->ndim, X->shape, start, end, &L->ndim, L->shape))
+            return nc_errorf(NC_ERR_SHAPE, "Flatten from dim %lld to %lld of a rank-%d input", (long long)start,
+                             (long long)end, X->ndim);
         break;
     }
     case K_IF:
     case K_LIF:
-    case K_CUBALIF: {
-        if (!all_equal(fget(nd, "v_reset"), 0.0f))
-            return nc_errorf(NC_ERR_UNSUPPORTED, "a non-zero v_reset is not supported");
-        if (nd->kind == K_IF) {
-            if (!all_equal(fget(nd, "r"), 1.0f))
-                return nc_errorf(NC_ERR_UNSUPPORTED, "IF with r != 1 is not supported (neuroc's IF has no input resistance)");
-            if (!(L->v_init = scalar_tensor(0.0f)) || !(L->spike_value = scalar_tensor(1.0f)))
+    case K_CUBALIF:
+    case K_LI:
+    case K_CUBALI:
+    case K_I: {
+        int spiking = nd->kind == K_IF || nd->kind == K_LIF || nd->kind == K_CUBALIF;
+        if ((st = check_finite(nd, X)) != NC_OK)
+            return st;
+        if (nd->kind == K_IF || nd->kind == K_I) {
+            L->r = ftake(nd, "r");
+            if (all_equal(L->r, 1.0f)) { /* neuroc's IF: no input resistance */
+                nc_tensor_free(L->r);
+                L->r = NULL;
+            }
+            if (nd->kind == K_IF && (!(L->v_init = scalar_tensor(0.0f)) || !(L->spike_value = scalar_tensor(1.0f))))
                 return nc_errorf(NC_ERR_NOMEM, "out of memory");
+            L->dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
         } else {
-            L->tau = ftake(nd, nd->kind == K_LIF ? "tau" : "tau_mem");
+            L->tau = ftake(nd, nd->kind == K_LIF || nd->kind == K_LI ? "tau" : "tau_mem");
             L->r = ftake(nd, "r");
             L->v_leak = ftake(nd, "v_leak");
             L->tau_syn = ftake(nd, "tau_syn");
             L->w_in = ftake(nd, "w_in");
             L->dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
+            L->exact = R->opt.integration == NC_INTEGRATION_EXACT;
         }
-        L->threshold = ftake(nd, "v_threshold");
-        L->reset = R->opt.reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT;
+        if (spiking) {
+            L->threshold = ftake(nd, "v_threshold");
+            L->spike_gt = R->opt.spike != NC_SPIKE_GE;
+            if (R->opt.reset == NC_RESET_SUBTRACT) {
+                L->reset = NC_RESET_SUBTRACT;
+                L->pretest_sub = R->opt.snntorch_subtract != 0;
+            } else {
+                L->reset = NC_RESET_ZERO;
+                L->v_reset = ftake(nd, "v_reset");
+                if (all_equal(L->v_reset, 0.0f)) {
+                    nc_tensor_free(L->v_reset);
+                    L->v_reset = NULL;
+                }
+            }
+        } else {
+            L->reset = NC_RESET_ZERO;
+        }
+        break;
+    }
+    case K_THRESHOLD:
+        if ((st = check_finite(nd, X)) != NC_OK)
+            return st;
+        L->threshold = ftake(nd, "threshold");
+        L->spike_gt = R->opt.spike != NC_SPIKE_GE;
+        break;
+    case K_SCALE:
+        if ((st = check_finite(nd, X)) != NC_OK)
+            return st;
+        L->weight = ftake(nd, "scale");
+        break;
+    case K_DELAY: {
+        if ((st = check_finite(nd, X)) != NC_OK)
+            return st;
+        const nc_tensor *d = fget(nd, "delay");
+        double dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
+        for (int64_t k = 1; d && k < d->numel; k++)
+            if (nc_f32(d)[k] != nc_f32(d)[0])
+                return nc_errorf(NC_ERR_UNSUPPORTED, "Delay with different delays per neuron (%g and %g): neuroc "
+                                 "delays a whole layer by one number of steps", nc_f32(d)[0], nc_f32(d)[k]);
+        double v = d && d->numel > 0 ? nc_f32(d)[0] : 0.0, steps = nearbyint(v / dt);
+        if (!(v >= 0) || fabs(steps * dt - v) > 1e-6 * (v > dt ? v : dt) || steps > 1e6)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "Delay of %g s is not a whole number of steps of dt = %g s (at most "
+                             "1e6; neuroc delays by whole steps: choose dt with --dt)", v, dt);
+        L->kernel[0] = (int64_t)steps;
+        L->dt = dt;
         break;
     }
     default:
@@ -903,6 +1137,19 @@ static int out_degree(const rd *R, int v)
     return k;
 }
 
+/* 1 if Scale node v is the sole reader of a spiking node that reads
+ * nothing else: it becomes that node's spike value (the form neuroc
+ * writes). Another Scale is a Scale layer. */
+static int scale_is_spike_value(const rd *R, int v)
+{
+    int64_t first;
+    if (in_degree(R, v, &first) != 1 || R->edges[first].back)
+        return 0;
+    const nnode *src = &R->nodes[R->edges[first].a];
+    return (src->kind == K_IF || src->kind == K_LIF || src->kind == K_CUBALIF) &&
+           out_degree(R, R->edges[first].a) == 1;
+}
+
 /* Gives every node the id of the layer that will hold its output. */
 static nc_status assign_layers(rd *R, const int *order, int n_order, int *total)
 {
@@ -913,23 +1160,41 @@ static nc_status assign_layers(rd *R, const int *order, int n_order, int *total)
         int64_t first;
         int deg = in_degree(R, v, &first);
         if (nd->kind == K_INPUT) {
+            next += next == 0 && R->n_in > 1; /* layer 0 holds them all; each is a Reshape of its part */
             nd->layer = next++;
-        } else if (nd->kind == K_SCALE) {
-            const nnode *src = deg == 1 && !R->edges[first].back ? &R->nodes[R->edges[first].a] : NULL;
-            if (!src || (src->kind != K_IF && src->kind != K_LIF && src->kind != K_CUBALIF) ||
-                out_degree(R, R->edges[first].a) != 1)
-                return nc_errorf(NC_ERR_UNSUPPORTED, "%s: node '%s': a Scale node is only supported as the sole "
-                                 "reader of a spiking node (it becomes the spike value)", R->path, nd->name);
-            nd->layer = src->layer;
+        } else if (nd->kind == K_SCALE && scale_is_spike_value(R, v)) {
+            nd->layer = R->nodes[R->edges[first].a].layer;
         } else if (nd->kind == K_OUTPUT) {
             nd->layer = deg >= 2 ? next++ : R->nodes[R->edges[first].a].layer;
         } else {
             next += deg >= 2;
+            next += nd->kind == K_CONV1D ? 2 : 0; /* Reshape to (C, 1, L), Conv2d, Reshape back */
             nd->layer = next++;
         }
     }
     *total = next;
     return NC_OK;
+}
+
+/* A Conv1d's Reshape: (C, L) → (C, 1, L) before it (to_2d), (C, 1, L) →
+ * (C, L) after it, named "<node><suffix>", reading layer `from`. */
+static nc_status conv1d_reshape(nc_snn *s, const char *node, const char *suffix, int from, int total, int to_2d)
+{
+    const nc_snn_layer *X = &s->layers[from];
+    if (to_2d ? X->ndim != 2 : X->ndim != 3)
+        return nc_errorf(NC_ERR_SHAPE, "Conv1d: input '%s' must be (C, L), it has rank %d", X->name, X->ndim);
+    int64_t sh[3] = {X->shape[0], to_2d ? 1 : X->shape[2], X->shape[to_2d ? 1 : 2]};
+    char name[512];
+    snprintf(name, sizeof name, "%.500s%s", node, suffix);
+    nc_snn_layer *L = append_unique(s, NC_SNN_RESHAPE, name, 1);
+    if (!L)
+        return NC_ERR_NOMEM;
+    L->inputs[0] = from;
+    L->ndim = to_2d ? 3 : 2;
+    memcpy(L->shape, sh, sizeof sh);
+    if (!to_2d)
+        L->shape[1] = sh[2];
+    return nir_finish_layer(s, s->n_layers - 1, total);
 }
 
 static nc_status build_layers(rd *R, const int *order, int n_order, int total, nc_snn **out)
@@ -942,6 +1207,35 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
         nnode *nd = &R->nodes[v];
         int64_t first;
         int deg = in_degree(R, v, &first);
+        if (nd->kind == K_INPUT && R->n_in > 1) {
+            const nc_tensor *sh = iget(nd, "shape");
+            if (deg > 0)
+                st = nc_errorf(NC_ERR_MODEL, "the Input node has incoming edges");
+            else if (!sh || sh->ndim > 1 || sh->numel < 1 || sh->numel > NC_MAX_DIMS)
+                st = nc_errorf(NC_ERR_SHAPE, "Input shape must list 1 to %d dimensions", NC_MAX_DIMS);
+            else if (!s && (st = nc_snn_create(1, &R->in_total, &s)) == NC_OK) {
+                char *nm = nc_strdup("inputs");
+                if (!nm)
+                    st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+                else {
+                    nc_free(s->layers[0].name);
+                    s->layers[0].name = nm;
+                }
+            }
+            nc_snn_layer *L = st == NC_OK ? append_unique(s, NC_SNN_RESHAPE, nd->name, 1) : NULL;
+            if (st == NC_OK && !L)
+                st = NC_ERR_NOMEM;
+            if (st == NC_OK) {
+                L->inputs[0] = 0;
+                L->kernel[0] = nd->in_off;
+                L->ndim = (int)sh->numel;
+                memcpy(L->shape, nc_i64(sh), (size_t)sh->numel * sizeof(int64_t));
+                st = nir_finish_layer(s, s->n_layers - 1, total);
+            }
+            if (st != NC_OK)
+                nc_error_prefix("%s: node '%s'", R->path, nd->name);
+            continue;
+        }
         if (nd->kind == K_INPUT) {
             const nc_tensor *sh = iget(nd, "shape");
             if (deg > 0)
@@ -975,7 +1269,8 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
         for (int64_t e = first; e >= 0 && e < R->n_edges; e++)
             if (R->edges[e].b == v)
                 srcs[n++] = R->nodes[R->edges[e].a].layer;
-        if (nd->kind == K_SCALE) {
+        int sv_scale = nd->kind == K_SCALE && scale_is_spike_value(R, v);
+        if (sv_scale) {
             nc_snn_layer *N = &s->layers[nd->layer];
             nc_tensor_free(N->spike_value);
             N->spike_value = ftake(nd, "scale");
@@ -1005,18 +1300,28 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
                                (long long)nc_snn_layer_size(O), O->name);
             else
                 s->output = srcs[0];
-        } else if (st == NC_OK && nd->kind != K_SCALE) {
-            nc_snn_layer *L = append_unique(s, nir_layer_kind(nd->kind), nd->name, 1);
-            if (!L)
-                st = NC_ERR_NOMEM;
-            else {
-                L->inputs[0] = srcs[0];
-                st = nir_apply_node(R, nd, s, L);
-                if (st == NC_OK)
-                    st = nir_finish_layer(s, s->n_layers - 1, total);
+        } else if (st == NC_OK && !sv_scale) {
+            if (nd->kind == K_CONV1D) /* (C, L) → (C, 1, L): the Conv2d of a 1 × k kernel runs it */
+                st = conv1d_reshape(s, nd->name, ".2d", srcs[0], total, 1);
+            if (st == NC_OK) {
+                char cname[512];
+                snprintf(cname, sizeof cname, "%.500s%s", nd->name, nd->kind == K_CONV1D ? ".conv2d" : "");
+                nc_snn_layer *L = append_unique(s, nir_layer_kind(nd->kind), cname, 1);
+                if (!L)
+                    st = NC_ERR_NOMEM;
+                else {
+                    L->inputs[0] = nd->kind == K_CONV1D ? s->n_layers - 2 : srcs[0];
+                    st = nir_apply_node(R, nd, s, L);
+                    if (st == NC_OK && nd->kind == K_FLATTEN && L->ndim != 1)
+                        L->kind = NC_SNN_RESHAPE; /* a partial Flatten: only the shape changes */
+                    if (st == NC_OK)
+                        st = nir_finish_layer(s, s->n_layers - 1, total);
+                }
             }
+            if (st == NC_OK && nd->kind == K_CONV1D)
+                st = conv1d_reshape(s, nd->name, "", s->n_layers - 1, total, 0);
         }
-        if (st == NC_OK && nd->kind != K_SCALE && nd->kind != K_OUTPUT && s->n_layers - 1 != nd->layer)
+        if (st == NC_OK && !sv_scale && nd->kind != K_OUTPUT && s->n_layers - 1 != nd->layer)
             st = nc_errorf(NC_ERR_INTERNAL, "layer numbering went wrong at '%s'", nd->name);
         if (st != NC_OK)
             nc_error_prefix("%s: node '%s'", R->path, nd->name);
@@ -1030,6 +1335,56 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
     }
     *out = s;
     return NC_OK;
+}
+
+/* Several Output nodes: the network's output is their values, each
+ * flattened, one after another in the order of the nodes' names (a
+ * Reshape to one dimension where needed, then a Concat). */
+static nc_status join_outputs(rd *R, nc_snn *s)
+{
+    int n = 0;
+    for (int k = 0; k < R->n_nodes; k++)
+        n += R->nodes[k].kind == K_OUTPUT;
+    int *ids = nc_malloc((size_t)n * sizeof *ids);
+    if (!ids)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_status st = NC_OK;
+    int j = 0;
+    for (int k = 0; st == NC_OK && k < R->n_nodes; k++) {
+        const nnode *nd = &R->nodes[k];
+        if (nd->kind != K_OUTPUT)
+            continue;
+        int id = nd->layer;
+        if (s->layers[id].ndim != 1) {
+            char name[512];
+            snprintf(name, sizeof name, "%.500s.flat", nd->name);
+            nc_snn_layer *L = append_unique(s, NC_SNN_RESHAPE, name, 1);
+            if (!L) {
+                st = NC_ERR_NOMEM;
+                break;
+            }
+            L->inputs[0] = id;
+            L->ndim = 1;
+            L->shape[0] = nc_snn_layer_size(&s->layers[id]);
+            id = s->n_layers - 1;
+            st = nir_finish_layer(s, id, s->n_layers);
+        }
+        ids[j++] = id;
+    }
+    if (st == NC_OK) {
+        nc_snn_layer *C = append_unique(s, NC_SNN_CONCAT, "outputs", n);
+        if (!C)
+            st = NC_ERR_NOMEM;
+        else {
+            memcpy(C->inputs, ids, (size_t)n * sizeof *ids);
+            if ((st = nir_finish_layer(s, s->n_layers - 1, s->n_layers)) == NC_OK)
+                s->output = s->n_layers - 1;
+        }
+    }
+    nc_free(ids);
+    if (st != NC_OK)
+        nc_error_prefix("%s: joining %d Output nodes", R->path, n);
+    return st;
 }
 
 static nc_status read_plain(rd *R, hid_t f, nc_snn **out)
@@ -1053,25 +1408,45 @@ static nc_status read_plain(rd *R, hid_t f, nc_snn **out)
         st = remove_pass_nodes(R);
     if (st != NC_OK)
         return st;
-    int input = -1, output = -1, n_in = 0, n_out = 0;
+    int n_in = 0, n_out = 0;
     for (int k = 0; k < R->n_nodes; k++) {
-        if (R->nodes[k].kind == K_INPUT)
-            input = k, n_in++;
-        if (R->nodes[k].kind == K_OUTPUT)
-            output = k, n_out++;
+        n_in += R->nodes[k].kind == K_INPUT;
+        n_out += R->nodes[k].kind == K_OUTPUT;
     }
     if (n_in == 0)
         return nc_errorf(NC_ERR_MODEL, "%s: the graph has no Input node", R->path);
     if (n_out == 0)
         return nc_errorf(NC_ERR_MODEL, "%s: the graph has no Output node", R->path);
-    if (n_in > 1 || n_out > 1)
-        return nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d Input and %d Output nodes; neuroc supports one of each", R->path,
-                         n_in, n_out);
-    (void)output;
+    int *inputs = nc_malloc((size_t)n_in * sizeof *inputs);
+    if (!inputs)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int k = 0, j = 0; k < R->n_nodes; k++)
+        if (R->nodes[k].kind == K_INPUT)
+            inputs[j++] = k;
+    R->n_in = n_in;
+    for (int j = 0; j < n_in && n_in > 1; j++) { /* several: their values one after another, by name */
+        nnode *nd = &R->nodes[inputs[j]];
+        const nc_tensor *sh = iget(nd, "shape");
+        int64_t n = 1;
+        for (int64_t d = 0; sh && d < sh->numel; d++)
+            n = nc_i64(sh)[d] > 0 && n <= INT32_MAX / nc_i64(sh)[d] ? n * nc_i64(sh)[d] : -1;
+        if (!sh || n < 1 || R->in_total > INT32_MAX - n) {
+            nc_free(inputs);
+            return nc_errorf(NC_ERR_SHAPE, "%s: node '%s': Input shape must list positive dimensions", R->path,
+                             nd->name);
+        }
+        nd->in_off = R->in_total;
+        R->in_total += n;
+    }
     int *order = NULL, n_order = 0, total = 0;
-    if ((st = order_nodes(R, input, &order, &n_order)) == NC_OK &&
+    if ((st = order_nodes(R, inputs, n_in, &order, &n_order)) == NC_OK &&
         (st = assign_layers(R, order, n_order, &total)) == NC_OK)
         st = build_layers(R, order, n_order, total, out);
+    if (st == NC_OK && n_out > 1 && (st = join_outputs(R, *out)) != NC_OK) {
+        nc_snn_free(*out);
+        *out = NULL;
+    }
+    nc_free(inputs);
     nc_free(order);
     return st;
 }
@@ -1114,6 +1489,15 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
         R.opt = *opt;
     if (R.opt.reset != NC_RESET_DEFAULT && R.opt.reset != NC_RESET_SUBTRACT && R.opt.reset != NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown reset mode %d", (int)R.opt.reset);
+    if (R.opt.spike != NC_SPIKE_DEFAULT && R.opt.spike != NC_SPIKE_GT && R.opt.spike != NC_SPIKE_GE)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown spike test %d", (int)R.opt.spike);
+    if (R.opt.snntorch_subtract && R.opt.reset != NC_RESET_SUBTRACT)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: snntorch_subtract goes with reset NC_RESET_SUBTRACT");
+    if (R.opt.integration != NC_INTEGRATION_EULER && R.opt.integration != NC_INTEGRATION_EXACT)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: unknown integration %d", (int)R.opt.integration);
+    if (!(R.opt.dt >= 0 && R.opt.dt < 1e6))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: dt %g must be a positive number of seconds (0: 1e-4)",
+                         R.opt.dt);
     preflight_args pa = {path, opt};
     nc_status pst = nc_isolated_preflight(path, preflight_load, &pa);
     if (pst != NC_OK)
@@ -1143,6 +1527,8 @@ void nc_nir_options_init(nc_nir_options *o)
     if (!o)
         return;
     memset(o, 0, sizeof *o);
-    o->reset = NC_RESET_SUBTRACT;
+    o->reset = NC_RESET_DEFAULT;
     o->dt = 1e-4;
+    o->spike = NC_SPIKE_DEFAULT;
+    o->integration = NC_INTEGRATION_EULER;
 }

@@ -167,8 +167,22 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
                 goto done;
             L->scale = (float)scale;
         }
-        if (nc_snn_kind_is_neuron(kind)) {
-            nc_tensor **ts[] = {&L->threshold, &L->v_init, &L->spike_value, &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in};
+        if (nir_has_neuron_fields(kind)) {
+            nc_tensor **ts[] = {&L->threshold, &L->v_init, &L->spike_value, &L->tau, &L->r, &L->v_leak, &L->tau_syn, &L->w_in,
+                                &L->v_reset};
+            double flag = 0;
+            L->spike_gt = L->exact = L->pretest_sub = 0;
+            if (nc_h5_exists(gi, "pretest_sub") && (st = nc_h5_read_f64_scalar(gi, "pretest_sub", &flag)) == NC_OK)
+                L->pretest_sub = flag != 0;
+            if (nc_h5_exists(gi, "spike_gt") && (st = nc_h5_read_f64_scalar(gi, "spike_gt", &flag)) == NC_OK)
+                L->spike_gt = flag != 0;
+            if (st == NC_OK && nc_h5_exists(gi, "exact") && (st = nc_h5_read_f64_scalar(gi, "exact", &flag)) == NC_OK)
+                L->exact = flag != 0;
+            if (st == NC_OK && nc_h5_exists(gi, "delay_steps") &&
+                (st = nc_h5_read_f64_scalar(gi, "delay_steps", &flag)) == NC_OK)
+                L->kernel[0] = flag >= 0 && flag <= 1e6 ? (int64_t)flag : -1;
+            if (st != NC_OK)
+                goto done;
             for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
                 nc_tensor_free(*ts[k]);
                 *ts[k] = NULL;
@@ -181,6 +195,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
                 (st = opt_tensor(gi, "v_leak", &L->v_leak)) != NC_OK ||
                 (st = opt_tensor(gi, "tau_syn", &L->tau_syn)) != NC_OK ||
                 (st = opt_tensor(gi, "w_in", &L->w_in)) != NC_OK ||
+                (st = opt_tensor(gi, "v_reset", &L->v_reset)) != NC_OK ||
                 (st = nc_h5_read_f64_scalar(gi, "reset", &reset)) != NC_OK ||
                 (st = nc_h5_read_f64_scalar(gi, "dt", &L->dt)) != NC_OK)
                 goto done;

@@ -455,9 +455,43 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
         break;
     }
     case NC_SNN_IF:
-        if ((st = nc_h5_write_string(g, "type", "IF")) == NC_OK && (st = put_full(g, "r", NULL, L, 1.0f)) == NC_OK)
+        if ((st = nc_h5_write_string(g, "type", "IF")) == NC_OK && (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK)
             st = put_full(g, "v_threshold", L->threshold, L, 1.0f);
         break;
+    case NC_SNN_LI:
+        if ((st = nc_h5_write_string(g, "type", "LI")) == NC_OK && (st = put_full(g, "tau", L->tau, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK)
+            st = put_full(g, "v_leak", L->v_leak, L, 0.0f);
+        break;
+    case NC_SNN_CUBALI:
+        if ((st = nc_h5_write_string(g, "type", "CubaLI")) == NC_OK &&
+            (st = put_full(g, "tau_mem", L->tau, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "tau_syn", L->tau_syn, L, 1.0f)) == NC_OK &&
+            (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK && (st = put_full(g, "v_leak", L->v_leak, L, 0.0f)) == NC_OK)
+            st = put_full(g, "w_in", L->w_in, L, 1.0f);
+        break;
+    case NC_SNN_INTEGRATOR:
+        if ((st = nc_h5_write_string(g, "type", "I")) == NC_OK)
+            st = put_full(g, "r", L->r, L, 1.0f);
+        break;
+    case NC_SNN_THRESHOLD:
+        if ((st = nc_h5_write_string(g, "type", "Threshold")) == NC_OK)
+            st = put_full(g, "threshold", L->threshold, L, 0.0f);
+        break;
+    case NC_SNN_SCALE:
+        if ((st = nc_h5_write_string(g, "type", "Scale")) == NC_OK)
+            st = put_full(g, "scale", L->weight, L, 1.0f);
+        break;
+    case NC_SNN_DELAY: {
+        float d = (float)((double)L->kernel[0] * L->dt);
+        nc_tensor *t = NULL;
+        int64_t one = 1;
+        if ((st = nc_tensor_create_from(NC_DTYPE_F32, 1, &one, &d, &t)) == NC_OK &&
+            (st = nc_h5_write_string(g, "type", "Delay")) == NC_OK)
+            st = put_full(g, "delay", t, L, 0.0f);
+        nc_tensor_free(t);
+        break;
+    }
     case NC_SNN_LIF:
         if ((st = nc_h5_write_string(g, "type", "LIF")) == NC_OK && (st = put_full(g, "tau", L->tau, L, 1.0f)) == NC_OK &&
             (st = put_full(g, "r", L->r, L, 1.0f)) == NC_OK && (st = put_full(g, "v_leak", L->v_leak, L, 0.0f)) == NC_OK)
@@ -474,6 +508,10 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
     default:
         st = nc_errorf(NC_ERR_INTERNAL, "layer '%s' of kind %s has no NIR node", L->name, nc_snn_kind_name(L->kind));
     }
+    /* NIR's v_reset only where it is not 0 (nir 1.0.x before 1.0.5 refuses the field) */
+    if (st == NC_OK && L->v_reset && L->reset == NC_RESET_ZERO &&
+        (L->kind == NC_SNN_IF || L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF))
+        st = put_full(g, "v_reset", L->v_reset, L, 0.0f);
     return st;
 }
 
@@ -629,7 +667,17 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
         st = nc_h5_write_i64_scalar(g, "groups", L->groups);
     if (st == NC_OK && L->kind == NC_SNN_POOL2D)
         st = nc_h5_write_f32(g, "scale", 0, NULL, &L->scale);
-    if (st == NC_OK && nc_snn_kind_is_neuron(L->kind)) {
+    if (st == NC_OK && nir_has_neuron_fields(L->kind)) {
+        if ((st = put_opt(g, "v_reset", L->v_reset)) == NC_OK && L->spike_gt)
+            st = nc_h5_write_i64_scalar(g, "spike_gt", 1);
+        if (st == NC_OK && L->exact)
+            st = nc_h5_write_i64_scalar(g, "exact", 1);
+        if (st == NC_OK && L->pretest_sub)
+            st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
+        if (st == NC_OK && L->kind == NC_SNN_DELAY)
+            st = nc_h5_write_i64_scalar(g, "delay_steps", L->kernel[0]);
+    }
+    if (st == NC_OK && nir_has_neuron_fields(L->kind)) {
         if ((st = put_opt(g, "threshold", L->threshold)) == NC_OK && (st = put_opt(g, "v_init", L->v_init)) == NC_OK &&
             (st = put_opt(g, "spike_value", L->spike_value)) == NC_OK && (st = put_opt(g, "tau", L->tau)) == NC_OK &&
             (st = put_opt(g, "r", L->r)) == NC_OK && (st = put_opt(g, "v_leak", L->v_leak)) == NC_OK &&

@@ -387,7 +387,7 @@ NC_API nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor 
                                  const nc_finetune_options *o);
 
 /* The network s's rates converge to as T grows, run on x (N samples of the
- * input layer's shape, as the input is fed directly): every IF or signed IF
+ * input layer's size, fed directly; x's first dimension is N): every IF or signed IF
  * layer is its spike value × clip(I/θ, 0, 1), a spiking max pool the max of
  * its inputs, the other layers as in the SNN. For a converted network this
  * is the clipped ANN that calibration defines (the ANN with each ReLU capped

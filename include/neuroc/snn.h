@@ -38,7 +38,18 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_READOUT,    /* non-spiking accumulator of its input over time */
     NC_SNN_MAXPOOL2D,  /* max pooling of currents (a converted MaxPool; not expressible in NIR) */
     NC_SNN_SPIKEMAXPOOL2D, /* max pooling of spike counts: binary spikes at the max of its inputs' rates */
-    NC_SNN_SIGNED_IF   /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
+    NC_SNN_SIGNED_IF,  /* IF neurons that also send negative spikes: net count = round(Σ I / θ), at least 0 */
+    /* NIR node types read from other tools' files (nir 1.0.8 docstrings;
+     * the cpu and cpu-fast backends run them, cuda and the Loihi simulator
+     * refuse them by name): */
+    NC_SNN_LI,         /* leaky integrator: τ·dv/dt = (v_leak − v) + r·I; outputs v */
+    NC_SNN_CUBALI,     /* current-based LI: τ_syn·dI/dt = −I + w_in·x, then as LI; outputs v */
+    NC_SNN_INTEGRATOR, /* NIR's I: v += r·x each step; outputs v */
+    NC_SNN_THRESHOLD,  /* 1 where x > θ (≥ without spike_gt), else 0; no state */
+    NC_SNN_SCALE,      /* x times a factor per neuron (1, C or full size) */
+    NC_SNN_DELAY,      /* y(t) = x(t − d), d whole steps (zero before) */
+    NC_SNN_RESHAPE     /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
+                          one of several Input nodes: its part of the network's input) */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF
@@ -159,15 +170,59 @@ NC_API int nc_snn_output_layer(const nc_snn *s);
 
 /* ---------------------------------------------------------------- NIR */
 
-/* Defaults (nc_nir_options_init): reset NC_RESET_SUBTRACT, dt 1e-4. */
+/* The spike test of neurons read from other tools' NIR files. */
+typedef enum nc_spike_test {
+    NC_SPIKE_DEFAULT = 0, /* NIR's: a spike when v > v_threshold */
+    NC_SPIKE_GT = 1,      /* the same, explicitly */
+    NC_SPIKE_GE = 2       /* DESIGN §3's m >= θ (neuroc's default before 0.3) */
+} nc_spike_test;
+
+/* How LIF, CubaLIF, LI and CubaLI integrate their leak over one step dt. */
+typedef enum nc_integration {
+    NC_INTEGRATION_EULER = 0, /* forward Euler: v += dt/τ·(v_leak − v + r·I) */
+    /* exact for an input held over the step: v += (1 − e^(−dt/τ))·(v_leak −
+     * v + r·I), the synaptic current likewise (what sinabs's and snntorch's
+     * exponential decays compute) */
+    NC_INTEGRATION_EXACT = 1
+} nc_integration;
+
+/* Defaults (nc_nir_options_init, or all zero): NIR's semantics. They apply
+ * to files of other tools only: a file neuroc wrote keeps the exact
+ * semantics its /neuroc group records (DESIGN §3 for converted networks). */
 typedef struct nc_nir_options {
-    /* For IF/LIF nodes in files without neuroc's own group: reset mode
-     * (plain NIR leaves it open; neuroc assumes subtraction by default). */
+    /* After a spike of an IF/LIF/CubaLIF node: NC_RESET_DEFAULT and
+     * NC_RESET_ZERO reset to the node's v_reset (0 unless the file says
+     * otherwise), as NIR defines it; NC_RESET_SUBTRACT subtracts v_threshold
+     * (neuroc's assumption before 0.3, what rate-coded conversions need). */
     nc_reset_mode reset;
-    /* Time step in seconds for LIF/CubaLIF dynamics; 0 = 1e-4. */
+    /* Time step in seconds for LIF/CubaLIF/LI/CubaLI dynamics and Delay
+     * nodes; 0 = 1e-4. IF and I (Integrator) nodes add r·I each step. */
     double dt;
+    nc_spike_test spike;        /* NC_SPIKE_DEFAULT: v > v_threshold */
+    nc_integration integration; /* NC_INTEGRATION_EULER by default */
+    /* 1 with reset NC_RESET_SUBTRACT: snntorch's subtraction with
+     * reset_delay=False, which tests a membrane left above θ by the last
+     * step as m − θ > θ ("avoid double reset"); v = m − θ·s as ever */
+    int snntorch_subtract;
 } nc_nir_options;
 NC_API void nc_nir_options_init(nc_nir_options *o);
+
+/* The semantics a neuron (or LI, CubaLI, Integrator, Threshold) layer runs
+ * with: what nc_nir_options chose for another tool's file, or what a
+ * converted network or neuroc's own file says. */
+typedef struct nc_snn_neuron_info {
+    int spike_gt;               /* 1: a spike when m > θ; 0: m >= θ */
+    nc_reset_mode reset;        /* NC_RESET_SUBTRACT, or NC_RESET_ZERO (to v_reset) */
+    int has_v_reset;            /* a v_reset other than 0 */
+    int has_r;                  /* an IF's input resistance r other than 1 */
+    double dt;                  /* seconds; 0 where unused (IF) */
+    nc_integration integration; /* of the leaks */
+    int limit_params;           /* some τ, r, τ_syn or w_in is +inf (their limit's meaning) */
+    int v_init_half;            /* v(0) = θ/2 (converted IF networks); else v(0) as stored (0 for NIR) */
+    int snntorch_subtract;      /* nc_nir_options.snntorch_subtract */
+} nc_snn_neuron_info;
+/* NC_ERR_INVALID_ARG for a layer that has no neuron semantics. */
+NC_API nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *out);
 
 /* Loads a .nir (HDF5) file written by neuroc or another tool. The caller owns
  * *out. Unsupported node types are an error naming the node. */
@@ -190,6 +245,45 @@ NC_API void nc_nir_save_options_init(nc_nir_save_options *o);
  * the defaults; nc_snn_save_nir is nc_snn_save_nir_with(s, path, NULL). */
 NC_API nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt);
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
+
+/* What the portable form does with an IF layer's v(0) (NIR's is 0). */
+typedef enum nc_portable_v0 {
+    /* v(0) is dropped (what every peer runs) */
+    NC_PORTABLE_V0_DROP = 0,
+    /* spread over the steps: v(0)/timesteps more bias in the synaptic
+     * layer feeding the IF (when it feeds nothing else), so that after T
+     * steps the IF has had the same charge */
+    NC_PORTABLE_V0_SPREAD = 1,
+    /* exact: fed as a current in the first step from a one-shot pulse
+     * neuron, an IF that resets to v_reset = −1e30 after its one spike
+     * (peers that ignore v_reset, norse 1.1's importer, fire it again) */
+    NC_PORTABLE_V0_PULSE = 2
+} nc_portable_v0;
+/* Defaults (all zero): NC_PORTABLE_V0_DROP. */
+typedef struct nc_portable_options {
+    nc_portable_v0 v0;
+    int timesteps; /* the T of NC_PORTABLE_V0_SPREAD (>= 1) */
+    /* each IF's threshold times this (0 = 1; in (0, 1]): a neuron reset to
+     * zero loses the charge above θ that subtraction keeps, about half an
+     * input a spike; a lower threshold (the spike still carries θ) makes up
+     * for part of it */
+    float threshold_scale;
+} nc_portable_options;
+/* The portable form of s (DESIGN §4; README, NIR): a network that plain
+ * NIR describes completely, so that a tool following NIR's own definitions
+ * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
+ * reproduces neuroc's run of it up to float rounding. Each IF layer of
+ * DESIGN §3 becomes NIR's IF: its threshold the next float below θ (m >= θ
+ * is m > θ⁻), v(0) = 0 (its old value dropped, spread over T steps of bias
+ * or fed by a pulse in the first step: nc_portable_v0; *n_pulses counts the
+ * layers compensated), and reset to zero instead of by subtraction (what
+ * portability costs in accuracy). Save it with
+ * nc_nir_save_options.strict (neuroc convert / export --portable do).
+ * NC_ERR_UNSUPPORTED naming the layer for SignedIF, LIF/CubaLIF, layers NIR
+ * cannot express and recurrent edges. The caller owns *out; n_pulses may
+ * be NULL. */
+NC_API nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, nc_snn **out,
+                                      int *n_pulses);
 
 /* ---------------------------------------------------------------- backends */
 

@@ -113,7 +113,8 @@ SessionOptions = _options("SessionOptions", [
 
 LoadOptions = _options("LoadOptions", [("max_tensor_elems", c_int64), ("external_data_dir", c_char_p),
                                         ("describe_only", c_int)])
-NirOptions = _options("NirOptions", [("reset", c_int), ("dt", c_double)])
+NirOptions = _options("NirOptions", [("reset", c_int), ("dt", c_double), ("spike", c_int), ("integration", c_int),
+                                      ("snntorch_subtract", c_int)])
 NirSaveOptions = _options("NirSaveOptions", [("strict", c_int)])
 
 
@@ -226,6 +227,7 @@ _fn("nc_snn_layer_at", ST, P, c_int, POINTER(SnnLayerInfo))
 _fn("nc_snn_find_layer", c_int, P, c_char_p)
 _fn("nc_snn_output_layer", c_int, P)
 _fn("nc_nir_options_init", None, POINTER(NirOptions))
+_fn("nc_snn_rate_limit", ST, P, P, PP)
 _fn("nc_snn_load_nir", ST, c_char_p, POINTER(NirOptions), PP)
 _fn("nc_nir_save_options_init", None, POINTER(NirSaveOptions))
 _fn("nc_snn_save_nir_with", ST, P, c_char_p, POINTER(NirSaveOptions))

@@ -113,6 +113,16 @@ class SNN:
 
     # ---------------------------------------------------------------- running
 
+    def rate_limit(self, x, scale=True):
+        """What run(x, T) / T approaches as T grows, with no steps
+        (nc_snn_rate_limit, `neuroc run --rate-limit`): each IF a ReLU clipped
+        at its threshold; for a converted network, the clipped ANN that
+        calibration defines. Returns (N, *out)."""
+        t_in = Tensor(features(to_numpy_input(x), self.input_shape, scale))  # alive during the call
+        y = ctypes.c_void_p()
+        check(_lib.nc_snn_rate_limit(self._h, t_in.ptr, ctypes.byref(y)))
+        return take(y)
+
     def run(self, x, timesteps=32, backend="cpu-fast", per_step=False, batch=256, encoding="direct", seed=0,
             record=None, scale=True):
         """Runs the network on x: a static batch (N, *input_shape), fed at
@@ -295,12 +305,22 @@ class SNN:
             _lib.nc_loihi_net_free(net)
 
 
-def load_nir(path, reset=None, dt=None):
-    """Loads a .nir file (neuroc's or another tool's) as an SNN. reset:
-    'subtract' (default) or 'zero' for IF/LIF nodes of other tools' files."""
+def load_nir(path, reset=None, dt=None, spike=None, integration=None):
+    """Loads a .nir file (neuroc's or another tool's) as an SNN. For other
+    tools' files (neuroc's carry their own rules), as `neuroc run`'s
+    --nir-reset / --nir-spike / --dt / --integration: reset 'spec' (NIR's
+    reset to v_reset, the default), 'zero', 'subtract' or 'subtract-snntorch';
+    spike 'gt' (NIR's v > threshold, the default) or 'ge'; dt in seconds;
+    integration 'euler' (the default) or 'exact'."""
     no = _lib.new(_lib.NirOptions, _lib.nc_nir_options_init)
-    if reset is not None:
-        no.reset = _choice("reset", reset, _RESET)
+    if reset == "subtract-snntorch":
+        no.reset, no.snntorch_subtract = _RESET["subtract"], 1
+    elif reset is not None:
+        no.reset = _choice("reset", reset, dict(_RESET, spec=0))
+    if spike is not None:
+        no.spike = _choice("spike", spike, {"gt": 1, "ge": 2})
+    if integration is not None:
+        no.integration = _choice("integration", integration, {"euler": 0, "exact": 1})
     _set(no, dt=dt)
     h = ctypes.c_void_p()
     check(_lib.nc_snn_load_nir(os.fspath(path).encode(), ctypes.byref(no), ctypes.byref(h)))

@@ -112,6 +112,29 @@ def test_save_load_nir(cnn_snn, test_xy, tmp_path):
     assert back.ann is None and back.evaluate(x, test_xy[1], timesteps=2).ann_accuracy is None
 
 
+def test_rate_limit(cnn_snn, test_xy, cnn):
+    x, _ = test_xy
+    lim = cnn_snn.rate_limit(x)
+    assert lim.shape == (len(x), 10)
+    # readout/T approaches the limit: closer at T = 128 than at T = 8
+    far, near = (np.abs(cnn_snn.run(x, timesteps=T) / T - lim).mean() for T in (8, 128))
+    assert near < far and near < 0.05 * np.abs(lim).mean()
+    # and the limit is close to the ANN (the clipping at p99.9 is the difference)
+    assert (lim.argmax(1) == cnn.run(x).argmax(1)).mean() > 0.9
+
+
+def test_load_nir_options(tmp_path):
+    shared = os.path.join(os.environ.get("NEUROC_SRC", ""), "..", "shared", "nir-samples", "lif_norse.nir")
+    if not os.path.exists(shared):
+        pytest.skip("../shared/nir-samples is absent (a user's clone)")
+    x = np.random.default_rng(0).random((5,) + neuroc.load_nir(shared).input_shape, dtype=np.float32)
+    euler = neuroc.load_nir(shared, dt=1e-3).run(x, timesteps=20)
+    exact = neuroc.load_nir(shared, dt=1e-3, integration="exact").run(x, timesteps=20)
+    assert euler.shape == exact.shape and not np.array_equal(euler, exact)
+    with pytest.raises(neuroc.InvalidArgument, match="spike must be one of"):
+        neuroc.load_nir(shared, spike="maybe")
+
+
 def test_finetune(test_xy):
     x, y = test_xy
     snn = neuroc.convert(model_path("mlp"), calib=x, progress=False)

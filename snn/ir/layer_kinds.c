@@ -1,6 +1,8 @@
 /* The layer-kind table (layer_kinds.h) and the facts derived from it alone:
  * which layers are static in a run, neuron parameters per neuron. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "snn/base/alloc.h"
 #include "snn_ir.h"
@@ -27,6 +29,17 @@ static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
     [NC_SNN_SPIKEMAXPOOL2D] = {"SpikeMaxPool2d", 0, 1, 0, 0, 0, 0, 0, 0, 0},
     /* an IF whose spikes may be negative: NIR has no such neuron */
     [NC_SNN_SIGNED_IF] = {"SignedIF", 1, 1, 1, 0, 0, 0, 0, 0, 0},
+    /* NIR's other node types (nir_read.c). LI, CubaLI and Integrator carry a
+     * membrane but do not spike: not `neuron` (reports count spiking
+     * neurons), `integrates`. Written as NIR nodes of their own; a Reshape
+     * is an extension node (NIR's Flatten only merges dimensions). */
+    [NC_SNN_LI] = {"LI", 0, 0, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_CUBALI] = {"CubaLI", 0, 0, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_INTEGRATOR] = {"Integrator", 0, 0, 1, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_THRESHOLD] = {"Threshold", 0, 0, 0, 1, 0, 0, 0, 1, 1},
+    [NC_SNN_SCALE] = {"Scale", 0, 0, 0, 1, 0, 0, 0, 1, 1},
+    [NC_SNN_DELAY] = {"Delay", 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    [NC_SNN_RESHAPE] = {"Reshape", 0, 0, 0, 1, 0, 0, 1, 0, 0},
 };
 
 static const nc_snn_kind_traits g_unknown = {"unknown", 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -112,4 +125,40 @@ float *nc_snn_spike_values(const nc_snn_layer *L, int channel_last, int *fail)
 float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail)
 {
     return neuron_expand(L, 1, channel_last, fail);
+}
+
+int nc_snn_layer_nir_semantics(const nc_snn_layer *L)
+{
+    if (!nc_snn_kind(L->kind)->neuron)
+        return 0;
+    if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub || (nc_snn_kind_is_if(L->kind) && L->r))
+        return 1;
+    const nc_tensor *ts[] = {L->tau, L->r, L->tau_syn, L->w_in};
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        for (int64_t i = 0; ts[k] && i < ts[k]->numel; i++)
+            if (!isfinite(nc_f32(ts[k])[i]))
+                return 1;
+    return 0;
+}
+
+const char *nc_snn_nir_semantics_what(const nc_snn_layer *L, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s%s", L->spike_gt ? ", a spike when m > θ" : "",
+             L->v_reset ? ", reset to v_reset" : "", nc_snn_kind_is_if(L->kind) && L->r ? ", an input resistance r" : "",
+             L->exact ? ", exact integration" : L->pretest_sub ? ", snntorch's subtraction" : "",
+             !(L->spike_gt || L->v_reset || L->exact || (nc_snn_kind_is_if(L->kind) && L->r)) ? ", an infinite τ or r" : "");
+    if (buf[0] == ',')
+        memmove(buf, buf + 2, strlen(buf + 2) + 1);
+    return buf;
+}
+
+float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channel_last, int *fail)
+{
+    float *a = nc_snn_param_expand(tau, L, 1.0f, channel_last, fail);
+    int64_t n = nc_snn_layer_size(L);
+    for (int64_t j = 0; a && j < n; j++) {
+        double t = a[j];
+        a[j] = isinf(t) ? 0.0f : L->exact ? (float)-expm1(-L->dt / t) : (float)(L->dt / t);
+    }
+    return a;
 }

@@ -9,7 +9,7 @@
 #include "neuroc/neuroc.h"
 
 /* Number of layer kinds: the enum's last value + 1 (move it with the enum). */
-#define NC_SNN_N_KINDS ((int)NC_SNN_SIGNED_IF + 1)
+#define NC_SNN_N_KINDS ((int)NC_SNN_RESHAPE + 1)
 
 typedef struct nc_snn_kind_traits {
     const char *name;        /* nc_snn_kind_name ("IF", "Conv2d", ...); the /neuroc NIR group stores it */

@@ -1,4 +1,5 @@
 /* Building and inspecting spiking networks (include/neuroc/snn.h). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@ static void layer_clear(nc_snn_layer *L)
     nc_free(L->name);
     nc_free(L->inputs);
     nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                       L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in};
+                       L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         nc_tensor_free(ts[i]);
     memset(L, 0, sizeof *L);
@@ -582,7 +583,7 @@ nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
     out->ndim = L->ndim;
     memcpy(out->shape, L->shape, sizeof out->shape);
     const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in};
+                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         if (ts[i])
             out->params += ts[i]->numel;
@@ -618,6 +619,38 @@ uint64_t nc_hash_snn(const nc_snn *s)
                                  L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
             h = nc_hash_tensor(h, ts[k]);
+        if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub) { /* only then: other hashes stay as they were */
+            h = nc_hash_bytes(h, &L->spike_gt, sizeof L->spike_gt);
+            h = nc_hash_bytes(h, &L->exact, sizeof L->exact);
+            h = nc_hash_bytes(h, &L->pretest_sub, sizeof L->pretest_sub);
+            h = nc_hash_tensor(h, L->v_reset);
+        }
     }
     return h;
+}
+
+nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *out)
+{
+    if (!s || !out || id < 0 || id >= s->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_neuron_at: no layer %d", id);
+    const nc_snn_layer *L = &s->layers[id];
+    memset(out, 0, sizeof *out);
+    nc_snn_layer_kind k = L->kind;
+    if (!nc_snn_kind_is_neuron(k) && k != NC_SNN_LI && k != NC_SNN_CUBALI && k != NC_SNN_INTEGRATOR &&
+        k != NC_SNN_THRESHOLD)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_neuron_at: layer '%s' (%s) is no neuron layer", L->name,
+                         nc_snn_kind_name(k));
+    out->spike_gt = L->spike_gt;
+    out->reset = L->reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT;
+    out->has_v_reset = L->v_reset != NULL;
+    out->has_r = nc_snn_kind_is_if(k) && L->r;
+    out->dt = k == NC_SNN_LIF || k == NC_SNN_CUBALIF || k == NC_SNN_LI || k == NC_SNN_CUBALI ? L->dt : 0.0;
+    out->integration = L->exact ? NC_INTEGRATION_EXACT : NC_INTEGRATION_EULER;
+    const nc_tensor *ts[] = {L->tau, L->r, L->tau_syn, L->w_in};
+    for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++)
+        for (int64_t i = 0; ts[j] && i < ts[j]->numel; i++)
+            out->limit_params |= isinf(nc_f32(ts[j])[i]) != 0;
+    out->v_init_half = nc_snn_kind_is_if(k) && !L->v_init;
+    out->snntorch_subtract = L->pretest_sub;
+    return NC_OK;
 }

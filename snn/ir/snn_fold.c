@@ -241,6 +241,11 @@ static nc_status fold_layer(fold *F, int i)
             st = nc_snn_add_readout(F->t, from, L->name, &id);
         break;
     case NC_SNN_IF: case NC_SNN_SIGNED_IF: {
+        if (nc_snn_layer_nir_semantics(L)) {
+            char what[160];
+            return nc_errorf(NC_ERR_UNSUPPORTED, "binary spikes: IF layer '%s' has NIR neuron semantics (%s) "
+                             "that DESIGN §3's IF lacks", L->name, nc_snn_nir_semantics_what(L, what, sizeof what));
+        }
         if ((st = scaled_id(F, j, &from)) != NC_OK)
             return st;
         float one = 1.0f;

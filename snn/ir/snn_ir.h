@@ -33,9 +33,27 @@ typedef struct nc_snn_layer {
     /* IF / LIF / CubaLIF: tensors of 1, C or full-shape elements (see nc_snn_param). */
     nc_tensor *threshold, *v_init, *spike_value;
     nc_reset_mode reset;
-    /* LIF / CubaLIF (NIR semantics), time step dt in seconds */
+    /* LIF / CubaLIF (NIR semantics), time step dt in seconds; r is also an
+     * IF's input resistance (NULL = 1: neuroc's IF) and an Integrator's. LI,
+     * CubaLI and Integrator use tau, r, v_leak, tau_syn, w_in likewise. */
     nc_tensor *tau, *r, *v_leak, *tau_syn, *w_in;
     double dt;
+    /* NIR's own neuron semantics (nc_nir_options; other tools' files):
+     * spike_gt: a spike when m > θ (NIR's test) instead of m >= θ;
+     * v_reset: with NC_RESET_ZERO, the value the membrane takes after a
+     * spike (NULL = 0); exact: the leaks (LIF, CubaLIF, LI, CubaLI) are
+     * integrated exactly over dt for an input held over the step,
+     * v += (1 − e^(−dt/τ))·(v_leak − v + r·I), instead of forward Euler's
+     * dt/τ. All 0 / NULL in converted networks: DESIGN §3 as ever.
+     * Threshold layers use threshold (and spike_gt); Scale layers weight
+     * (1, C or full size, a per-neuron factor); Delay layers kernel[0] (the
+     * delay in steps, one for the layer). */
+    int spike_gt;
+    nc_tensor *v_reset;
+    int exact;
+    /* with NC_RESET_SUBTRACT: snntorch's subtraction (reset_delay=False),
+     * whose test of a membrane left above θ by the last step is m − θ > θ */
+    int pretest_sub;
 } nc_snn_layer;
 
 struct nc_snn {
@@ -160,6 +178,19 @@ void nc_snn_fold_factor(nc_tensor *w, nc_snn_layer_kind kind, int64_t groups, co
  * connections, shapes, parameters and neuron tensors (FNV-1a over the
  * fields, snn/base/dist.h's hash; ranks compare it before a collective). */
 uint64_t nc_hash_snn(const nc_snn *s);
+
+/* 1 if neuron layer L uses anything of NIR's neuron semantics beyond what
+ * DESIGN §3 defines (spike_gt, a v_reset, an IF's r, exact integration, a
+ * non-finite τ or r): backends and tools that implement only §3 refuse it
+ * and name what (nc_snn_nir_semantics_what). 0 for other layers. */
+int nc_snn_layer_nir_semantics(const nc_snn_layer *L);
+/* "spike when m > θ, v_reset, ..." for messages; static or buf. */
+const char *nc_snn_nir_semantics_what(const nc_snn_layer *L, char *buf, size_t len);
+
+/* The leak coefficient of each neuron of L for time constant tau (L->tau
+ * or L->tau_syn, 1, C or full size; NULL = 1): dt/τ (forward Euler) or
+ * 1 − e^(−dt/τ) (L->exact), 0 for τ = ∞. As nc_snn_param_expand. */
+float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channel_last, int *fail);
 
 /* The layer whose value the network outputs. */
 int nc_snn_output_id(const nc_snn *s);

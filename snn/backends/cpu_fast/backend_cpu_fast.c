@@ -77,7 +77,7 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval};
+                        F->dt_tau_syn, F->w_in, F->sval, F->vreset};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -93,6 +93,8 @@ static void fast_plan_free(void *p)
         nc_free(W->isyn);
         nc_free(W->net);
         nc_free(W->tmp);
+        nc_free(W->ring);
+        nc_free(W->ring_pos);
     }
     nc_free(P->ws);
     nc_free(P->L);
@@ -231,7 +233,12 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
     F->v0 = nc_snn_v_inits(L, cl, &fail);
     F->sval = nc_snn_spike_values(L, L->kind == NC_SNN_SIGNED_IF ? cl : 0, &fail);
     F->theta_full = 1;
-    if (!fail && L->kind == NC_SNN_IF && cl && L->threshold &&
+    F->nir = nc_snn_layer_nir_semantics(L);
+    if (F->nir) { /* the per-neuron loop of kernels/nir_neuron.h: full-size parameters */
+        F->vreset = nc_snn_param_expand(L->v_reset, L, 0.0f, cl, &fail);
+        F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
+    }
+    if (!fail && L->kind == NC_SNN_IF && !F->nir && cl && L->threshold &&
         (L->threshold->numel == 1 || L->threshold->numel == F->C)) {
         F->theta_full = 0; /* channel-last: the first C values are the channels' */
         float *t = nc_realloc(F->theta, (size_t)F->C * sizeof *t);
@@ -239,17 +246,14 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
             F->theta = t;
     }
     if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, cl, &fail);
+        F->dt_tau = nc_snn_leak_coefs(L, L->tau, cl, &fail);
         F->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, cl, &fail);
-        F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
-        for (int64_t j = 0; !fail && j < F->size; j++)
-            F->dt_tau[j] = (float)(L->dt / F->dt_tau[j]);
+        if (!F->r)
+            F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
     }
     if (L->kind == NC_SNN_CUBALIF) {
-        F->dt_tau_syn = nc_snn_param_expand(L->tau_syn, L, 1.0f, cl, &fail);
+        F->dt_tau_syn = nc_snn_leak_coefs(L, L->tau_syn, cl, &fail);
         F->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, cl, &fail);
-        for (int64_t j = 0; !fail && j < F->size; j++)
-            F->dt_tau_syn[j] = (float)(L->dt / F->dt_tau_syn[j]);
     }
     return !fail;
 }
@@ -309,7 +313,7 @@ static nc_status plan_layers(fast_plan *P)
             F->cl = F->rep == REP_DENSE && F->in_dense && X->cl;
             fast_layer *S = &P->L[x_view];
             /* disjoint windows over a channel-last IF: its kernel counts them */
-            if (F->rep == REP_COUNTS && F->pwin && S->state_cl && s->layers[x_view].kind == NC_SNN_IF &&
+            if (F->rep == REP_COUNTS && F->pwin && S->state_cl && s->layers[x_view].kind == NC_SNN_IF && !S->nir &&
                 S->fused_pool < 0)
                 S->fused_pool = i;
             break;
@@ -341,6 +345,10 @@ static nc_status plan_layers(fast_plan *P)
             F->state_cl = F->cl = F->in_dense && X->cl;
             ok = plan_neuron(L, F);
             break;
+        case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+            ok = nc_fast_plan_nir(L, F);
+            break;
         default:
             return nc_errorf(NC_ERR_UNSUPPORTED, "cpu-fast: layer '%s' of kind %s", L->name,
                              nc_snn_kind_name(L->kind));
@@ -351,7 +359,7 @@ static nc_status plan_layers(fast_plan *P)
     for (int i = 0; i < s->n_layers; i++) { /* IFs that refill their conv (fast_layer.refill_of) */
         const nc_snn_layer *L = &s->layers[i];
         int j = L->n_inputs > 0 ? L->inputs[0] : -1, readers = 0;
-        if (L->kind != NC_SNN_IF || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
+        if (L->kind != NC_SNN_IF || P->L[i].nir || !P->L[i].state_cl || s->layers[j].kind != NC_SNN_CONV2D ||
             j == nc_snn_output_id(s))
             continue;
         for (int k = 0; k < s->n_layers; k++)
@@ -380,7 +388,10 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
     W->isyn = nc_calloc((size_t)n, sizeof *W->isyn);
     W->net = nc_calloc((size_t)n, sizeof *W->net);
     W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
-    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp)
+    W->ring = nc_calloc((size_t)n, sizeof *W->ring);
+    W->ring_pos = nc_calloc((size_t)n, sizeof *W->ring_pos);
+    if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp ||
+        !W->ring || !W->ring_pos)
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     char *base = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -408,13 +419,16 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 CARVE(W->cnt[i], F->size, uint32_t);
                 CARVE(W->nz[i], F->BC * F->wpc, uint64_t);
             }
-            if (F->neuron)
+            int membrane = L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI || L->kind == NC_SNN_INTEGRATOR;
+            if (F->neuron || membrane)
                 CARVE(W->v[i], F->size, float);
-            if (L->kind == NC_SNN_CUBALIF)
+            if (L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI)
                 CARVE(W->isyn[i], F->size, float);
+            if (L->kind == NC_SNN_DELAY)
+                CARVE(W->ring[i], (L->kernel[0] + 1) * F->size, float);
             if (L->kind == NC_SNN_SIGNED_IF)
                 CARVE(W->net[i], F->size, int32_t);
-            if ((F->neuron || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
+            if ((F->neuron || F->nir_kind || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
                  (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
                 !F->in_dense)
                 CARVE(W->tmp[i], in_size, float);

@@ -49,6 +49,11 @@ typedef struct fast_layer {
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order
        (a SignedIF's in the state layout) */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
+    /* NIR neuron semantics (nc_snn_layer_nir_semantics): the per-neuron
+     * loop of kernels/nir_neuron.h, with the reset value per neuron */
+    int nir;
+    float *vreset;
+    int nir_kind;        /* LI, CubaLI, Integrator, Threshold, Scale, Delay, Reshape (fast_nir.c) */
     int is_static;       /* set per run: output constant over time */
     int is_signed;       /* its spikes may be negative (nc_snn_mark_signed) */
 } fast_layer;
@@ -68,6 +73,8 @@ typedef struct fast_ws {
     int32_t *ev_idx;     /* events for Affine / Conv2d */
     float *ev_val;
     float *obuf;         /* a layer's value in NCHW order (output, traces) */
+    float **ring;        /* Delay: (d + 1) frames of its size, a ring */
+    int64_t *ring_pos;   /* Delay: the frame the next step writes */
 } fast_ws;
 
 typedef struct fast_plan {
@@ -91,5 +98,12 @@ static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
  * only), writes traces and the output, and leaves the sample's spike and
  * synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
 void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n);
+
+/* fast_nir.c: the layers of NIR's other node types. */
+int nc_fast_is_nir_kind(nc_snn_layer_kind k);
+/* Plans layer L (dense NCHW, input materialised); 0 when out of memory. */
+int nc_fast_plan_nir(const nc_snn_layer *L, fast_layer *F);
+/* One step of layer i from its materialised input W->tmp[i] into W->dense[i]. */
+void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, int i);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "fast_plan.h"
 #include "kernels/neuron.h"
+#include "kernels/nir_neuron.h"
 #include "kernels/window_index.h"
 #include "snn/backends/weight_layout.h"
 
@@ -269,9 +270,20 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
         for (int64_t p = 0; p < F->HW; p++) {
             int64_t k = at(F->state_cl, F->C, F->HW, c, p);
             float x = cur[k];
-            if (L->kind == NC_SNN_CUBALIF)
-                x = nc_cuba_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
-            if (nc_lif_step(&v[k], x, F->dt_tau[k], F->vleak[k], F->r[k], F->theta[k], rz)) {
+            int sp;
+            if (F->nir) { /* NIR semantics: the reference's kernels/nir_neuron.h step */
+                int leaky = L->kind != NC_SNN_IF;
+                if (L->kind == NC_SNN_CUBALIF)
+                    x = nc_nir_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
+                sp = nc_nir_neuron_step(&v[k], x, leaky, leaky ? F->dt_tau[k] : 0.0f, F->r[k],
+                                        leaky ? F->vleak[k] : 0.0f, F->theta[k], F->vreset[k], L->spike_gt, rz,
+                                        L->pretest_sub);
+            } else {
+                if (L->kind == NC_SNN_CUBALIF)
+                    x = nc_cuba_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
+                sp = nc_lif_step(&v[k], x, F->dt_tau[k], F->vleak[k], F->r[k], F->theta[k], rz);
+            }
+            if (sp) {
                 int64_t o = c * F->HW + p, r = F->BC > 1 ? c : 0, q = F->BC > 1 ? p : o;
                 bits[r * F->wpc + (q >> 6)] |= UINT64_C(1) << (q & 63);
                 count++;
@@ -345,8 +357,12 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
     memset(ops, 0, (size_t)nl * sizeof *ops);
     for (int i = 0; i < nl; i++) {
         const fast_layer *F = &P->L[i];
-        if (F->neuron && F->view == i)
+        if ((F->neuron || (F->nir_kind && W->v[i])) && F->view == i)
             memcpy(W->v[i], F->v0, (size_t)F->size * sizeof(float));
+        if (W->ring[i]) {
+            memset(W->ring[i], 0, (size_t)((s->layers[i].kernel[0] + 1) * F->size) * sizeof(float));
+            W->ring_pos[i] = 0;
+        }
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
         if (W->net[i])
@@ -426,7 +442,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 int rz = L->reset == NC_RESET_ZERO;
                 if (L->kind == NC_SNN_SIGNED_IF) {
                     spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
-                } else if (L->kind != NC_SNN_IF) {
+                } else if (L->kind != NC_SNN_IF || F->nir) {
                     spk[i] += run_lif(L, F, W, i, cur);
                 } else if (F->state_cl) {
                     int fp = F->fused_pool;
@@ -443,6 +459,11 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 }
                 break;
             }
+            case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+            case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+                materialize(P, W, x_view, W->tmp[i]);
+                nc_fast_nir_step(L, F, W, i);
+                break;
             default: /* Flatten, Readout: views of their input */
                 break;
             }

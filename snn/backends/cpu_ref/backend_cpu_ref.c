@@ -10,6 +10,7 @@
 #include "snn/run/backend.h"
 #include "snn/base/error.h"
 #include "kernels/neuron.h"
+#include "kernels/nir_neuron.h"
 #include "snn/backends/weight_layout.h"
 
 typedef struct ref_layer {
@@ -18,7 +19,11 @@ typedef struct ref_layer {
     float *v;          /* membrane (IF/LIF/CubaLIF), N × size */
     float *isyn;       /* CubaLIF synaptic current, N × size */
     float *theta, *v0, *sval;    /* per-neuron parameters, size each */
-    float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in;
+    float *dt_tau, *vleak, *r, *dt_tau_syn, *w_in; /* dt_tau: the leak coefficient (nc_snn_leak_coefs) */
+    float *vreset;     /* NIR semantics: the reset value per neuron */
+    int nir;           /* runs nc_nir_neuron_step (NIR semantics, LI, CubaLI, Integrator) */
+    float *dbuf;       /* Delay: (d + 1) frames of N × size, a ring */
+    int64_t dpos;      /* Delay: the frame step t writes */
     int32_t *net;      /* SignedIF: net spike count per neuron, N × size */
     uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
@@ -48,7 +53,7 @@ static void ref_plan_free(void *p)
     for (int i = 0; P->L && i < P->s->n_layers; i++) {
         ref_layer *R = &P->L[i];
         float *bufs[] = {R->out,   R->v,     R->isyn, R->theta,      R->v0,  R->sval,
-                         R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in, R->wt};
+                         R->dt_tau, R->vleak, R->r,    R->dt_tau_syn, R->w_in, R->wt, R->vreset, R->dbuf};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
         nc_free(R->cnt);
@@ -102,31 +107,48 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             P->scratch = nc_malloc((size_t)n * sizeof(float));
             fail |= !P->scratch;
         }
-        if (nc_snn_kind_is_neuron(L->kind)) {
+        int membrane = nc_snn_kind_is_neuron(L->kind) || L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI ||
+                       L->kind == NC_SNN_INTEGRATOR;
+        int leaky = L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_LI ||
+                    L->kind == NC_SNN_CUBALI;
+        int syn = L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI;
+        R->nir = nc_snn_layer_nir_semantics(L) || (membrane && !nc_snn_kind_is_neuron(L->kind));
+        if (membrane) {
             R->v = nc_calloc((size_t)n, sizeof(float));
             fail |= !R->v;
-            R->theta = nc_snn_param_expand(L->threshold, L, 1.0f, 0, &fail);
+            R->theta = nc_snn_param_expand(L->threshold, L, nc_snn_kind_is_neuron(L->kind) ? 1.0f : INFINITY, 0, &fail);
             R->sval = nc_snn_spike_values(L, 0, &fail);
             R->v0 = nc_snn_v_inits(L, 0, &fail);
+            R->vreset = nc_snn_param_expand(L->v_reset, L, 0.0f, 0, &fail);
+            R->r = nc_snn_param_expand(L->r, L, 1.0f, 0, &fail);
         }
         if (L->kind == NC_SNN_SIGNED_IF) {
             R->net = nc_calloc((size_t)n, sizeof *R->net);
             fail |= !R->net;
         }
-        if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
-            R->dt_tau = nc_snn_param_expand(L->tau, L, 1.0f, 0, &fail);
+        if (leaky) {
+            R->dt_tau = nc_snn_leak_coefs(L, L->tau, 0, &fail);
             R->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, 0, &fail);
-            R->r = nc_snn_param_expand(L->r, L, 1.0f, 0, &fail);
-            for (int64_t j = 0; !fail && j < R->size; j++)
-                R->dt_tau[j] = (float)(L->dt / R->dt_tau[j]);
         }
-        if (L->kind == NC_SNN_CUBALIF) {
+        if (syn) {
             R->isyn = nc_calloc((size_t)n, sizeof(float));
-            R->dt_tau_syn = nc_snn_param_expand(L->tau_syn, L, 1.0f, 0, &fail);
+            R->dt_tau_syn = nc_snn_leak_coefs(L, L->tau_syn, 0, &fail);
             R->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, 0, &fail);
             fail |= !R->isyn;
-            for (int64_t j = 0; !fail && j < R->size; j++)
-                R->dt_tau_syn[j] = (float)(L->dt / R->dt_tau_syn[j]);
+        }
+        if (L->kind == NC_SNN_SCALE)
+            R->sval = nc_snn_param_expand(L->weight, L, 1.0f, 0, &fail);
+        if (L->kind == NC_SNN_THRESHOLD)
+            R->theta = nc_snn_param_expand(L->threshold, L, 0.0f, 0, &fail);
+        if (L->kind == NC_SNN_DELAY) {
+            int64_t frames = L->kernel[0] + 1, nb;
+            if (!nc_mul_i64(n, frames, &nb) || (uint64_t)nb > SIZE_MAX / sizeof(float)) {
+                ref_plan_free(P);
+                return nc_errorf(NC_ERR_LIMIT, "Delay '%s': %lld steps of batch %d × %lld neurons is too large",
+                                 L->name, (long long)L->kernel[0], N, (long long)R->size);
+            }
+            R->dbuf = nc_calloc((size_t)nb, sizeof(float));
+            fail |= !R->dbuf;
         }
     }
     if (fail) {
@@ -305,7 +327,20 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
             int64_t k = n * size + j;
             float *v = &R->v[k];
             int s;
-            if (L->kind == NC_SNN_IF)
+            if (R->nir) {
+                float cur = I[k];
+                int leaky = R->dt_tau != NULL;
+                if (R->isyn)
+                    cur = nc_nir_syn_step(&R->isyn[k], cur, R->dt_tau_syn[j], R->w_in[j]);
+                s = nc_nir_neuron_step(v, cur, leaky, leaky ? R->dt_tau[j] : 0.0f, R->r[j], leaky ? R->vleak[j] : 0.0f,
+                                       R->theta[j], R->vreset[j], L->spike_gt, reset_zero, L->pretest_sub);
+                if (!nc_snn_kind_is_neuron(L->kind)) { /* LI, CubaLI, Integrator: the output is v */
+                    R->out[k] = *v;
+                    if (rec_v)
+                        rec_v[(int64_t)t * N * size + k] = *v;
+                    continue;
+                }
+            } else if (L->kind == NC_SNN_IF)
                 s = nc_if_step(v, I[k], R->theta[j], reset_zero);
             else if (L->kind == NC_SNN_SIGNED_IF)
                 s = nc_signed_if_step(v, &R->net[k], I[k], R->theta[j]);
@@ -315,6 +350,8 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
                     cur = nc_cuba_syn_step(&R->isyn[k], cur, R->dt_tau_syn[j], R->w_in[j]);
                 s = nc_lif_step(v, cur, R->dt_tau[j], R->vleak[j], R->r[j], R->theta[j], reset_zero);
             }
+            if (!R->sval)
+                continue;
             R->out[k] = s ? (float)s * R->sval[j] : 0.0f;
             count += s != 0;
             if (rec_s)
@@ -345,6 +382,10 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 R[i].v[k] = R[i].v0[k % R[i].size];
         if (R[i].isyn)
             memset(R[i].isyn, 0, (size_t)n * sizeof(float));
+        if (R[i].dbuf) {
+            memset(R[i].dbuf, 0, (size_t)(n * (s->layers[i].kernel[0] + 1)) * sizeof(float));
+            R[i].dpos = 0;
+        }
         if (R[i].net)
             memset(R[i].net, 0, (size_t)n * sizeof *R[i].net);
         if (R[i].cnt)
@@ -404,7 +445,30 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 }
                 break;
             case NC_SNN_CONCAT: run_concat(s, L, R, Ri->out, N); break;
+            case NC_SNN_RESHAPE: /* values [kernel[0], kernel[0] + size) of each sample */
+                for (int n = 0; n < N; n++)
+                    memcpy(Ri->out + n * Ri->size, x + n * xsize + L->kernel[0], (size_t)Ri->size * sizeof(float));
+                break;
+            case NC_SNN_SCALE:
+                for (int64_t e = 0; e < N * Ri->size; e++)
+                    Ri->out[e] = x[e] * Ri->sval[e % Ri->size];
+                break;
+            case NC_SNN_THRESHOLD:
+                for (int64_t e = 0; e < N * Ri->size; e++) {
+                    float th = Ri->theta[e % Ri->size];
+                    Ri->out[e] = (L->spike_gt ? x[e] > th : x[e] >= th) ? 1.0f : 0.0f;
+                }
+                break;
+            case NC_SNN_DELAY: { /* write x(t) into the ring, read x(t − d) */
+                int64_t fr = N * Ri->size, d = L->kernel[0];
+                memcpy(Ri->dbuf + Ri->dpos * fr, x, (size_t)fr * sizeof(float));
+                int64_t rpos = (Ri->dpos + 1) % (d + 1); /* the oldest frame: step t − d (zero before the start) */
+                memcpy(Ri->out, Ri->dbuf + rpos * fr, (size_t)fr * sizeof(float));
+                Ri->dpos = rpos;
+                break;
+            }
             case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
+            case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR:
                 run_neuron(L, Ri, x, N, t, &q->spike_counts[i],
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
