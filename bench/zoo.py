@@ -14,7 +14,10 @@ exported to ONNX; then, with the built neuroc,
   4 cosine   readout/T of `neuroc run model.nir -T t --backend cpu-fast`
              against the ANN's logits on held-out inputs, t = 32, 64, 128, 256:
              cosine after subtracting each logit's mean over the inputs (what
-             is common to all inputs, large with random weights, says nothing)
+             is common to all inputs, large with random weights, says nothing);
+             and the rate limit (`neuroc run --rate-limit`, the clipped ANN that
+             calibration defines) against the ANN, and the SNN at the largest T
+             against that limit: clipping error and error of the dynamics apart
 
 Prints one Markdown table row per model. Run with Debian's Python:
 
@@ -171,8 +174,18 @@ def one(name, cfg):
         same = all(np.array_equal(outs[0], o) for o in outs[1:])
         row["load"] = "ok" if same else "FAIL: outputs differ between runs/backends"
 
-    # 4: convergence towards the ANN
-    row["cos"] = {}
+    # the rate limit (`neuroc run --rate-limit`): the clipped ANN calibration defines, what readout/T approaches
+    lim = None
+    ol = os.path.join(d, f"{name}_limit.npy")
+    rc, err, _ = nc(nrc, ["run", nir, "--input", xe, "--rate-limit", "--output", ol], to)
+    if rc == 0:
+        lim = np.load(ol).reshape(ref.shape)
+        row["limit_cos"] = centred_cosine(lim, ref)
+    else:
+        row["limit_cos"] = "FAIL: " + err
+
+    # 4: convergence towards the ANN (and towards the rate limit)
+    row["cos"], row["cos_limit"] = {}, {}
     for t in cfg["T"]:
         progress(f"{name}: T = {t}")
         o = os.path.join(d, f"{name}_T{t}.npy")
@@ -182,6 +195,8 @@ def one(name, cfg):
             continue
         s = np.load(o).reshape(ref.shape) / t
         row["cos"][t] = centred_cosine(s, ref)
+        if lim is not None:
+            row["cos_limit"][t] = centred_cosine(s, lim)
     return row
 
 
@@ -199,14 +214,17 @@ def table_row(r, ts):
         if isinstance(v, str) and v.startswith("FAIL") and v.split(": ", 1)[-1] in r.get("load", ""):
             v = "FAIL (as 3)"
         cos.append(f"{v:.4f}" if isinstance(v, float) else str(v).replace("|", "\\|"))
+    def num(v):
+        return f"{v:.4f}" if isinstance(v, float) else ("FAIL" if str(v).startswith("FAIL") else "–")
+    lim = [num(r.get("limit_cos")), num(r.get("cos_limit", {}).get(ts[-1]))]
     return "| " + " | ".join([r["model"], str(r.get("px", "–")), stage("run"), stage("convert"),
-                              stage("load")] + cos + [fmt_bytes(r.get("onnx_bytes")),
-                                                       fmt_bytes(r.get("nir_bytes"))]) + " |"
+                              stage("load")] + cos + lim + [fmt_bytes(r.get("onnx_bytes")),
+                                                             fmt_bytes(r.get("nir_bytes"))]) + " |"
 
 
 def table_header(ts):
     return ("| model | px | 1 run | 2 convert | 3 load | " + " | ".join(f"cos T={t}" for t in ts)
-            + " | .onnx | .nir |\n|" + "---|" * (7 + len(ts)))
+            + f" | limit vs ANN | T={ts[-1]} vs limit | .onnx | .nir |\n|" + "---|" * (9 + len(ts)))
 
 
 def main():
@@ -236,6 +254,7 @@ def main():
         print(table_header(ts))
         for r in rows:
             r["cos"] = {int(k): v for k, v in r.get("cos", {}).items()}
+            r["cos_limit"] = {int(k): v for k, v in r.get("cos_limit", {}).items()}
             print(table_row(r, ts))
         return 0
 
@@ -278,6 +297,7 @@ def main():
             row = {"model": n, "run": f"TIMEOUT after {a.timeout:.0f} s"}
         row["seconds"] = time.time() - t0
         row["cos"] = {int(k): v for k, v in row.get("cos", {}).items()}
+        row["cos_limit"] = {int(k): v for k, v in row.get("cos_limit", {}).items()}
         rows.append(row)
         print(table_row(row, ts), flush=True)
         progress(f"{n}: {row['seconds']:.0f} s")

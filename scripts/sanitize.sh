@@ -23,6 +23,13 @@ cmake --build "$B" -j"$jobs"
 # tests run the sanitized neuroc too, so their leaks count as well.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# OpenMP regions serial unless a test asks for threads itself: with clang 14's
+# LeakSanitizer on this glibc, a process that ran libgomp's default thread
+# team can crash the leak check's tracer at exit ("Tracer caught signal 11",
+# on a garbage dynamic-TLS range of the main thread: a fatal error of the
+# tool, not a leak; test_layer_kinds every time). The threaded paths give
+# the serial results bit for bit (tests/test_cpu_fast.c, test_train.c).
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 # Every test has a TIMEOUT sized for this build too (CMakeLists.txt, "test
 # timeouts"); --timeout is the backstop for one that lacks it.
 (cd "$B" && ctest --output-on-failure -j"$jobs" --timeout 300 "$@")

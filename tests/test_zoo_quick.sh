@@ -34,5 +34,10 @@ for r in rows:
     ok = isinstance(c, float) and c >= 0.9
     print(f"  {'ok' if ok else 'FAIL'}: {r['model']} cosine at T = 128: {c}")
     fails += not ok
+    # the rate limit (the clipped ANN) is near the ANN, and the SNN nearer to it than to the ANN
+    lc, sc = r.get("limit_cos"), r.get("cos_limit", {}).get("128")
+    ok = isinstance(lc, float) and lc >= 0.9 and isinstance(sc, float) and sc >= c
+    print(f"  {'ok' if ok else 'FAIL'}: {r['model']} rate limit vs ANN {lc}, T = 128 vs limit {sc}")
+    fails += not ok
 sys.exit(1 if fails or len(rows) != 2 else 0)
 PYEOF
