@@ -301,11 +301,16 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             printf("  %-*.*s %s\n", w, w, th.e[i].name, tb);
         }
     }
-    size_t nw = r ? nc_convert_report_num_warnings(r) : 0;
+    size_t nw = r ? nc_convert_report_num_warnings(r) : 0, nn = r ? nc_convert_report_num_notes(r) : 0;
     if (nw) {
         printf("warnings:\n");
         for (size_t i = 0; i < nw; i++)
             printf("  - %s\n", nc_convert_report_warning(r, i));
+    }
+    if (nn) {
+        printf("notes:\n");
+        for (size_t i = 0; i < nn; i++)
+            printf("  - %s\n", nc_convert_report_note(r, i));
     }
     free(th.e);
 }

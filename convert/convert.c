@@ -13,6 +13,10 @@
 #include "convert/ann/model.h"
 #include "snn/base/tensor.h"
 
+/* From this many IF layers on, conversion notes that signed spikes converge
+ * faster (the shipped 5-layer ResNet: 87.8 % against 55.5 % at T = 32). */
+#define DEEP_IF_LAYERS 5
+
 #define NC_CALIB_BATCH 64
 
 /* The defaults fill_defaults gives zero fields, written out (levels stays
@@ -165,6 +169,17 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
+    if (!o.signed_spikes) { /* where signed neurons pay off (README, Semantics): say so */
+        int n_if = 0;
+        for (int i = 0; i < cg.snn->n_layers; i++)
+            n_if += cg.snn->layers[i].kind == NC_SNN_IF;
+        if (n_if >= DEEP_IF_LAYERS &&
+            (st = nc_strlist_addf(&cg.notes, "%d IF layers: a plain IF neuron keeps the spikes it fired while "
+                                  "its input was still positive, and a deep network adds these errors up layer "
+                                  "by layer; signed spikes (--signed-spikes, nc_convert_options.signed_spikes) "
+                                  "take them back and converge in far fewer steps", n_if)) != NC_OK)
+            goto done;
+    }
     if ((o.bias_correction || o.potential_correction) && o.qcfs_epochs > 0) {
         if ((st = nc_strlist_addf(&cg.notes, "bias and potential correction are skipped: after QCFS "
                                   "fine-tuning the ANN no longer describes the network")) != NC_OK)
