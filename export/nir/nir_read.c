@@ -836,16 +836,6 @@ nc_status nir_check_recurrent(const nc_snn *s)
     return NC_OK;
 }
 
-/* Unique layer name: base, else base_2, base_3... */
-static nc_snn_layer *append_unique(nc_snn *s, nc_snn_layer_kind kind, const char *base, int n_inputs)
-{
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", base);
-    for (int k = 2; nc_snn_find_layer(s, buf) >= 0; k++)
-        snprintf(buf, sizeof buf, "%.480s_%d", base, k);
-    return nc_snn_append(s, kind, buf, n_inputs);
-}
-
 nc_snn_layer_kind nir_layer_kind(nkind k)
 {
     switch (k) {
@@ -1186,7 +1176,7 @@ static nc_status conv1d_reshape(nc_snn *s, const char *node, const char *suffix,
     int64_t sh[3] = {X->shape[0], to_2d ? 1 : X->shape[2], X->shape[to_2d ? 1 : 2]};
     char name[512];
     snprintf(name, sizeof name, "%.500s%s", node, suffix);
-    nc_snn_layer *L = append_unique(s, NC_SNN_RESHAPE, name, 1);
+    nc_snn_layer *L = nc_snn_append_unique(s, NC_SNN_RESHAPE, name, 1);
     if (!L)
         return NC_ERR_NOMEM;
     L->inputs[0] = from;
@@ -1222,7 +1212,7 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
                     s->layers[0].name = nm;
                 }
             }
-            nc_snn_layer *L = st == NC_OK ? append_unique(s, NC_SNN_RESHAPE, nd->name, 1) : NULL;
+            nc_snn_layer *L = st == NC_OK ? nc_snn_append_unique(s, NC_SNN_RESHAPE, nd->name, 1) : NULL;
             if (st == NC_OK && !L)
                 st = NC_ERR_NOMEM;
             if (st == NC_OK) {
@@ -1278,7 +1268,7 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
         } else if (deg >= 2) {
             char base[512];
             snprintf(base, sizeof base, "%.500s.sum", nd->name);
-            nc_snn_layer *A = append_unique(s, NC_SNN_ADD, base, deg);
+            nc_snn_layer *A = nc_snn_append_unique(s, NC_SNN_ADD, base, deg);
             if (!A)
                 st = NC_ERR_NOMEM;
             else {
@@ -1306,7 +1296,7 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
             if (st == NC_OK) {
                 char cname[512];
                 snprintf(cname, sizeof cname, "%.500s%s", nd->name, nd->kind == K_CONV1D ? ".conv2d" : "");
-                nc_snn_layer *L = append_unique(s, nir_layer_kind(nd->kind), cname, 1);
+                nc_snn_layer *L = nc_snn_append_unique(s, nir_layer_kind(nd->kind), cname, 1);
                 if (!L)
                     st = NC_ERR_NOMEM;
                 else {
@@ -1358,7 +1348,7 @@ static nc_status join_outputs(rd *R, nc_snn *s)
         if (s->layers[id].ndim != 1) {
             char name[512];
             snprintf(name, sizeof name, "%.500s.flat", nd->name);
-            nc_snn_layer *L = append_unique(s, NC_SNN_RESHAPE, name, 1);
+            nc_snn_layer *L = nc_snn_append_unique(s, NC_SNN_RESHAPE, name, 1);
             if (!L) {
                 st = NC_ERR_NOMEM;
                 break;
@@ -1372,7 +1362,7 @@ static nc_status join_outputs(rd *R, nc_snn *s)
         ids[j++] = id;
     }
     if (st == NC_OK) {
-        nc_snn_layer *C = append_unique(s, NC_SNN_CONCAT, "outputs", n);
+        nc_snn_layer *C = nc_snn_append_unique(s, NC_SNN_CONCAT, "outputs", n);
         if (!C)
             st = NC_ERR_NOMEM;
         else {

@@ -39,6 +39,15 @@ int nc_snn_find_layer(const nc_snn *s, const char *name)
     return -1;
 }
 
+nc_snn_layer *nc_snn_append_unique(nc_snn *s, nc_snn_layer_kind kind, const char *base, int n_inputs)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.480s", base);
+    for (int k = 2; nc_snn_find_layer(s, buf) >= 0; k++)
+        snprintf(buf, sizeof buf, "%.480s_%d", base, k);
+    return nc_snn_append(s, kind, buf, n_inputs);
+}
+
 nc_snn_layer *nc_snn_append(nc_snn *s, nc_snn_layer_kind kind, const char *name, int n_inputs)
 {
     char made[64];

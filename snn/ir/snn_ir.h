@@ -66,6 +66,9 @@ struct nc_snn {
  * `n_inputs` input slots; returns it or NULL (error set). Pointers into
  * s->layers are invalidated by the next call. */
 nc_snn_layer *nc_snn_append(nc_snn *s, nc_snn_layer_kind kind, const char *name, int n_inputs);
+/* nc_snn_append under `base`, or base_2, base_3, ... when it is taken (a
+ * long base is cut). */
+nc_snn_layer *nc_snn_append_unique(nc_snn *s, nc_snn_layer_kind kind, const char *base, int n_inputs);
 /* Removes the last layer (used to undo a failed builder call). */
 void nc_snn_pop(nc_snn *s);
 

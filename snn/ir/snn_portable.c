@@ -34,15 +34,6 @@ static nc_tensor *clone_or_null(const nc_tensor *t, int *fail)
     return c;
 }
 
-static nc_snn_layer *append_named(nc_snn *t, nc_snn_layer_kind kind, const char *base, int n_inputs)
-{
-    char buf[600];
-    snprintf(buf, sizeof buf, "%.550s", base);
-    for (int k = 2; nc_snn_find_layer(t, buf) >= 0; k++)
-        snprintf(buf, sizeof buf, "%.550s_%d", base, k);
-    return nc_snn_append(t, kind, buf, n_inputs);
-}
-
 /* A deep copy of layer L into t, its inputs mapped through map. */
 static nc_status copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map)
 {
@@ -84,7 +75,7 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
     char name[600];
     snprintf(name, sizeof name, "%.500s_v0pulse_in", L->name);
     if (L->ndim == 3 && I->ndim == 3 && I->shape[1] >= L->shape[1] && I->shape[2] >= L->shape[2]) {
-        if (!(S = append_named(t, NC_SNN_CONV2D, name, 1)))
+        if (!(S = nc_snn_append_unique(t, NC_SNN_CONV2D, name, 1)))
             return *st = NC_ERR_NOMEM, -1;
         int64_t ws[4] = {1, I->shape[0], I->shape[1] - L->shape[1] + 1, I->shape[2] - L->shape[2] + 1}, one = 1;
         S->weight = filled(4, ws, 0.0f);
@@ -97,7 +88,7 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
         if (I->ndim != 1) { /* NIR's Affine reads a vector: a Flatten of the input first */
             char fname[600];
             snprintf(fname, sizeof fname, "%.500s_v0pulse_flat", L->name);
-            nc_snn_layer *Fl = append_named(t, NC_SNN_FLATTEN, fname, 1);
+            nc_snn_layer *Fl = nc_snn_append_unique(t, NC_SNN_FLATTEN, fname, 1);
             if (!Fl)
                 return *st = NC_ERR_NOMEM, -1;
             Fl->inputs[0] = 0;
@@ -105,7 +96,7 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
             Fl->shape[0] = in_size;
             from = t->n_layers - 1;
         }
-        if (!(S = append_named(t, NC_SNN_AFFINE, name, 1)))
+        if (!(S = nc_snn_append_unique(t, NC_SNN_AFFINE, name, 1)))
             return *st = NC_ERR_NOMEM, -1;
         S->inputs[0] = from;
         int64_t ws[2] = {1, in_size}, one = 1;
@@ -122,7 +113,7 @@ static int make_pulse(nc_snn *t, const nc_snn_layer *L, nc_status *st)
         return *st = nc_errorf(NC_ERR_NOMEM, "out of memory"), -1;
     int src = t->n_layers - 1;
     snprintf(name, sizeof name, "%.500s_v0pulse", L->name);
-    nc_snn_layer *P = append_named(t, NC_SNN_IF, name, 1);
+    nc_snn_layer *P = nc_snn_append_unique(t, NC_SNN_IF, name, 1);
     if (!P)
         return *st = NC_ERR_NOMEM, -1;
     int64_t one = 1;
@@ -247,7 +238,7 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
             if (p >= 0) {
                 char name[600];
                 snprintf(name, sizeof name, "%.500s_v0", L->name);
-                nc_snn_layer *V = append_named(t, L->ndim == 3 ? NC_SNN_CONV2D : NC_SNN_AFFINE, name, 1);
+                nc_snn_layer *V = nc_snn_append_unique(t, L->ndim == 3 ? NC_SNN_CONV2D : NC_SNN_AFFINE, name, 1);
                 if (!V)
                     st = NC_ERR_NOMEM;
                 else {
@@ -265,7 +256,7 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
                 }
                 int vid = t->n_layers - 1;
                 snprintf(name, sizeof name, "%.500s_in", L->name);
-                nc_snn_layer *A = st == NC_OK ? append_named(t, NC_SNN_ADD, name, 2) : NULL;
+                nc_snn_layer *A = st == NC_OK ? nc_snn_append_unique(t, NC_SNN_ADD, name, 2) : NULL;
                 if (st == NC_OK && !A)
                     st = NC_ERR_NOMEM;
                 if (st == NC_OK) {
