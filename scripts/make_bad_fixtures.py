@@ -48,6 +48,18 @@ pads = helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, 40000, 40000, 0
 save(model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")], [xi], [yo], [pads]),
      "huge_pad.onnx")
 
+# The same through the broadcasting ops a ViT's class token exports as: a
+# ConstantOfShape of 10^13 floats, an Expand of a 1x1 input to 2^40 x 1.
+cshape = helper.make_tensor("shape", TensorProto.INT64, [3], [100000, 100000, 1000])
+save(model([helper.make_node("ConstantOfShape", ["shape"], ["c"], name="cos",
+                             value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+            helper.make_node("Add", ["x", "c"], ["y"], name="add")], [xi], [yo], [cshape]),
+     "huge_constantofshape.onnx")
+x11 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])
+eshape = helper.make_tensor("eshape", TensorProto.INT64, [2], [1 << 40, 1])
+save(model([helper.make_node("Expand", ["x", "eshape"], ["y"], name="expand")], [x11], [yo], [eshape]),
+     "huge_expand.onnx")
+
 
 def s(g, name, v):
     g.create_dataset(name, data=v, dtype=h5py.string_dtype())

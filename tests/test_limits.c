@@ -94,6 +94,11 @@ static void test_onnx_computed_tensor(void **state)
     /* a Pad whose output would be 25.6 GB: shape inference must not build it */
     expect_onnx("tests/fixtures/bad/huge_pad.onnx", NC_ERR_LIMIT, "node 'pad'");
     assert_non_null(strstr(nc_last_error(), "tensor size limit"));
+    /* and through ConstantOfShape and Expand, whose shapes are data */
+    expect_onnx("tests/fixtures/bad/huge_constantofshape.onnx", NC_ERR_LIMIT, "node 'cos'");
+    assert_non_null(strstr(nc_last_error(), "tensor size limit"));
+    expect_onnx("tests/fixtures/bad/huge_expand.onnx", NC_ERR_LIMIT, "node 'expand'");
+    assert_non_null(strstr(nc_last_error(), "tensor size limit"));
 }
 
 static void test_onnx_long_name(void **state)

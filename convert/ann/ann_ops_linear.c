@@ -126,7 +126,12 @@ nc_status nc_op_conv(const nc_node *n, const nc_tensor *const *in, int n_in, nc_
     }
     const float *xp = nc_f32(x), *wp = nc_f32(w);
     float *yp = nc_f32(y);
-    for (int64_t b = 0; b < x->shape[0]; b++)
+    /* an empty input (no channel, or no position, the output all padding): every tap reads a zero, and
+       x holds no data to point into */
+    int empty = x->numel == 0;
+    if (empty)
+        memset(yp, 0, (size_t)y->numel * sizeof *yp);
+    for (int64_t b = 0; b < x->shape[0] && !empty; b++)
         for (int64_t g = 0; g < group; g++) {
             const float *xg = xp + (b * x->shape[1] + g * cg) * in_plane;
             if (!direct)
