@@ -1447,23 +1447,27 @@ static nc_status refuse_unconvertible(const cv *c)
         if (shuffle_match_at(c, i, &t, &r, &groups))
             in_pattern[i] = in_pattern[t] = in_pattern[r] = 1;
     }
-    int count = 0, first = -1, acts = 0, others = 0;
+    /* each node's reason once: the message walks them several times */
+    const char **why = nc_calloc((size_t)g->n_nodes + 1, sizeof *why);
+    if (!why) {
+        nc_free(in_pattern);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    int count = 0, first = -1, acts = 0;
     for (int i = 0; i < g->n_nodes; i++) {
-        const char *why = unconvertible_why(c, in_pattern, i);
-        if (!why)
+        if (!(why[i] = unconvertible_why(c, in_pattern, i)))
             continue;
         if (first < 0)
             first = i;
         count++;
-        acts += strcmp(why, "activation") == 0;
-        others += strcmp(why, "activation") != 0;
+        acts += strcmp(why[i], "activation") == 0;
     }
+    int others = count - acts;
     nc_status st = NC_OK;
     if (count == 1 && acts == 1) {
         st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
     } else if (count == 1) {
-        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to an SNN layer: %s",
-                      unconvertible_why(c, in_pattern, first));
+        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to an SNN layer: %s", why[first]);
     } else if (count > 1) {
         char kinds[256], list[560], more[48] = "";
         size_t off = 0;
@@ -1471,19 +1475,19 @@ static nc_status refuse_unconvertible(const cv *c)
         kinds[0] = list[0] = '\0';
         for (int i = first; i < g->n_nodes; i++) { /* "2 Sigmoid, 1 Erf": each op type at its first node */
             const char *op = g->nodes[i].op_type;
-            if (!unconvertible_why(c, in_pattern, i))
+            if (!why[i])
                 continue;
             int seen = 0, nk = 0;
-            for (int j = first; j < g->n_nodes && !seen; j++)
-                seen = j < i && unconvertible_why(c, in_pattern, j) && strcmp(g->nodes[j].op_type, op) == 0;
+            for (int j = first; j < i && !seen; j++)
+                seen = why[j] && strcmp(g->nodes[j].op_type, op) == 0;
             for (int j = i; j < g->n_nodes && !seen; j++)
-                nk += unconvertible_why(c, in_pattern, j) && strcmp(g->nodes[j].op_type, op) == 0;
+                nk += why[j] && strcmp(g->nodes[j].op_type, op) == 0;
             size_t kl = strlen(kinds);
             if (nk && kl < sizeof kinds)
                 snprintf(kinds + kl, sizeof kinds - kl, "%s%d %s", kl ? ", " : "", nk, op);
         }
         for (int i = first; i < g->n_nodes; i++) {
-            if (!unconvertible_why(c, in_pattern, i))
+            if (!why[i])
                 continue;
             const nc_node *n = &g->nodes[i];
             int w = snprintf(list + off, sizeof list - off, "%s%s '%s'", shown ? ", " : "", n->op_type, n->name);
@@ -1502,6 +1506,7 @@ static nc_status refuse_unconvertible(const cv *c)
                                 "graph, a mean other than over (H, W), or ops such as Transpose, Pow or "
                                 "LayerNormalization)" : "");
     }
+    nc_free(why);
     nc_free(in_pattern);
     return st;
 }

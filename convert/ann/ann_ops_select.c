@@ -61,26 +61,6 @@ static int64_t bcast_offset(int64_t e, int ond, const int64_t *oshape, const int
     return off;
 }
 
-/* The broadcast shape of k shapes (numpy's rule); 0 when they disagree. */
-static int bcast_shape(int k, const nc_tensor *const *t, int *ond, int64_t *oshape)
-{
-    *ond = 0;
-    for (int i = 0; i < k; i++)
-        if (t[i]->ndim > *ond)
-            *ond = t[i]->ndim;
-    for (int d = 0; d < *ond; d++)
-        oshape[d] = 1;
-    for (int i = 0; i < k; i++)
-        for (int d = 0; d < t[i]->ndim; d++) {
-            int64_t dim = t[i]->shape[d], *o = &oshape[d + *ond - t[i]->ndim];
-            if (dim != *o && dim != 1 && *o != 1)
-                return 0;
-            if (dim != 1)
-                *o = dim;
-        }
-    return 1;
-}
-
 static nc_status bcast_error(const char *op, int k, const nc_tensor *const *t)
 {
     char s[3][160];
@@ -129,13 +109,13 @@ nc_status nc_op_where(const nc_node *n, const nc_tensor *const *in, int n_in, nc
     if (in[1]->dtype != in[2]->dtype)
         return nc_errorf(NC_ERR_UNSUPPORTED, "Where of %s and %s: mixed input types are not supported",
                          nc_dtype_name(in[1]->dtype), nc_dtype_name(in[2]->dtype));
-    int ond;
-    int64_t oshape[NC_MAX_DIMS], s[3][NC_MAX_DIMS];
-    for (int i = 0; i < 3; i++)
-        if (in[i]->ndim > NC_MAX_DIMS)
-            return nc_errorf(NC_ERR_LIMIT, "Where: more than %d dimensions", NC_MAX_DIMS);
-    if (!bcast_shape(3, in, &ond, oshape))
+    int64_t s[3][NC_MAX_DIMS];
+    nc_bcast cx, all; /* numpy's rule over three shapes: (cond with X) with Y */
+    if (!nc_bcast_init(&cx, in[0]->ndim, in[0]->shape, in[1]->ndim, in[1]->shape) ||
+        !nc_bcast_init(&all, cx.ndim, cx.shape, in[2]->ndim, in[2]->shape))
         return bcast_error("Where", 3, in);
+    int ond = all.ndim;
+    const int64_t *oshape = all.shape;
     nc_tensor *o;
     if ((st = new_out(in[1]->dtype, ond, oshape, &o)) != NC_OK)
         return st;
@@ -181,24 +161,17 @@ nc_status nc_op_expand(const nc_node *n, const nc_tensor *const *in, int n_in, n
     if (st != NC_OK || (st = numeric("Expand", in[0])) != NC_OK ||
         (st = shape_input("Expand", in[1], &shape_t.ndim, shape_t.shape)) != NC_OK)
         return st;
-    const nc_tensor *both[2] = {in[0], &shape_t};
-    int ond;
-    int64_t oshape[NC_MAX_DIMS], s[NC_MAX_DIMS];
-    if (in[0]->ndim > NC_MAX_DIMS)
-        return nc_errorf(NC_ERR_LIMIT, "Expand: more than %d dimensions", NC_MAX_DIMS);
-    if (!bcast_shape(2, both, &ond, oshape))
-        return bcast_error("Expand", 2, both);
+    nc_bcast bc;
+    if (!nc_bcast_init(&bc, in[0]->ndim, in[0]->shape, shape_t.ndim, shape_t.shape))
+        return bcast_error("Expand", 2, (const nc_tensor *const[]){in[0], &shape_t});
     nc_tensor *o;
-    if ((st = new_out(in[0]->dtype, ond, oshape, &o)) != NC_OK)
+    if ((st = new_out(in[0]->dtype, bc.ndim, bc.shape, &o)) != NC_OK)
         return st;
-    if (skip_data(ctx, o)) {
-        out[0] = o;
-        return NC_OK;
+    if (!skip_data(ctx, o)) {
+        size_t es = nc_dtype_size(o->dtype);
+        for (int64_t e = 0; e < o->numel; e++, nc_bcast_next(&bc))
+            memcpy((char *)o->data + e * es, (const char *)in[0]->data + bc.oa * es, es);
     }
-    bcast_strides(in[0]->ndim, in[0]->shape, ond, oshape, s);
-    size_t es = nc_dtype_size(o->dtype);
-    for (int64_t e = 0; e < o->numel; e++)
-        memcpy((char *)o->data + e * es, (const char *)in[0]->data + bcast_offset(e, ond, oshape, s) * es, es);
     out[0] = o;
     return NC_OK;
 }
