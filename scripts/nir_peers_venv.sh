@@ -15,7 +15,7 @@
 set -euo pipefail
 
 VENV=${1:-build/nir-peers-venv}
-INDEX=${PIP_INDEX_URL:-https://pypi.org/simple}
+. "$(dirname "$0")/pypi_index.sh"
 PKGS=(nir==1.0.8 nirtorch==2.6 norse==1.1.0 snntorch==1.0.0 sinabs==3.1.3 pbr)
 
 ready() {
@@ -25,15 +25,7 @@ ready() {
 if ready; then
     exit 0
 fi
-if ! /usr/bin/python3 - "$INDEX" <<'PY'
-import sys, urllib.request
-try:
-    urllib.request.urlopen(sys.argv[1].rstrip("/") + "/nir/", timeout=20).read(1)
-except Exception as e:
-    print(f"nir_peers_venv.sh: cannot reach the package index {sys.argv[1]}: {e}", file=sys.stderr)
-    sys.exit(1)
-PY
-then
+if ! index_reachable nir_peers_venv.sh; then
     exit 3
 fi
 rm -rf "$VENV"

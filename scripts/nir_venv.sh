@@ -10,7 +10,7 @@ set -euo pipefail
 
 VENV=${1:-build/nir-venv}
 NIR_VERSION=${NIR_VERSION:-1.0.8}   # the 1.0.x release the checks were written against
-INDEX=${PIP_INDEX_URL:-https://pypi.org/simple}
+. "$(dirname "$0")/pypi_index.sh"
 
 have_nir() {
     [ -x "$VENV/bin/python" ] &&
@@ -21,15 +21,7 @@ if have_nir; then
     exit 0
 fi
 
-if ! /usr/bin/python3 - "$INDEX" <<'PY'
-import sys, urllib.request
-try:
-    urllib.request.urlopen(sys.argv[1].rstrip("/") + "/nir/", timeout=20).read(1)
-except Exception as e:
-    print(f"nir_venv.sh: cannot reach the package index {sys.argv[1]}: {e}", file=sys.stderr)
-    sys.exit(1)
-PY
-then
+if ! index_reachable nir_venv.sh; then
     exit 3
 fi
 
