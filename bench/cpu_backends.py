@@ -112,7 +112,7 @@ def main():
         nir = os.path.join(work, model + ".nir")
         if not os.path.exists(nir):
             sys.stderr.write(f"converting {model} ...\n")
-            run([neuroc, "convert", onnx, "--calib", calib, "--calib-samples", "1000", "-o", nir], log)
+            run([neuroc, "convert", onnx, "--calib", calib, "--calib-samples", "1000", "--plain-spikes", "-o", nir], log)
         # the same network? readout sums of neuroc and of the PyTorch stepping
         y = os.path.join(work, model + "_y64.npy")
         run([neuroc, "run", nir, "--input", x64, "-T", str(a.T), "-o", y], log)

@@ -119,7 +119,7 @@ def epoch_seconds(stdout):
 
 def convert(neuroc, workdir, env):
     nir = os.path.join(workdir, "cnn.nir")
-    cmd = [neuroc, "convert", MODEL, "--calib", TRAIN_X, "--calib-samples", "1000", "-o", nir]
+    cmd = [neuroc, "convert", MODEL, "--calib", TRAIN_X, "--calib-samples", "1000", "--plain-spikes", "-o", nir]
     run(cmd, env)
     return cmd, nir
 

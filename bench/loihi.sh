@@ -50,7 +50,7 @@ echo
 
 run() { echo "\$ $*" >&2; "$@"; }
 run "$NEUROC" convert "$HERE/examples/models/cnn.onnx" --calib "$FM/train-images-idx3-ubyte.gz" \
-    --calib-samples 1000 -o "$WORK/cnn.nir" >"$WORK/convert.log"
+    --calib-samples 1000 --plain-spikes -o "$WORK/cnn.nir" >"$WORK/convert.log"
 COMMON=(--data "$FM/t10k-images-idx3-ubyte.gz" --labels "$FM/t10k-labels-idx1-ubyte.gz" -T "$T"
     --calib "$FM/train-images-idx3-ubyte.gz" "${LIM[@]}")
 run "$NEUROC" sim "$WORK/cnn.nir" --target loihi2 --mode subtract "${COMMON[@]}" \

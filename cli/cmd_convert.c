@@ -15,7 +15,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
     "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
-    "                      [--signed-spikes]\n"
+    "                      [--signed-spikes | --plain-spikes]\n"
     "                      [--bias-correction] [--potential-correction]\n"
     "                      [--correction-rounds N]\n"
     "                      [--maxpool spikes|currents|average]\n"
@@ -50,9 +50,11 @@ const char CMD_CONVERT_HELP[] =
     "      --levels L     QCFS quantisation levels (default 8, or what a QCFS\n"
     "                     pattern in the model says)\n"
     "      --threshold M  how thresholds are calibrated: pN, the N-th percentile of\n"
-    "                     the activations (p99.9 by default, p99.99, any N in\n"
-    "                     (0, 100]); max; or mse, the clip that minimises the\n"
-    "                     error of the T-step quantised output\n"
+    "                     the activations (p99.9, p99.99, any N in (0, 100]);\n"
+    "                     max; or mse, the clip that minimises the\n"
+    "                     error of the T-step quantised output. Default: max with\n"
+    "                     signed spikes (they take back the spikes of a slow\n"
+    "                     start), p99.9 with plain ones\n"
     "      --per-channel  a threshold per channel instead of per layer\n"
     "      --count-zeros  percentiles over all activations, zeros included\n"
     "                     (default: over the positive ones)\n"
@@ -60,11 +62,15 @@ const char CMD_CONVERT_HELP[] =
     "      --reset M      subtract (v -= threshold after a spike; default) or zero\n"
     "      --v0 V         initial membrane: half (threshold/2; default) or zero\n"
     "      --binary-spikes  spikes carry 1 and thresholds fold into the next weights\n"
-    "      --signed-spikes  neurons also send negative spikes to take back the ones\n"
-    "                     their cumulative input no longer supports (count =\n"
-    "                     ReLU of the summed input / threshold): deep networks\n"
-    "                     converge in far fewer steps, best with --threshold max;\n"
-    "                     runs on cpu and cpu-fast, NIR extension nodes only\n"
+    "      --signed-spikes  (the default) neurons also send negative spikes to take\n"
+    "                     back the ones their cumulative input no longer supports\n"
+    "                     (count = ReLU of the summed input / threshold): deep\n"
+    "                     networks converge in far fewer steps; runs on cpu,\n"
+    "                     cpu-fast and cuda, NIR extension nodes only\n"
+    "      --plain-spikes  the plain IF neuron other tools and the Loihi simulator\n"
+    "                     run (the default with --nir-strict, --portable or\n"
+    "                     --reset zero); it keeps the spikes it fired while its\n"
+    "                     input was still positive: slower in deep networks\n"
     "      --bias-correction  after calibration, run the SNN on the calibration data\n"
     "                     for T steps and add each channel's mean error (ANN\n"
     "                     activation - SNN rate x threshold) to the bias feeding\n"
@@ -128,7 +134,7 @@ int cli_convert_args_given(const convert_args *a)
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
-           a->signed_spikes;
+           a->signed_spikes || a->plain_spikes;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -195,7 +201,9 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     o->per_channel = a->per_channel;
     o->count_zeros = a->count_zeros;
     o->binary_spikes = a->binary_spikes;
-    o->signed_spikes = a->signed_spikes;
+    if (a->signed_spikes && a->plain_spikes)
+        return cli_usage_error(cmd, "--signed-spikes and --plain-spikes: choose one");
+    o->spikes = a->signed_spikes ? NC_SPIKES_SIGNED : a->plain_spikes ? NC_SPIKES_PLAIN : NC_SPIKES_DEFAULT;
     if (a->correction_rounds) {
         if (!cli_parse_ll(a->correction_rounds, 1, 1000, 0, &v))
             return cli_usage_error(cmd, "--correction-rounds must be a whole number from 1 to 1000, not '%s'",
@@ -421,6 +429,9 @@ int cmd_convert(int argc, char **argv)
     nc_convert_options o;
     if ((rc = cli_convert_options("convert", &c, &o)) != CLI_OK || (rc = cli_data_opts_check("convert", &d)))
         return rc;
+    /* a file for other tools: their IF neuron, unless signed spikes were asked for (then refused by name) */
+    if ((nir_strict || portable) && o.spikes == NC_SPIKES_DEFAULT)
+        o.spikes = NC_SPIKES_PLAIN;
     if (o.qcfs_epochs > 0 && !labels_path)
         return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
     long long n_ft = 0;

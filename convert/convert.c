@@ -26,7 +26,8 @@ void nc_convert_options_init(nc_convert_options *o)
     if (!o)
         return;
     memset(o, 0, sizeof *o);
-    o->method = NC_THRESHOLD_PERCENTILE;
+    o->method = NC_THRESHOLD_DEFAULT;
+    o->spikes = NC_SPIKES_DEFAULT;
     o->percentile = 99.9;
     o->timesteps = 8;
     o->calib_samples = 1000;
@@ -58,6 +59,16 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
         o->correction_rounds = 1;
     if (!(o->percentile > 0.0 && o->percentile <= 100.0))
         return nc_errorf(NC_ERR_INVALID_ARG, "percentile %g is outside (0, 100]", o->percentile);
+    if (o->spikes != NC_SPIKES_DEFAULT && o->spikes != NC_SPIKES_SIGNED && o->spikes != NC_SPIKES_PLAIN)
+        return nc_errorf(NC_ERR_INVALID_ARG, "unknown spike kind %d", (int)o->spikes);
+    if (o->spikes == NC_SPIKES_SIGNED && o->reset == NC_RESET_ZERO)
+        return nc_errorf(NC_ERR_INVALID_ARG, "signed spikes need the subtractive reset (a negative spike gives "
+                         "back the θ a spike took): use plain spikes with the reset to zero");
+    /* the default is signed, unless the reset to zero asks for the plain neuron */
+    if (o->spikes == NC_SPIKES_DEFAULT)
+        o->spikes = o->reset == NC_RESET_ZERO ? NC_SPIKES_PLAIN : NC_SPIKES_SIGNED;
+    if (o->method == NC_THRESHOLD_DEFAULT)
+        o->method = o->spikes == NC_SPIKES_SIGNED ? NC_THRESHOLD_MAX : NC_THRESHOLD_PERCENTILE;
     if (o->method != NC_THRESHOLD_PERCENTILE && o->method != NC_THRESHOLD_MAX && o->method != NC_THRESHOLD_MSE)
         return nc_errorf(NC_ERR_INVALID_ARG, "unknown threshold method %d", (int)o->method);
     if (o->maxpool != NC_MAXPOOL_CURRENTS && o->maxpool != NC_MAXPOOL_AVERAGE && o->maxpool != NC_MAXPOOL_SPIKES)
@@ -169,14 +180,14 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
-    if (!o.signed_spikes) { /* where signed neurons pay off (README, Semantics): say so */
+    if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (README, Semantics): say so */
         int n_if = 0;
         for (int i = 0; i < cg.snn->n_layers; i++)
             n_if += cg.snn->layers[i].kind == NC_SNN_IF;
         if (n_if >= DEEP_IF_LAYERS &&
             (st = nc_strlist_addf(&cg.notes, "%d IF layers: a plain IF neuron keeps the spikes it fired while "
                                   "its input was still positive, and a deep network adds these errors up layer "
-                                  "by layer; signed spikes (--signed-spikes, nc_convert_options.signed_spikes) "
+                                  "by layer; signed spikes (the default; nc_convert_options.spikes) "
                                   "take them back and converge in far fewer steps", n_if)) != NC_OK)
             goto done;
     }

@@ -812,7 +812,7 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
                                   "are no compartment); convert with --maxpool average for the simulator");
         if (L->kind == NC_SNN_SIGNED_IF)
             return unsupported(L, "signed spikes are not mapped onto Loihi cores (a Loihi spike has no sign); "
-                                  "convert without --signed-spikes for the simulator");
+                                  "convert with --plain-spikes (nc_convert_options.spikes) for the simulator");
         if (nc_snn_layer_nir_semantics(L))
             return unsupported(L, "IF neurons with NIR's semantics (a spike when v > θ, v_reset, r; read from "
                                   "another tool's file) are not DESIGN §3's IF the simulator maps (load the file "

@@ -266,9 +266,9 @@ static void test_bn_folding(void **state)
     nc_tensor *x = nc_test_load_f32("tests/fixtures/convert/x.npy");
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
-    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_IF,     NC_SNN_POOL2D,
-                                             NC_SNN_CONV2D, NC_SNN_IF,    NC_SNN_FLATTEN, NC_SNN_AFFINE,
-                                             NC_SNN_IF,     NC_SNN_AFFINE, NC_SNN_READOUT};
+    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT, NC_SNN_CONV2D, NC_SNN_SIGNED_IF, NC_SNN_POOL2D,
+                                             NC_SNN_CONV2D, NC_SNN_SIGNED_IF,NC_SNN_FLATTEN, NC_SNN_AFFINE,
+                                             NC_SNN_SIGNED_IF, NC_SNN_AFFINE, NC_SNN_READOUT};
     assert_int_equal(s->n_layers, sizeof want / sizeof want[0]);
     for (int i = 0; i < s->n_layers; i++)
         assert_int_equal(s->layers[i].kind, want[i]);
@@ -290,13 +290,13 @@ static void expect_qcfs(const char *model, int L, const float lam[3])
     static const char *names[3] = {"/act1", "/act2", "/act3"};
     for (int k = 0; k < 3; k++) {
         const nc_snn_layer *I = layer_named(s, names[k]);
-        assert_int_equal(I->kind, NC_SNN_IF);
+        assert_int_equal(I->kind, NC_SNN_SIGNED_IF);
         assert_int_equal(I->threshold->numel, 1);
         float got = ((const float *)I->threshold->data)[0];
         if (memcmp(&got, &lam[k], sizeof got) != 0)
             fail_msg("%s: θ of %s is %.9g, λ is %.9g", model, names[k], (double)got, (double)lam[k]);
     }
-    assert_int_equal(count_kind(s, NC_SNN_IF), 3);
+    assert_int_equal(count_kind(s, NC_SNN_SIGNED_IF), 3);
     assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_QCFS), 3);
     assert_int_equal(summary_of(r).levels, L);
     for (int k = 0; k < 3; k++)
@@ -496,7 +496,7 @@ static void test_maxpool(void **state)
     nc_convert_report *r = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
     /* Conv → MaxPool2d (currents) → IF: the pool moved before the neuron */
-    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT,   NC_SNN_CONV2D,  NC_SNN_MAXPOOL2D, NC_SNN_IF,
+    static const nc_snn_layer_kind want[] = {NC_SNN_INPUT,   NC_SNN_CONV2D,  NC_SNN_MAXPOOL2D, NC_SNN_SIGNED_IF,
                                              NC_SNN_FLATTEN, NC_SNN_AFFINE,  NC_SNN_READOUT};
     assert_int_equal(s->n_layers, sizeof want / sizeof want[0]);
     for (int i = 0; i < s->n_layers; i++)
@@ -875,7 +875,7 @@ static void test_calibration(void **state)
     nc_snn_free(s);
 
     /* MSE and percentile thresholds lie in (0, max]; the percentile below the max */
-    nc_convert_options om = {.method = NC_THRESHOLD_MSE, .timesteps = 4}, op = {.percentile = 90};
+    nc_convert_options om = {.method = NC_THRESHOLD_MSE, .timesteps = 4}, op = {.method = NC_THRESHOLD_PERCENTILE, .percentile = 90};
     nc_snn *sm = NULL, *sp = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &om, &sm, NULL));
     NC_ASSERT_OK(nc_convert(m, x, NULL, &op, &sp, NULL));
@@ -889,7 +889,9 @@ static void test_calibration(void **state)
 
     /* bias correction brings the first IF layer's per-channel mean output
      * rate·θ over T steps closer to the ANN's clipped activation */
-    nc_convert_options ob = {.timesteps = 8, .bias_correction = 1}, o0 = {.timesteps = 8};
+    /* the plain neuron, whose early errors the corrections address */
+    nc_convert_options ob = {.timesteps = 8, .bias_correction = 1, .spikes = NC_SPIKES_PLAIN},
+                       o0 = {.timesteps = 8, .spikes = NC_SPIKES_PLAIN};
     nc_snn *sb = NULL, *s0 = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &o0, &s0, NULL));
     NC_ASSERT_OK(nc_convert(m, x, NULL, &ob, &sb, &r));
@@ -906,8 +908,10 @@ static void test_calibration(void **state)
      * neuron's mean output over T steps closer to the ANN's activation, which
      * a per-channel bias cannot do; a second round closes it further */
     for (int T = 4; T <= 8; T += 4) {
-        nc_convert_options oz = {.timesteps = T}, op1 = {.timesteps = T, .potential_correction = 1},
-                           op2 = {.timesteps = T, .potential_correction = 1, .correction_rounds = 2};
+        nc_convert_options oz = {.timesteps = T, .spikes = NC_SPIKES_PLAIN},
+                           op1 = {.timesteps = T, .potential_correction = 1, .spikes = NC_SPIKES_PLAIN},
+                           op2 = {.timesteps = T, .potential_correction = 1, .correction_rounds = 2,
+                                  .spikes = NC_SPIKES_PLAIN};
         nc_snn *sz = NULL, *s1 = NULL, *s2 = NULL;
         NC_ASSERT_OK(nc_convert(m, x, NULL, &oz, &sz, NULL));
         NC_ASSERT_OK(nc_convert(m, x, NULL, &op1, &s1, &r));
@@ -937,7 +941,7 @@ static void test_calibration(void **state)
     m = load("tests/fixtures/opsets/cnn_op13_nofold_fixed.onnx");
     nc_tensor *fx = nc_test_load_f32("examples/data/fmnist_test_x.npy"), *ten = rows(fx, 10);
     NC_ASSERT_OK(nc_convert(m, ten, NULL, NULL, &s, &r));
-    assert_int_equal(count_kind(s, NC_SNN_IF), 3);
+    assert_int_equal(count_kind(s, NC_SNN_SIGNED_IF), 3);
     assert_int_equal(summary_of(r).calib_samples, 10);
     nc_convert_report_free(r);
     nc_snn_free(s);
@@ -1071,6 +1075,7 @@ static void test_data_free(void **state)
      * bn3's statistics directly. */
     nc_convert_options o;
     nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));
     assert_string_equal(report_layer(r, "/Relu_2").source, "bn-stats");
     assert_int_equal(layer_named(s, "/pool/MaxPool")->kind, NC_SNN_SPIKEMAXPOOL2D);
@@ -1094,6 +1099,7 @@ static void test_data_free(void **state)
 
     /* counting zeros, and per channel */
     nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     o.maxpool = NC_MAXPOOL_CURRENTS;
     o.count_zeros = 1;
     NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, NULL));
@@ -1101,6 +1107,7 @@ static void test_data_free(void **state)
         expect_theta(s, layers[k], 0, ref_num(d, refs[k], "layer_zeros", -1));
     nc_snn_free(s);
     nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     o.maxpool = NC_MAXPOOL_CURRENTS;
     o.per_channel = 1;
     NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, NULL));
@@ -1114,6 +1121,7 @@ static void test_data_free(void **state)
     /* max is the 99.9999th percentile; the MSE clip lies below it, above 0 */
     nc_snn *mx = NULL, *p6 = NULL, *ms = NULL;
     nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     o.maxpool = NC_MAXPOOL_CURRENTS;
     o.method = NC_THRESHOLD_MAX;
     NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &mx, NULL));
@@ -1135,6 +1143,7 @@ static void test_data_free(void **state)
 
     /* corrections need data: refused */
     nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     o.maxpool = NC_MAXPOOL_CURRENTS;
     o.bias_correction = 1;
     assert_int_equal(nc_convert(m, NULL, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
@@ -1159,6 +1168,7 @@ static void test_data_free(void **state)
     m = load("tests/fixtures/convert/bn_mlp.onnx");
     for (int pc = 0; pc < 2; pc++) {
         nc_convert_options_init(&o);
+    o.method = NC_THRESHOLD_PERCENTILE; /* the references are p99.9 */
     o.maxpool = NC_MAXPOOL_CURRENTS;
         o.per_channel = pc;
         NC_ASSERT_OK(nc_convert(m, NULL, NULL, &o, &s, &r));

@@ -182,15 +182,29 @@ expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
 
-check "--signed-spikes: SignedIF layers in the .nir; cpu-fast runs them and finetune trains them; --nir-strict refuses them by name"
-run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes -o "$TMP/signed.nir"
+check "signed spikes and max thresholds by default: SignedIF layers in the .nir, the same file as asking for them; --plain-spikes, --nir-strict, --portable and --reset zero give plain IF"
+run_cli 0 convert "$MODEL" --calib "$X" -o "$TMP/default.nir" --report "$TMP/default.json"
+expect_in "$TMP/default.json" '"spikes": "signed"'
+expect_in "$TMP/default.json" '"method": "max"'
+run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes --threshold max -o "$TMP/signed.nir"
+if cmp -s "$TMP/default.nir" "$TMP/signed.nir"; then pass "default.nir = --signed-spikes --threshold max"
+else fail "default.nir differs from --signed-spikes --threshold max"; fi
 run_cli 0 info "$TMP/signed.nir"
 expect_in "$TMP/out" "SignedIF"
+for form in --plain-spikes --nir-strict --portable; do
+    run_cli 0 convert "$MODEL" --calib "$X" $form -o "$TMP/plain.nir" --report "$TMP/plain.json"
+    expect_in "$TMP/plain.json" '"spikes": "plain"'
+    run_cli 0 info "$TMP/plain.nir"
+    expect_not_in "$TMP/out" "SignedIF"
+done
+expect_in "$TMP/plain.json" '"method": "percentile"'
+run_cli 2 convert "$MODEL" --calib "$X" --signed-spikes --plain-spikes -o "$TMP/both.nir"
+expect_in "$TMP/err" "choose one"
 run_cli 0 eval "$TMP/signed.nir" --data "$X" --labels "$Y" --limit 32 -T 8 --backend cpu-fast
 expect_in "$TMP/out" "t = 8 "
-run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" -o "$TMP/resnet.nir"
+run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" --plain-spikes -o "$TMP/resnet.nir"
 expect_in "$TMP/out" "5 IF layers: a plain IF neuron keeps the spikes"
-run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" --signed-spikes -o "$TMP/resnet_signed.nir"
+run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" -o "$TMP/resnet_signed.nir"
 expect_not_in "$TMP/out" "5 IF layers"
 run_cli 0 finetune "$TMP/signed.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 -o "$TMP/signed_ft.nir"
 run_cli 0 info "$TMP/signed_ft.nir"

@@ -229,7 +229,7 @@ int main(void)
         nc_tensor *x = NULL;
         nc_convert_options co;
         nc_convert_options_init(&co);
-        co.signed_spikes = k >= 6;
+        co.spikes = k >= 6 ? NC_SPIKES_SIGNED : NC_SPIKES_PLAIN;
         nc_snn *s = net_example(path, 16, &x, &co);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 0);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 1);

@@ -87,8 +87,12 @@ run_cli 0 info "$TMP/cf.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --finetune-epochs 1 -o "$TMP/u.nir"
 expect_in "$TMP/err" "--labels"
 
-check "--nir-strict is accepted: an MLP is all NIR, written as such"
-run_cli 0 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/ts.nir" --nir-strict
+check "--nir-strict: a plain-spiking MLP is all NIR, written as such; the default signed one is refused by name"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 --plain-spikes -o "$TMP/mp.nir"
+run_cli 0 finetune "$TMP/mp.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/ts.nir" --nir-strict
 expect_file "$TMP/ts.nir"
+run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/tss.nir" --nir-strict
+expect_in "$TMP/err" "SignedIF"
+expect_no_file "$TMP/tss.nir"
 
 cli_finish test_finetune_cli

@@ -447,7 +447,7 @@ static void test_emulated_example_models(void **state)
         nc_tensor *x = NULL;
         nc_convert_options co;
         nc_convert_options_init(&co);
-        co.signed_spikes = k >= 5;
+        co.spikes = k >= 5 ? NC_SPIKES_SIGNED : NC_SPIKES_PLAIN;
         nc_snn *s = net_example(nc_test_src(models[k]), 4, &x, &co);
         check_emulation(s, x, 8, 8, NC_ENCODING_DIRECT, 0);
         check_emulation(s, x, 8, 3, NC_ENCODING_DIRECT, 1);

@@ -179,7 +179,7 @@ if [ $have_h5py = 1 ]; then
 fi
 
 check "sim (Loihi fixed point): 2 ranks = 1 process"
-run_cli 0 convert "$MLP" --calib "$X" --calib-samples 64 -o "$TMP/mlp.nir"
+run_cli 0 convert "$MLP" --calib "$X" --calib-samples 64 --plain-spikes -o "$TMP/mlp.nir"
 SV=(sim "$TMP/mlp.nir" --data "$X" --labels "$Y" -T 8 --limit 100 --threads 1)
 run_cli 0 "${SV[@]}" --report "$TMP/s1.json"
 run_mpi 0 2 "${SV[@]}" --report "$TMP/s2.json"

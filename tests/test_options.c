@@ -163,14 +163,19 @@ static void test_init_equals_null(void **state)
     assert_same_tensor(p0, p1);
     assert_same_tensor(o0, p0);
 
-    /* the Loihi simulator */
+    /* the Loihi simulator (plain spikes: a Loihi spike has no sign) */
+    nc_convert_options cp;
+    nc_convert_options_init(&cp);
+    cp.spikes = NC_SPIKES_PLAIN;
+    nc_snn *plain = NULL;
+    NC_ASSERT_OK(nc_convert(m0, x, NULL, &cp, &plain, NULL));
     nc_loihi_options lo;
     nc_loihi_options_init(&lo);
     nc_loihi_run_options ro;
     nc_loihi_run_options_init(&ro);
     nc_loihi_net *l0 = NULL, *l1 = NULL;
-    NC_ASSERT_OK(nc_loihi_compile(s0, NULL, &l0));
-    NC_ASSERT_OK(nc_loihi_compile(s1, &lo, &l1));
+    NC_ASSERT_OK(nc_loihi_compile(plain, NULL, &l0));
+    NC_ASSERT_OK(nc_loihi_compile(plain, &lo, &l1));
     assert_string_equal(nc_loihi_net_json(l0), nc_loihi_net_json(l1));
     nc_loihi_result *q0 = NULL, *q1 = NULL;
     NC_ASSERT_OK(nc_loihi_run(l0, x, y, NULL, &q0));
@@ -207,6 +212,7 @@ static void test_init_equals_null(void **state)
     nc_loihi_result_free(q1);
     nc_loihi_net_free(l0);
     nc_loihi_net_free(l1);
+    nc_snn_free(plain);
     nc_eval_result_free(e0);
     nc_eval_result_free(e1);
     nc_snn_free(n0);

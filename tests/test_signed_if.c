@@ -229,7 +229,8 @@ static void test_convert_resnet(void **state)
     for (int k = 0; k < 2; k++) {
         nc_convert_options o;
         nc_convert_options_init(&o);
-        o.signed_spikes = k;
+        o.spikes = k ? NC_SPIKES_SIGNED : NC_SPIKES_PLAIN;
+        o.method = NC_THRESHOLD_PERCENTILE; /* the same θ for both: the neuron is what differs */
         nc_snn *s = NULL;
         NC_ASSERT_OK(nc_convert(m, x, NULL, &o, &s, NULL));
         assert_int_equal(count_kind(s, k ? NC_SNN_SIGNED_IF : NC_SNN_IF), 5);
@@ -297,12 +298,71 @@ static void test_convert_resnet(void **state)
     nc_model_free(m);
 }
 
+/* The conversion's defaults (NULL options, nc_convert_options_init and a
+ * zeroed struct alike): signed spikes with the max threshold, the same
+ * network as asking for them; the reset to zero picks the plain neuron
+ * (signed spikes need the subtractive reset), and asking for both fails. */
+static void test_default_is_signed_max(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("examples/models/resnet.onnx"), NULL, &m));
+    nc_tensor *x256 = nc_test_load_f32("examples/data/fmnist_test_x.npy");
+    int64_t s32[4] = {32, 1, 28, 28};
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 4, s32, nc_tensor_data_const(x256), &x));
+    nc_tensor_free(x256);
+    nc_convert_options init, zero, asked;
+    nc_convert_options_init(&init);
+    memset(&zero, 0, sizeof zero);
+    nc_convert_options_init(&asked);
+    asked.spikes = NC_SPIKES_SIGNED;
+    asked.method = NC_THRESHOLD_MAX;
+    const nc_convert_options *opts[] = {NULL, &init, &zero};
+    nc_snn *want = NULL;
+    nc_convert_report *rw = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &asked, &want, &rw));
+    assert_int_equal(count_kind(want, NC_SNN_SIGNED_IF), 5);
+    nc_tensor *yw = run_rec(want, "cpu-fast", x, 8, NULL, NULL);
+    for (int k = 0; k < 3; k++) {
+        nc_snn *s = NULL;
+        nc_convert_report *r = NULL;
+        NC_ASSERT_OK(nc_convert(m, x, NULL, opts[k], &s, &r));
+        assert_int_equal(count_kind(s, NC_SNN_SIGNED_IF), 5);
+        assert_string_equal(nc_convert_report_json(r), nc_convert_report_json(rw));
+        assert_non_null(strstr(nc_convert_report_json(r), "\"max\""));
+        nc_tensor *y = run_rec(s, "cpu-fast", x, 8, NULL, NULL);
+        assert_same(y, yw);
+        nc_tensor_free(y);
+        nc_convert_report_free(r);
+        nc_snn_free(s);
+    }
+    nc_convert_options rz;
+    nc_convert_options_init(&rz);
+    rz.reset = NC_RESET_ZERO;
+    nc_snn *p = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &rz, &p, NULL));
+    assert_int_equal(count_kind(p, NC_SNN_SIGNED_IF), 0);
+    assert_int_equal(count_kind(p, NC_SNN_IF), 5);
+    nc_snn_free(p);
+    rz.spikes = NC_SPIKES_SIGNED;
+    assert_int_equal(nc_convert(m, x, NULL, &rz, &p, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "subtractive reset"));
+    assert_null(p);
+    nc_tensor_free(yw);
+    nc_convert_report_free(rw);
+    nc_snn_free(want);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_count_follows_cumulative_input),
         cmocka_unit_test(test_spike_maxpool_follows_signed_counts),
         cmocka_unit_test(test_convert_resnet),
+        cmocka_unit_test(test_default_is_signed_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

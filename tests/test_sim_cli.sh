@@ -16,8 +16,14 @@ for f in "$X" "$Y" "$MODEL"; do
     [ -f "$f" ] || { echo "skip: $f missing"; exit 77; }
 done
 
-run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/mlp.nir"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 --plain-spikes -o "$TMP/mlp.nir"
 [ -f "$TMP/mlp.nir" ] || { echo "conversion failed"; exit 1; }
+
+check "the default (signed spikes) is refused by name, saying how to convert for the simulator"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/signed.nir"
+run_cli 1 sim "$TMP/signed.nir" --target loihi2 --data "$X" --labels "$Y" -T 4 --limit 8
+expect_in "$TMP/err" "SignedIF"
+expect_in "$TMP/err" "--plain-spikes"
 
 run_cli 0 sim "$TMP/mlp.nir" --target loihi1 --data "$X" --labels "$Y" -T 8 --limit 24 --report "$TMP/r1.json"
 expect_in "$TMP/out" "on Loihi 1 (reset: zero"

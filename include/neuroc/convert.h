@@ -21,10 +21,29 @@ extern "C" {
 typedef void (*nc_progress_fn)(const char *what, int64_t done, int64_t total, void *user);
 
 typedef enum nc_threshold_method {
-    NC_THRESHOLD_PERCENTILE = 0, /* the p-th percentile of the activations (default p = 99.9) */
-    NC_THRESHOLD_MAX = 1,        /* the largest activation */
-    NC_THRESHOLD_MSE = 2         /* the clip that minimises the MSE of the T-step quantised output */
+    /* the default (0: a zeroed struct): NC_THRESHOLD_MAX with signed spikes,
+     * NC_THRESHOLD_PERCENTILE at 99.9 with plain ones (a plain IF neuron
+     * cannot take back the spikes of a slow start, so it wants the lower θ) */
+    NC_THRESHOLD_DEFAULT = 0,
+    NC_THRESHOLD_PERCENTILE = 1, /* the p-th percentile of the activations (default p = 99.9) */
+    NC_THRESHOLD_MAX = 2,        /* the largest activation */
+    NC_THRESHOLD_MSE = 3         /* the clip that minimises the MSE of the T-step quantised output */
 } nc_threshold_method;
+
+/* What an IF neuron sends (DESIGN §3). */
+typedef enum nc_spike_kind {
+    NC_SPIKES_DEFAULT = 0, /* the default (0: a zeroed struct): NC_SPIKES_SIGNED */
+    /* NC_SNN_SIGNED_IF: a neuron also sends negative spikes to take back
+     * the ones its cumulative input no longer supports, so its count is the
+     * quantised ReLU of its summed input and deep networks converge in far
+     * fewer steps. Runs on cpu, cpu-fast and cuda and trains by BPTT; NIR
+     * stores it as neuroc.SignedIF extension nodes (strict mode refuses it);
+     * the Loihi simulator refuses it. */
+    NC_SPIKES_SIGNED = 1,
+    /* NC_SNN_IF: spikes only when v reaches θ, the neuron other tools and
+     * Loihi run; a neuron whose input falls keeps the spikes it fired */
+    NC_SPIKES_PLAIN = 2
+} nc_spike_kind;
 
 /* How a MaxPool becomes spiking. Max pooling does not commute with rate
  * coding: the max of spike trains is not the spike train of the max. */
@@ -41,8 +60,9 @@ typedef enum nc_maxpool_mode {
     NC_MAXPOOL_AVERAGE = 2    /* replace MaxPool by average pooling (the ANN changes) */
 } nc_maxpool_mode;
 
-/* Defaults (nc_convert_options_init): NC_THRESHOLD_PERCENTILE at 99.9 over
- * the positive activations, per layer, timesteps 8, levels 0 (8, or what a
+/* Defaults (nc_convert_options_init, or a zeroed struct): signed spikes
+ * with NC_THRESHOLD_MAX (plain spikes: NC_THRESHOLD_PERCENTILE at 99.9 over
+ * the positive activations), per layer, timesteps 8, levels 0 (8, or what a
  * QCFS pattern says), 1000 calibration samples, NC_RESET_SUBTRACT, v(0) =
  * θ/2, spikes carrying θ, NC_MAXPOOL_SPIKES, no QCFS fine-tuning (lr 1e-3,
  * batch 64, seed 0 when on), no progress, no bias or potential correction
@@ -98,16 +118,10 @@ typedef struct nc_convert_options {
     /* Rounds of each correction per layer (each measures the error again,
      * as the rate is a step function of bias and v(0)); 0 = 1. */
     int correction_rounds;
-    /* IF layers with signed spikes (NC_SNN_SIGNED_IF, nc_if_params): a
-     * neuron takes back, with a negative spike, the spikes its cumulative
-     * input no longer supports, so its count follows the ReLU of the
-     * cumulative input and deep networks converge much faster in T (with a
-     * high threshold statistic, e.g. NC_THRESHOLD_MAX, the usual partner:
-     * the quantisation, not the transient, is then the error). The network
-     * runs on cpu, cpu-fast and cuda and trains by BPTT; NIR stores it as
-     * neuroc.SignedIF extension nodes (strict mode refuses it); the Loihi
-     * simulator refuses it. */
-    int signed_spikes;
+    /* What the IF neurons send: NC_SPIKES_DEFAULT = signed; NC_SPIKES_PLAIN
+     * for files other tools run (nc_nir_write_options.strict) and for the
+     * Loihi simulator. Signed spikes need NC_RESET_SUBTRACT. */
+    nc_spike_kind spikes;
 } nc_convert_options;
 NC_API void nc_convert_options_init(nc_convert_options *o);
 

@@ -48,7 +48,7 @@ def _threshold(spec, opts):
     if spec is None:
         return
     if spec in ("max", "mse"):
-        opts.method = 1 if spec == "max" else 2
+        opts.method = 2 if spec == "max" else 3  # nc_threshold_method
         return
     try:
         p = float(spec[1:]) if isinstance(spec, str) and spec.startswith("p") else float(spec)
@@ -57,7 +57,7 @@ def _threshold(spec, opts):
     if not 0 < p <= 100:
         raise InvalidArgument(f"threshold must be 'pN' (a percentile, 0 < N <= 100, e.g. 'p99.9'), 'max' or "
                               f"'mse', not {spec!r}")
-    opts.method, opts.percentile = 0, p
+    opts.method, opts.percentile = 1, p  # NC_THRESHOLD_PERCENTILE
 
 
 class SNN:
@@ -328,8 +328,8 @@ def load_nir(path, reset=None, dt=None, spike=None, integration=None):
 
 
 def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, per_channel=None, count_zeros=None,
-            levels=None, calib_samples=None, reset=None, v0=None, binary_spikes=None, signed_spikes=None,
-            maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
+            levels=None, calib_samples=None, reset=None, v0=None, binary_spikes=None, spikes=None,
+            signed_spikes=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
@@ -338,15 +338,23 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     model: a neuroc.Model, an ONNX path or bytes, or a torch.nn.Module
     (exported to ONNX in memory with a sample of calib). calib: an array, a
     tensor or an iterable of batches (a DataLoader); None converts data-free.
-    labels: of calib, for qcfs_epochs (batches of (x, y) carry their own)."""
+    labels: of calib, for qcfs_epochs (batches of (x, y) carry their own).
+    spikes: 'signed' (the default) or 'plain' (--plain-spikes: other NIR tools'
+    and the Loihi simulator's neuron); signed_spikes=True/False says the same."""
     co = _lib.new(_lib.ConvertOptions, _lib.nc_convert_options_init)
     _threshold(threshold, co)
     _set(co, timesteps=timesteps, per_channel=per_channel, count_zeros=count_zeros, levels=levels,
-         calib_samples=calib_samples, binary_spikes=binary_spikes, signed_spikes=signed_spikes,
+         calib_samples=calib_samples, binary_spikes=binary_spikes,
          bias_correction=bias_correction, potential_correction=potential_correction,
          correction_rounds=correction_rounds, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
+    if signed_spikes is not None:
+        if spikes is not None:
+            raise InvalidArgument("give spikes or signed_spikes, not both")
+        spikes = "signed" if signed_spikes else "plain"
+    if spikes is not None:
+        co.spikes = _choice("spikes", spikes, {"signed": 1, "plain": 2})  # nc_spike_kind
     if v0 is not None:
         co.v_init_zero = _choice("v0", v0, _V0)
     if maxpool is not None:

@@ -70,7 +70,7 @@ def test_run(cnn_snn, test_xy):
     # a time series (T, N, ...) of the same frame is the static input
     series = np.broadcast_to(x[:10], (8,) + x[:10].shape).copy()
     assert np.allclose(cnn_snn.run(series), out[:10], atol=1e-4)
-    name = next(L.name for L in cnn_snn.layers if L.kind == "IF")
+    name = next(L.name for L in cnn_snn.layers if L.kind == "SignedIF")  # the default neuron
     out2, traces = cnn_snn.run(x[:20], timesteps=4, record=[name], batch=8)
     assert traces[name].shape[:2] == (4, 20) and set(np.unique(traces[name])) <= {0.0, 1.0}
 
@@ -81,7 +81,7 @@ def test_evaluate(cnn_snn, test_xy):
     assert sorted(r.accuracy) == list(range(1, 17)) and r.samples == 256
     assert all(0 <= a <= 100 for a in r.accuracy.values())
     assert r.ann_accuracy is not None and r.ann_accuracy > 80
-    ifs = [L.name for L in cnn_snn.layers if L.kind == "IF"]
+    ifs = [L.name for L in cnn_snn.layers if L.kind in ("IF", "SignedIF")]
     assert sorted(r.spike_rates) == sorted(ifs) and all(0 < v < 1 for v in r.spike_rates.values())
     assert r.synops > 0 and r.energy["snn_joules"] > 0 and r.energy["ann_joules"] > 0 and r.energy["source"]
     doc = json.loads(r.to_json())
@@ -148,9 +148,14 @@ def test_finetune(test_xy):
     assert [e["epoch"] for e in stopped] == [1]
 
 
-def test_simulate_loihi(cnn_snn, test_xy):
+def test_simulate_loihi(cnn, cnn_snn, test_xy):
     x, y = test_xy
-    r = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)
+    with pytest.raises(neuroc.UnsupportedError, match="--plain-spikes"):  # the default: signed spikes
+        cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)
+    plain = neuroc.convert(cnn, calib=x, spikes="plain", progress=False)
+    assert plain.report["options"]["spikes"] == "plain" and cnn_snn.report["options"]["spikes"] == "signed"
+    assert {L.kind for L in plain.layers} >= {"IF"} and "SignedIF" not in {L.kind for L in plain.layers}
+    r = plain.simulate_loihi(x[:32], y[:32], timesteps=8)
     assert sorted(r.accuracy) == list(range(1, 9)) and r.mapping["cores"] > 0
     assert r.cost["energy_j"] > 0 and r.readout().shape[1:] == (32, 10)
     assert json.loads(r.to_json())

@@ -65,7 +65,7 @@ def test_same_run_output(cli, data, extra):
 def test_same_simulation_report(cli, data):
     calib, x, y, f, d = data
     net = d / "sim.nir"
-    cli("convert", model_path("cnn"), "--calib", f["calib"], "--maxpool", "average", "-o", net)
+    cli("convert", model_path("cnn"), "--calib", f["calib"], "--maxpool", "average", "--plain-spikes", "-o", net)
     cli("sim", net, "--data", f["x"], "--labels", f["y"], "-T", 8, "--limit", 64, "--no-float",
         "--report", d / "sim.json")
     r = neuroc.load_nir(net).simulate_loihi(x[:64], y[:64], timesteps=8)
