@@ -22,7 +22,7 @@ exported to ONNX; then, with the built neuroc,
 Prints one Markdown table row per model. Run with Debian's Python:
 
     /usr/bin/python3 bench/zoo.py [build/neuroc] [--models resnet18,alexnet] [--quick]
-        [--convert "--signed-spikes --threshold max"]
+        [--convert "--plain-spikes --threshold p99.9"]
 
 Inputs are smooth random images (low-frequency noise plus a per-image
 brightness), 3 channels, 32 px (64 or 224 where an architecture needs it).
@@ -236,8 +236,8 @@ def main():
     ap.add_argument("--T", help="comma-separated T of stage 4 (default 32,64,128,256)")
     ap.add_argument("--px", type=int, default=0, help="input size at least this (default: per model)")
     ap.add_argument("--opset", type=int, default=13, choices=[13, 17])
-    ap.add_argument("--convert", default="", help="extra `neuroc convert` options, e.g. \"--signed-spikes "
-                    "--threshold max\" (default: none, the defaults)")
+    ap.add_argument("--convert", default="", help="extra `neuroc convert` options, e.g. \"--plain-spikes "
+                    "--threshold p99.9\" (default: none, the defaults)")
     ap.add_argument("--classes", type=int, default=10, help="outputs of the classifier (default 10)")
     ap.add_argument("--calib", type=int, help="calibration samples (default 256)")
     ap.add_argument("--eval", type=int, help="held-out samples (default 64)")
