@@ -92,6 +92,11 @@ CONFIGS = [
     ("resnet_bn", "data-free p99.99", ["--plain-spikes", DATA_FREE, "--threshold", "p99.99"]),
     ("resnet_bn", "p99.9 per channel", ["--plain-spikes", "--threshold", "p99.9", "--per-channel"]),
     ("resnet_bn", "data-free p99.9 per channel", ["--plain-spikes", DATA_FREE, "--threshold", "p99.9", "--per-channel"]),
+    # today's defaults (signed spikes; max, data-free the rectified Gaussian's p99.9999)
+    ("cnn_bn", "default", []),
+    ("cnn_bn", "data-free default", [DATA_FREE]),
+    ("resnet_bn", "default", []),
+    ("resnet_bn", "data-free default", [DATA_FREE]),
     # Real architectures from examples/train_zoo.py: neuroc's defaults (signed
     # spikes, max per layer), then the plain neuron's best settings found,
     # chosen on training images 55000-56999 (not the test set).

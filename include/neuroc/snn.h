@@ -134,7 +134,9 @@ NC_API nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const
  * error that makes deep converted networks converge slowly). Needs the
  * subtractive reset and positive thresholds and spike values; state: the
  * membrane and n per neuron. NIR cannot express it (a neuroc.SignedIF
- * extension node); the CUDA backend and the Loihi simulator refuse it. */
+ * extension node); the cpu, cpu-fast and CUDA backends run it and the Loihi
+ * simulator refuses it. A converted network has it by default
+ * (nc_convert_options.spikes). */
 typedef struct nc_if_params {
     const nc_tensor *threshold;
     const nc_tensor *v_init;
