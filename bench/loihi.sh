@@ -59,11 +59,16 @@ run "$NEUROC" sim "$WORK/cnn.nir" --target loihi1 --mode reset-zero --no-float "
     --report "$WORK/loihi1-reset-zero.json" >"$WORK/loihi1-reset-zero.txt"
 run "$NEUROC" sim "$WORK/cnn.nir" --target loihi1 --mode subtract --no-float "${COMMON[@]}" \
     --report "$WORK/loihi1-subtract.json" >"$WORK/loihi1-subtract.txt"
+# the default conversion (signed spikes, max thresholds): Loihi 2 only, graded spikes of payload ±1
+run "$NEUROC" convert "$HERE/examples/models/cnn.onnx" --calib "$FM/train-images-idx3-ubyte.gz" \
+    --calib-samples 1000 -o "$WORK/cnn_signed.nir" >"$WORK/convert_signed.log"
+run "$NEUROC" sim "$WORK/cnn_signed.nir" --target loihi2 "${COMMON[@]}" \
+    --report "$WORK/loihi2-signed.json" >"$WORK/loihi2-signed.txt"
 
 /usr/bin/env python3 - "$WORK" "$T" <<'EOF'
 import json, sys
 work, T = sys.argv[1], int(sys.argv[2])
-runs = ["loihi2-subtract", "loihi1-reset-zero", "loihi1-subtract"]
+runs = ["loihi2-subtract", "loihi1-reset-zero", "loihi1-subtract", "loihi2-signed"]
 rep = {r: json.load(open(f"{work}/{r}.json")) for r in runs}
 fl = rep["loihi2-subtract"]["float_snn"]["accuracy"]["snn"][T - 1]
 n = rep["loihi2-subtract"]["fixed_point"]["samples"]
@@ -74,7 +79,9 @@ for r in runs:
     fp, nw = rep[r]["fixed_point"], rep[r]["network"]
     a = fp["accuracy"][T - 1]
     raw = fp["accuracy_per_step"][T - 1]
-    print(f"| {nw['target']}, {nw['reset']} | {100 * a:.2f} % | {100 * (a - fl):+.2f} | {100 * raw:.2f} % "
+    fl_r = rep[r]["float_snn"]["accuracy"]["snn"][T - 1] if r == "loihi2-signed" else fl  # its own float SNN
+    kind = ", signed spikes" if r == "loihi2-signed" else ""
+    print(f"| {nw['target']}, {nw['reset']}{kind} | {100 * a:.2f} % | {100 * (a - fl_r):+.2f} | {100 * raw:.2f} % "
           f"| {nw['mapping']['cores']} | {nw['mapping']['chips']} | {fp['energy']['joules'] * 1e6:.1f} uJ "
           f"| {fp['latency']['seconds'] * 1e3:.2f} ms |")
 fp = rep["loihi2-subtract"]["fixed_point"]

@@ -340,10 +340,16 @@ loaded:
         rc = cli_fail(st);
         goto done;
     }
+    int n_signed = 0;
+    nc_snn_layer_info li;
+    for (int i = 0; i < nc_snn_num_layers(s); i++)
+        n_signed += nc_snn_layer_at(s, i, &li) == NC_OK && li.kind == NC_SNN_SIGNED_IF;
     printf("%s on %s (reset: %s, input: %s)\n\n", path, lo.target == NC_LOIHI_1 ? "Loihi 1" : "Loihi 2",
            lo.reset == NC_RESET_ZERO || (lo.reset == NC_RESET_DEFAULT && lo.target == NC_LOIHI_1)
                ? "zero"
-               : lo.target == NC_LOIHI_1 ? "subtract, two-compartment emulation" : "subtract, microcoded",
+               : lo.target == NC_LOIHI_1 ? "subtract, two-compartment emulation"
+               : n_signed                ? "subtract, microcoded; signed spikes as graded spikes of payload ±1"
+                                         : "subtract, microcoded",
            lo.input != NC_LOIHI_INPUT_GRADED ? "bias-coded by the host"
                                                                                    : "graded spikes");
     print_net(net);

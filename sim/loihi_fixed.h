@@ -97,7 +97,7 @@ NC_HD int nc_lf_v_step(int32_t *v, int32_t u, int dv, int64_t bias)
 }
 
 /* Flags reported by the step functions, for the simulator's counters. */
-enum { NC_LF_SPIKE = 1, NC_LF_U_WRAP = 2, NC_LF_V_SAT = 4 };
+enum { NC_LF_SPIKE = 1, NC_LF_U_WRAP = 2, NC_LF_V_SAT = 4, NC_LF_NEG = 8 };
 
 /* One step of a single-compartment CUBA neuron with threshold vth·64 and
  * the given reset (zero or subtract). Returns NC_LF_* flags. */
@@ -111,6 +111,29 @@ NC_HD int nc_lf_step(int32_t *u, int32_t *v, int64_t input, int du, int dv, int6
     if (*v > th) {
         f |= NC_LF_SPIKE;
         *v = reset == NC_LF_RESET_SUBTRACT ? (int32_t)(*v - th) : 0;
+    }
+    return f;
+}
+
+/* One step of a signed IF neuron (DESIGN §3) as a Loihi 2 program: the
+ * single-compartment step, then −1 (NC_LF_NEG with NC_LF_SPIKE) when v < 0
+ * while the net count *n is positive, v gaining vth·64 back; Loihi 2's
+ * graded spikes carry the sign. Subtractive reset only. */
+NC_HD int nc_lf_signed_step(int32_t *u, int32_t *v, int32_t *n, int64_t input, int du, int dv, int64_t bias,
+                            int32_t vth)
+{
+    int f = nc_lf_u_step(u, input, du) ? NC_LF_U_WRAP : 0;
+    if (nc_lf_v_step(v, *u, dv, bias))
+        f |= NC_LF_V_SAT;
+    int64_t th = (int64_t)vth * ((int64_t)1 << NC_LF_ACT_SHIFT);
+    if (*v > th) {
+        f |= NC_LF_SPIKE;
+        *v = (int32_t)(*v - th);
+        ++*n;
+    } else if (*v < 0 && *n > 0) {
+        f |= NC_LF_SPIKE | NC_LF_NEG;
+        *v = nc_lf_clamp_v((int64_t)*v + th);
+        --*n;
     }
     return f;
 }

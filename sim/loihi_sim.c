@@ -22,7 +22,9 @@
 typedef struct tstate {
     int32_t **u, **v;
     int64_t **acc;      /* per population: R slots × n, input arriving at a future step */
-    uint8_t **spk, **prev;
+    int8_t **spk;       /* per population: this step's spikes, −1 (signed IF), 0 or 1 */
+    uint8_t **prev;
+    int32_t **net;      /* per signed IF population: net spike counts */
     int64_t **bias;     /* per population: effective bias for the current sample */
     int32_t *payload;   /* graded input */
     double *host_av;    /* host: axon values of the analog input */
@@ -38,9 +40,10 @@ static void tstate_free(tstate *t, int np)
         if (t->acc) nc_free(t->acc[p]);
         if (t->spk) nc_free(t->spk[p]);
         if (t->prev) nc_free(t->prev[p]);
+        if (t->net) nc_free(t->net[p]);
         if (t->bias) nc_free(t->bias[p]);
     }
-    nc_free(t->u), nc_free(t->v), nc_free(t->acc), nc_free(t->spk), nc_free(t->prev), nc_free(t->bias);
+    nc_free(t->u), nc_free(t->v), nc_free(t->acc), nc_free(t->spk), nc_free(t->prev), nc_free(t->net), nc_free(t->bias);
     nc_free(t->payload), nc_free(t->host_av), nc_free(t->cnt), nc_free(t->step_syn), nc_free(t->step_act);
 }
 
@@ -56,13 +59,14 @@ static int tstate_init(tstate *t, const nc_loihi_net *net, int steps)
     t->acc = nc_calloc((size_t)np, sizeof *t->acc);
     t->spk = nc_calloc((size_t)np, sizeof *t->spk);
     t->prev = nc_calloc((size_t)np, sizeof *t->prev);
+    t->net = nc_calloc((size_t)np, sizeof *t->net);
     t->bias = nc_calloc((size_t)np, sizeof *t->bias);
     t->payload = nc_calloc((size_t)net->in_size, sizeof *t->payload);
     t->host_av = nc_calloc((size_t)max_ax, sizeof *t->host_av);
     t->cnt = nc_calloc((size_t)np * CNT_N, sizeof *t->cnt);
     t->step_syn = nc_calloc((size_t)np * (size_t)steps, sizeof *t->step_syn);
     t->step_act = nc_calloc((size_t)np * (size_t)steps, sizeof *t->step_act);
-    if (!t->u || !t->v || !t->acc || !t->spk || !t->prev || !t->bias || !t->payload || !t->host_av || !t->cnt ||
+    if (!t->u || !t->v || !t->acc || !t->spk || !t->prev || !t->net || !t->bias || !t->payload || !t->host_av || !t->cnt ||
         !t->step_syn || !t->step_act)
         return 0;
     for (int p = 0; p < np; p++) {
@@ -77,6 +81,8 @@ static int tstate_init(tstate *t, const nc_loihi_net *net, int steps)
         t->acc[p] = nc_calloc(n * (size_t)R, sizeof **t->acc);
         t->prev[p] = nc_calloc(n, 1);
         t->bias[p] = nc_calloc(n, sizeof **t->bias);
+        if (net->pops[p].sgn && !(t->net[p] = nc_calloc(n, sizeof **t->net)))
+            return 0;
         if (!t->u[p] || !t->v[p] || !t->acc[p] || !t->prev[p] || !t->bias[p])
             return 0;
     }
@@ -201,6 +207,8 @@ static void sample_setup(const nc_loihi_net *net, tstate *t, const float *x, dou
         memset(t->u[p], 0, (size_t)P->n * sizeof **t->u);
         memset(t->acc[p], 0, (size_t)P->n * (size_t)(net->max_delay + 2) * sizeof **t->acc);
         memset(t->prev[p], 0, (size_t)P->n);
+        if (t->net[p])
+            memset(t->net[p], 0, (size_t)P->n * sizeof *t->net[p]);
     }
 }
 
@@ -253,7 +261,9 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
             int64_t *slot = t->acc[p] + (size_t)(step % R) * (size_t)P->n;
             int32_t *u = t->u[p], *v = t->v[p];
             const int64_t *bias = t->bias[p];
-            uint8_t *spk = t->spk[p], *prev = t->prev[p];
+            int8_t *spk = t->spk[p];
+            uint8_t *prev = t->prev[p];
+            int32_t *netc = t->net[p];
             int64_t *cnt = t->cnt + p * CNT_N;
             int64_t active = 0, spikes = 0, msgs = 0, wraps = 0, sats = 0;
             for (int64_t j = 0; j < P->n; j++) {
@@ -267,12 +277,14 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
                 } else if (P->reset == NC_LF_RESET_TWO_COMP) {
                     f = nc_lf_two_comp_step(&u[j], &v[j], in, prev[j], P->du, P->dv, bias[j], P->vth[j]);
                     prev[j] = (uint8_t)(f & NC_LF_SPIKE);
+                } else if (P->sgn) {
+                    f = nc_lf_signed_step(&u[j], &v[j], &netc[j], in, P->du, P->dv, bias[j], P->vth[j]);
                 } else {
                     f = nc_lf_step(&u[j], &v[j], in, P->du, P->dv, bias[j], P->vth[j], P->reset);
                 }
-                int s = f & NC_LF_SPIKE;
-                spk[j] = (uint8_t)s;
-                spikes += s;
+                int s = (f & NC_LF_SPIKE) ? ((f & NC_LF_NEG) ? -1 : 1) : 0;
+                spk[j] = (int8_t)s;
+                spikes += s != 0;
                 msgs += s ? P->msgs[j] : 0;
                 wraps += (f & NC_LF_U_WRAP) != 0;
                 sats += (f & NC_LF_V_SAT) != 0;
@@ -303,10 +315,10 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
                     if (t->payload[i] && c->axon_of[i] >= 0)
                         ops += scatter(c, c->axon_of[i], t->payload[i], slot);
             } else {
-                const uint8_t *spk = t->spk[c->src];
+                const int8_t *spk = t->spk[c->src];
                 for (int64_t i = 0; i < S->n; i++)
                     if (spk[i] && c->axon_of[i] >= 0)
-                        ops += scatter(c, c->axon_of[i], 1, slot);
+                        ops += scatter(c, c->axon_of[i], spk[i], slot);
             }
             t->cnt[c->dst * CNT_N + CNT_SYNOPS] += ops;
             t->step_syn[(size_t)step * np + c->dst] += ops;

@@ -66,6 +66,7 @@ static nc_status parse_axons(const nc_snn *s, int id, term *t)
         switch (L->kind) {
         case NC_SNN_INPUT:
         case NC_SNN_IF:
+        case NC_SNN_SIGNED_IF:
             t->src = id;
             return NC_OK;
         case NC_SNN_FLATTEN:
@@ -725,7 +726,8 @@ static nc_status make_pop(nc_loihi_net *net, const nc_snn *s, int id, ls_pop *P)
     if (!P->name)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     P->ir_id = id;
-    P->kind = L->kind == NC_SNN_INPUT ? LS_INPUT : L->kind == NC_SNN_IF ? LS_IF : LS_READOUT;
+    P->kind = L->kind == NC_SNN_INPUT ? LS_INPUT : nc_snn_kind_is_neuron(L->kind) ? LS_IF : LS_READOUT;
+    P->sgn = L->kind == NC_SNN_SIGNED_IF;
     P->n = nc_snn_layer_size(L);
     shape3(L, &P->c, &P->h, &P->w);
     P->du = 4095; /* the current is cleared every step: an IF neuron */
@@ -810,9 +812,14 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
                                   "are no compartment); convert with --maxpool average for the simulator");
-        if (L->kind == NC_SNN_SIGNED_IF)
-            return unsupported(L, "signed spikes are not mapped onto Loihi cores (a Loihi spike has no sign); "
-                                  "convert with --plain-spikes (nc_convert_options.spikes) for the simulator");
+        if (L->kind == NC_SNN_SIGNED_IF && net->loihi1)
+            return unsupported(L, "signed spikes are not mapped onto Loihi 1 cores (a Loihi 1 spike has no "
+                                  "sign); simulate Loihi 2 (--target loihi2) or convert with --plain-spikes "
+                                  "(nc_convert_options.spikes)");
+        if (L->kind == NC_SNN_SIGNED_IF && net->reset != NC_LF_RESET_SUBTRACT)
+            return unsupported(L, "signed spikes need the subtractive reset (a negative spike gives back the "
+                                  "threshold a spike took): simulate with --mode subtract, or convert with "
+                                  "--plain-spikes");
         if (nc_snn_layer_nir_semantics(L))
             return unsupported(L, "IF neurons with NIR's semantics (a spike when v > θ, v_reset, r; read from "
                                   "another tool's file) are not DESIGN §3's IF the simulator maps (load the file "

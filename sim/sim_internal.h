@@ -96,6 +96,7 @@ typedef struct ls_pop {
     int cpn;                      /* compartments a neuron */
     int depth;                    /* step at which its input first arrives (input: 0) */
     int reset;                    /* NC_LF_RESET_* */
+    int sgn;                      /* IF: signed spikes (Loihi 2, subtractive reset) */
     int du, dv;
     double *scale;                /* per neuron: integer units of v per float unit */
     double scale_min, scale_max;

@@ -296,8 +296,10 @@ nc_status ls_net_json(nc_loihi_net *net)
         nc_json_number(&j, "scale_max", P->scale_max);
         nc_json_int(&j, "du", P->du);
         nc_json_int(&j, "dv", P->dv);
-        if (P->kind == LS_IF)
+        if (P->kind == LS_IF) {
             nc_json_string(&j, "reset", reset_name(P->reset));
+            nc_json_bool(&j, "signed_spikes", P->sgn);
+        }
         nc_json_int(&j, "cores", P->n_cores);
         nc_json_int(&j, "synapses", P->synapses);
         nc_json_int(&j, "synapse_words", P->syn_words);

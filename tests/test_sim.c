@@ -175,10 +175,13 @@ static nc_tensor *scalar(float v)
     return tensor(1, one, &v);
 }
 
+static int g_signed;             /* add_if makes signed IF layers */
+static float g_fc1_bias = 0.125f; /* conv_net's fc1 bias */
+
 static int add_if(nc_snn *s, int from, float theta, float v0, nc_reset_mode reset, const char *name)
 {
     nc_tensor *th = scalar(theta), *v = scalar(v0);
-    nc_if_params p = {.threshold = th, .v_init = v, .reset = reset};
+    nc_if_params p = {.threshold = th, .v_init = v, .reset = reset, .signed_spikes = g_signed};
     int id;
     NC_ASSERT_OK(nc_snn_add_if(s, from, &p, name, &id));
     nc_tensor_free(th);
@@ -208,7 +211,7 @@ static nc_snn *conv_net(nc_reset_mode reset)
     float cw[18];
     for (int i = 0; i < 18; i++)
         cw[i] = (i * 7 % 5) < 3 ? 1.0f : -1.0f;
-    float f1[24], fb[3] = {0.125f, 0.125f, 0.125f}, f2[6] = {1, -1, 1, -1, 1, 1};
+    float f1[24], fb[3] = {g_fc1_bias, g_fc1_bias, g_fc1_bias}, f2[6] = {1, -1, 1, -1, 1, 1};
     for (int i = 0; i < 24; i++)
         f1[i] = (i * 5 % 7) < 3 ? 1.0f : ((i * 5 % 7) < 5 ? -1.0f : 0.0f);
     nc_snn *s = NULL;
@@ -330,6 +333,48 @@ static void test_exact_against_float(void **state)
     expect_matches_float(s, &l2);
     expect_matches_float(s, &l1); /* the two-compartment emulation, exactly */
     expect_matches_float(s, &pl);
+    nc_snn_free(s);
+}
+
+/* Signed IF layers on Loihi 2 (graded spikes of payload ±1): the chip's
+ * readout is the float network's exactly, and that network's negative
+ * spikes matter (its readout differs from the plain one's). Loihi 1 and the
+ * reset to zero refuse them by name. */
+static void test_signed_spikes_on_loihi2(void **state)
+{
+    (void)state;
+    g_signed = 1;
+    g_fc1_bias = -0.375f; /* if2 falls between if1's spikes: negative spikes */
+    nc_snn *s = conv_net(NC_RESET_SUBTRACT);
+    g_signed = 0;
+    nc_snn *plain = conv_net(NC_RESET_SUBTRACT);
+    g_fc1_bias = 0.125f;
+    nc_loihi_options l2 = {.target = NC_LOIHI_2}, pl = {.target = NC_LOIHI_2, .per_layer_scale = 1};
+    expect_matches_float(s, &l2);
+    expect_matches_float(s, &pl);
+    nc_tensor *x = conv_inputs(6, 7), *ys = NULL, *yp = NULL;
+    nc_session_options so = {.timesteps = 12};
+    nc_session *a = NULL, *b = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &so, &a));
+    NC_ASSERT_OK(nc_session_create(plain, &so, &b));
+    NC_ASSERT_OK(nc_session_run(a, x, &ys));
+    NC_ASSERT_OK(nc_session_run(b, x, &yp));
+    assert_true(memcmp(nc_tensor_data_const(ys), nc_tensor_data_const(yp), 12 * sizeof(float)) != 0);
+    nc_loihi_net *net = NULL;
+    nc_loihi_options l1 = {.target = NC_LOIHI_1, .reset = NC_RESET_SUBTRACT}, z = {.target = NC_LOIHI_2,
+                                                                                 .reset = NC_RESET_ZERO};
+    assert_int_equal(nc_loihi_compile(s, &l1, &net), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "'if1' (SignedIF)"));
+    assert_non_null(strstr(nc_last_error(), "--plain-spikes"));
+    assert_int_equal(nc_loihi_compile(s, &z, &net), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "subtractive reset"));
+    assert_null(net);
+    nc_tensor_free(ys);
+    nc_tensor_free(yp);
+    nc_session_free(a);
+    nc_session_free(b);
+    nc_tensor_free(x);
+    nc_snn_free(plain);
     nc_snn_free(s);
 }
 
@@ -773,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_threshold_strict_and_resets),
         cmocka_unit_test(test_two_compartment_matches_subtract),
         cmocka_unit_test(test_exact_against_float),
+        cmocka_unit_test(test_signed_spikes_on_loihi2),
         cmocka_unit_test(test_latency_one_step_a_hop),
         cmocka_unit_test(test_deterministic_across_threads),
         cmocka_unit_test(test_counters_and_energy),

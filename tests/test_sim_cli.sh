@@ -19,9 +19,12 @@ done
 run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 --plain-spikes -o "$TMP/mlp.nir"
 [ -f "$TMP/mlp.nir" ] || { echo "conversion failed"; exit 1; }
 
-check "the default (signed spikes) is refused by name, saying how to convert for the simulator"
+check "the default (signed spikes) runs on Loihi 2 as graded spikes of payload ±1; Loihi 1 refuses it by name"
 run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 -o "$TMP/signed.nir"
-run_cli 1 sim "$TMP/signed.nir" --target loihi2 --data "$X" --labels "$Y" -T 4 --limit 8
+run_cli 0 sim "$TMP/signed.nir" --target loihi2 --data "$X" --labels "$Y" -T 8 --limit 24 --report "$TMP/rs.json"
+expect_in "$TMP/out" "signed spikes as graded spikes of payload ±1"
+expect_in "$TMP/rs.json" '"signed_spikes": true'
+run_cli 1 sim "$TMP/signed.nir" --target loihi1 --data "$X" --labels "$Y" -T 4 --limit 8
 expect_in "$TMP/err" "SignedIF"
 expect_in "$TMP/err" "--plain-spikes"
 

@@ -150,8 +150,10 @@ def test_finetune(test_xy):
 
 def test_simulate_loihi(cnn, cnn_snn, test_xy):
     x, y = test_xy
-    with pytest.raises(neuroc.UnsupportedError, match="--plain-spikes"):  # the default: signed spikes
-        cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)
+    signed = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)  # the default: signed spikes, on Loihi 2
+    assert signed.network["layers"][1]["signed_spikes"] is True
+    with pytest.raises(neuroc.UnsupportedError, match="--plain-spikes"):  # Loihi 1 spikes have no sign
+        cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8, target="loihi1")
     plain = neuroc.convert(cnn, calib=x, spikes="plain", progress=False)
     assert plain.report["options"]["spikes"] == "plain" and cnn_snn.report["options"]["spikes"] == "signed"
     assert {L.kind for L in plain.layers} >= {"IF"} and "SignedIF" not in {L.kind for L in plain.layers}
