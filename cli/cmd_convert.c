@@ -322,8 +322,8 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             printf("  - %s\n", nc_convert_report_note(r, i));
     }
     if (n_signed) /* the default since 2026-12: say what it means for the file's readers */
-        printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda); other NIR tools and the "
-               "Loihi simulator need --plain-spikes\n");
+        printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda, Loihi 2 simulation); other NIR "
+               "tools and Loihi 1 need --plain-spikes\n");
     free(th.e);
 }
 

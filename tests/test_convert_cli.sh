@@ -184,7 +184,7 @@ expect_file "$TMP/mp_avg.nir"
 
 check "signed spikes and max thresholds by default: SignedIF layers in the .nir, the same file as asking for them; --plain-spikes, --nir-strict, --portable and --reset zero give plain IF"
 run_cli 0 convert "$MODEL" --calib "$X" -o "$TMP/default.nir" --report "$TMP/default.json"
-expect_in "$TMP/out" "other NIR tools and the Loihi simulator need --plain-spikes"
+expect_in "$TMP/out" "other NIR tools and Loihi 1 need --plain-spikes"
 expect_in "$TMP/default.json" '"spikes": "signed"'
 expect_in "$TMP/default.json" '"method": "max"'
 run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes --threshold max -o "$TMP/signed.nir"
