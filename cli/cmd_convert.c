@@ -15,7 +15,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [-T 8] [--levels 8] [--threshold p99.9|p99.99|pN|max|mse]\n"
     "                      [--per-channel] [--count-zeros] [--calib-samples N]\n"
     "                      [--reset subtract|zero] [--v0 half|zero] [--binary-spikes]\n"
-    "                      [--signed-spikes | --plain-spikes]\n"
+    "                      [--signed-spikes | --plain-spikes] [--burst B]\n"
     "                      [--bias-correction] [--potential-correction]\n"
     "                      [--correction-rounds N]\n"
     "                      [--maxpool spikes|currents|average]\n"
@@ -71,6 +71,10 @@ const char CMD_CONVERT_HELP[] =
     "                     run (the default with --nir-strict, --portable or\n"
     "                     --reset zero); it keeps the spikes it fired while its\n"
     "                     input was still positive: slower in deep networks\n"
+    "      --burst B      signed spikes: up to B spikes a step (default 1); each\n"
+    "                     threshold is its clip / B, so the rate code is B times\n"
+    "                     finer at the same T (IF layers read by spiking max pools\n"
+    "                     keep 1); cpu, cpu-fast and cuda run it, not BPTT or Loihi\n"
     "      --bias-correction  after calibration, run the SNN on the calibration data\n"
     "                     for T steps and add each channel's mean error (ANN\n"
     "                     activation - SNN rate x threshold) to the bias feeding\n"
@@ -134,7 +138,7 @@ int cli_convert_args_given(const convert_args *a)
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
-           a->signed_spikes || a->plain_spikes;
+           a->signed_spikes || a->plain_spikes || a->burst;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -204,6 +208,13 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     if (a->signed_spikes && a->plain_spikes)
         return cli_usage_error(cmd, "--signed-spikes and --plain-spikes: choose one");
     o->spikes = a->signed_spikes ? NC_SPIKES_SIGNED : a->plain_spikes ? NC_SPIKES_PLAIN : NC_SPIKES_DEFAULT;
+    if (a->burst) {
+        if (!cli_parse_ll(a->burst, 1, 1024, 0, &v))
+            return cli_usage_error(cmd, "--burst must be a whole number from 1 to 1024, not '%s'", a->burst);
+        if (v > 1 && a->plain_spikes)
+            return cli_usage_error(cmd, "--burst %lld is for signed spikes, not --plain-spikes", v);
+        o->burst = (int)v;
+    }
     if (a->correction_rounds) {
         if (!cli_parse_ll(a->correction_rounds, 1, 1000, 0, &v))
             return cli_usage_error(cmd, "--correction-rounds must be a whole number from 1 to 1000, not '%s'",

@@ -67,6 +67,15 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
     /* the default is signed, unless the reset to zero asks for the plain neuron */
     if (o->spikes == NC_SPIKES_DEFAULT)
         o->spikes = o->reset == NC_RESET_ZERO ? NC_SPIKES_PLAIN : NC_SPIKES_SIGNED;
+    if (o->burst == 0)
+        o->burst = 1;
+    if (o->burst < 1 || o->burst > 1024)
+        return nc_errorf(NC_ERR_INVALID_ARG, "burst %d is outside [1, 1024]", o->burst);
+    if (o->burst > 1 && o->spikes != NC_SPIKES_SIGNED)
+        return nc_errorf(NC_ERR_INVALID_ARG, "bursts (burst %d) are for signed spikes; plain IF neurons send one "
+                         "spike a step", o->burst);
+    if (o->burst > 1 && o->qcfs_epochs > 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "QCFS fine-tuning does not train bursts (burst %d)", o->burst);
     if (o->method == NC_THRESHOLD_DEFAULT)
         o->method = o->spikes == NC_SPIKES_SIGNED ? NC_THRESHOLD_MAX : NC_THRESHOLD_PERCENTILE;
     if (o->method != NC_THRESHOLD_PERCENTILE && o->method != NC_THRESHOLD_MAX && o->method != NC_THRESHOLD_MSE)
@@ -137,6 +146,51 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
     return st;
 }
 
+/* Marks the SignedIF layers whose spikes a SpikeMaxPool2d reads, directly or
+ * through Concats. */
+static void mark_pool_readers(const nc_snn *s, int id, char *mark)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    if (L->kind == NC_SNN_SIGNED_IF)
+        mark[id] = 1;
+    for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
+        if (L->inputs[k] < id)
+            mark_pool_readers(s, L->inputs[k], mark);
+}
+
+/* Bursts of up to B spikes a step: each SignedIF layer no spiking max pool
+ * reads gets max_spikes B and θ (and an explicit v(0) or spike value) / B,
+ * so the clip B·θ stays the calibrated one. */
+static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
+{
+    char *mark = nc_calloc((size_t)s->n_layers, 1);
+    if (!mark)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
+            mark_pool_readers(s, s->layers[i].inputs[0], mark);
+    int kept = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        nc_snn_layer *L = &s->layers[i];
+        if (L->kind != NC_SNN_SIGNED_IF)
+            continue;
+        if (mark[i]) {
+            kept++;
+            continue;
+        }
+        L->max_spikes = B;
+        nc_tensor *ts[3] = {L->threshold, L->v_init, L->spike_value};
+        for (int k = 0; k < 3; k++)
+            for (int64_t j = 0; ts[k] && j < ts[k]->numel; j++)
+                nc_f32(ts[k])[j] /= (float)B;
+    }
+    nc_free(mark);
+    if (kept)
+        return nc_strlist_addf(notes, "%d IF layers read by spiking max pools send one spike a step (a max pool "
+                               "of counts reads no bursts); the others up to %d", kept, B);
+    return NC_OK;
+}
+
 nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
                      const nc_convert_options *opt, nc_snn **out, nc_convert_report **report)
 {
@@ -179,6 +233,8 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
     }
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
+        goto done;
+    if (o.burst > 1 && (st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
         goto done;
     if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (README, Semantics): say so */
         int n_if = 0;

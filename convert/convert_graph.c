@@ -846,7 +846,8 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
         nc_tensor_free(th);
         return NC_ERR_NOMEM;
     }
-    nc_if_params p = {theta ? theta : th, v0, NULL, c->o->reset, c->o->spikes == NC_SPIKES_SIGNED};
+    /* bursts come after calibration (nc_convert), where every reader is known */
+    nc_if_params p = {theta ? theta : th, v0, NULL, c->o->reset, c->o->spikes == NC_SPIKES_SIGNED, 0};
     int id;
     st = nc_snn_add_if(c->s, src, &p, uniq(c, base, buf, sizeof buf), &id);
     nc_tensor_free(th);

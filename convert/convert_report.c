@@ -178,6 +178,7 @@ static void put_options(nc_json *j, const nc_report_input *in)
     nc_json_string(j, "v_init", o->v_init_zero ? "0" : "theta/2");
     nc_json_bool(j, "binary_spikes", o->binary_spikes);
     nc_json_string(j, "spikes", o->spikes == NC_SPIKES_PLAIN ? "plain" : "signed");
+    nc_json_int(j, "burst", o->burst);
     nc_json_string(j, "maxpool", o->maxpool == NC_MAXPOOL_AVERAGE ? "average"
                                  : o->maxpool == NC_MAXPOOL_SPIKES ? "spikes" : "currents");
     nc_json_bool(j, "bias_correction", o->bias_correction);

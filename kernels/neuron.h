@@ -3,6 +3,7 @@
 #ifndef NC_KERNELS_NEURON_H
 #define NC_KERNELS_NEURON_H
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -22,13 +23,24 @@ NC_HD int nc_if_step(float *v, float current, float theta, int reset_zero)
 }
 
 /* One step of a signed IF neuron (DESIGN §3): m = v + I; +1 if m >= θ;
- * −1 if m < 0 while its net count *n is positive; v = m − s·θ. Updates *v
- * and *n and returns s. */
-NC_HD int nc_signed_if_step(float *v, int32_t *n, float current, float theta)
+ * −1 if m < 0 while its net count *n is positive; v = m − s·θ. With burst
+ * B > 1 it may send up to B spikes of either sign in one step: s =
+ * floor(m/θ) clipped to [1, B] when m >= θ, to [−min(n, B), −1] when m < 0
+ * and n > 0, so the count follows the cumulative input in steps of θ while
+ * one step carries up to B·θ. Updates *v and *n and returns s. */
+NC_HD int nc_signed_if_step(float *v, int32_t *n, float current, float theta, int burst)
 {
     float m = *v + current;
     int s = m >= theta ? 1 : (m < 0.0f && *n > 0 ? -1 : 0);
-    *v = s > 0 ? m - theta : (s < 0 ? m + theta : m);
+    if (s > 0 && burst > 1) {
+        float q = floorf(m / theta);
+        s = q >= (float)burst ? burst : (q > 1.0f ? (int)q : 1);
+    } else if (s < 0 && burst > 1 && *n > 1) {
+        int most = *n < burst ? *n : burst;
+        float q = floorf(m / theta);
+        s = q <= -(float)most ? -most : (q < -1.0f ? (int)q : -1);
+    }
+    *v = s == 1 ? m - theta : (s == -1 ? m + theta : (s ? m - (float)s * theta : m));
     *n += s;
     return s;
 }

@@ -12,17 +12,18 @@
 
 /* An IF neuron over `steps` steps: the current of step t is cur[t·cur_stride]
  * (stride 0: a static current, the same every step), the output y[t·y_stride]
- * is s·sval for a spike s (+1, or −1 for a signed neuron), else 0; rec_s /
+ * is s·sval for a spike s (+1, or −1 for a signed neuron, up to ±burst for
+ * a signed one with bursts), else 0; rec_s /
  * rec_v (may be NULL) get s and the membrane after the update at the same
  * index as y. *v carries the membrane from one chunk to the next; net, when
  * not NULL, makes it a signed IF (nc_signed_if_step) and carries its net
  * count. Returns the number of spikes (of either sign). */
 NC_HD int nc_if_over_time(float *v, int32_t *net, const float *cur, int64_t cur_stride, float *y, int64_t y_stride,
-                          int steps, float theta, float sval, int reset_zero, float *rec_s, float *rec_v)
+                          int steps, float theta, float sval, int reset_zero, int burst, float *rec_s, float *rec_v)
 {
     int n = 0;
     for (int t = 0; t < steps; t++) {
-        int s = net ? nc_signed_if_step(v, net, cur[t * cur_stride], theta)
+        int s = net ? nc_signed_if_step(v, net, cur[t * cur_stride], theta, burst)
                     : nc_if_step(v, cur[t * cur_stride], theta, reset_zero);
         y[t * y_stride] = s ? (float)s * sval : 0.0f;
         if (rec_s)

@@ -812,6 +812,9 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
                                   "are no compartment); convert with --maxpool average for the simulator");
+        if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1)
+            return unsupported(L, "bursts (up to several spikes a step) are not mapped onto Loihi cores by the "
+                                  "simulator; convert with --burst 1");
         if (L->kind == NC_SNN_SIGNED_IF && net->loihi1)
             return unsupported(L, "signed spikes are not mapped onto Loihi 1 cores (a Loihi 1 spike has no "
                                   "sign); simulate Loihi 2 (--target loihi2) or convert with --plain-spikes "

@@ -220,9 +220,11 @@ int main(void)
     check_net("spiking max pools", net_spike_maxpool(0, NULL), 7);
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
 #ifndef NC_TESTS_NO_ONNX
-    /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last two with signed spikes */
+    /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last four with signed
+       spikes, the last two of them with bursts */
     static const char *models[] = {"cnn.onnx", "cnn_qcfs.onnx", "resnet.onnx",     "mlp.onnx",
-                                   "vgg.onnx", "squeezenet.onnx", "resnet.onnx", "vgg.onnx"};
+                                   "vgg.onnx", "squeezenet.onnx", "resnet.onnx", "vgg.onnx",
+                                   "resnet.onnx", "squeezenet.onnx"};
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/examples/models/%s", NC_SOURCE_DIR, models[k]);
@@ -230,6 +232,7 @@ int main(void)
         nc_convert_options co;
         nc_convert_options_init(&co);
         co.spikes = k >= 6 ? NC_SPIKES_SIGNED : NC_SPIKES_PLAIN;
+        co.burst = k == 8 ? 2 : k == 9 ? 3 : 1;
         nc_snn *s = net_example(path, 16, &x, &co);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 0);
         check_event(models[k], s, x, 8, NC_ENCODING_DIRECT, 1);

@@ -280,7 +280,8 @@ static void emu_run(const nc_snn *s, const nc_tensor *input, int T, int tc, nc_e
                     spikes[i] += nc_if_over_time(&C->v[e], C->net ? &C->net[e] : NULL, X->val + e,
                                                  x_static ? 0 : N * C->size, C->val + e, N * C->size, steps,
                                                  C->theta[e % C->size], C->sval[e % C->size],
-                                                 L->reset == NC_RESET_ZERO, tr_s[i] + t0 * N * C->size + e,
+                                                 L->reset == NC_RESET_ZERO, nc_snn_layer_burst(L),
+                                                 tr_s[i] + t0 * N * C->size + e,
                                                  tr_v[i] + t0 * N * C->size + e);
                 continue;
             }
@@ -438,16 +439,18 @@ static void test_emulated_example_models(void **state)
 {
     (void)state;
     /* vgg: max pools of spikes (SpikeMaxPool2d); squeezenet: Concat and ceil-mode max pools; the
-       last with signed spikes (net_spike_maxpool has signed max pools) */
+       last three with signed spikes (net_spike_maxpool has signed max pools), two of them with bursts */
     static const char *models[] = {"examples/models/cnn.onnx", "examples/models/resnet.onnx",
                                    "examples/models/mlp.onnx", "examples/models/vgg.onnx",
-                                   "examples/models/squeezenet.onnx", "examples/models/resnet.onnx"};
+                                   "examples/models/squeezenet.onnx", "examples/models/resnet.onnx",
+                                   "examples/models/resnet.onnx", "examples/models/squeezenet.onnx"};
     for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
         g_spikes = 0;
         nc_tensor *x = NULL;
         nc_convert_options co;
         nc_convert_options_init(&co);
         co.spikes = k >= 5 ? NC_SPIKES_SIGNED : NC_SPIKES_PLAIN;
+        co.burst = k == 6 ? 2 : k == 7 ? 3 : 1; /* squeezenet: bursts beside pools of single spikes */
         nc_snn *s = net_example(nc_test_src(models[k]), 4, &x, &co);
         check_emulation(s, x, 8, 8, NC_ENCODING_DIRECT, 0);
         check_emulation(s, x, 8, 3, NC_ENCODING_DIRECT, 1);

@@ -81,17 +81,17 @@ static nc_snn *build_cnn(void)
     float th1 = 0.75f, v1 = 0.375f, th3 = 1.25f;
     nc_tensor *t1 = vec(1, &th1), *vi1 = vec(1, &v1), *t2 = vec(4, THETA2), *t3 = vec(1, &th3);
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p1, "conv1", &conv1));
-    nc_if_params ip1 = {t1, vi1, NULL, NC_RESET_SUBTRACT, 0};
+    nc_if_params ip1 = {t1, vi1, NULL, NC_RESET_SUBTRACT, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, conv1, &ip1, "if1", &if1));
     int64_t k2[] = {2, 2}, s1[] = {1, 1};
     NC_ASSERT_OK(nc_snn_add_pool2d(s, if1, k2, k2, NULL, 1.0f, "pool1", &pool1));
     NC_ASSERT_OK(nc_snn_add_conv2d(s, pool1, w2, b2, &p2, "conv2", &conv2));
-    nc_if_params ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0};
+    nc_if_params ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, conv2, &ip2, "if2", &if2));
     NC_ASSERT_OK(nc_snn_add_conv2d(s, if2, w3, NULL, &p3, "conv3", &conv3));
     int from[] = {conv3, if2};
     NC_ASSERT_OK(nc_snn_add_add(s, 2, from, "res", &add));
-    nc_if_params ip3 = {t3, NULL, NULL, NC_RESET_SUBTRACT, 0};
+    nc_if_params ip3 = {t3, NULL, NULL, NC_RESET_SUBTRACT, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, add, &ip3, "if3", &if3));
     NC_ASSERT_OK(nc_snn_add_pool2d(s, if3, k2, s1, NULL, 0.25f, "pool2", &pool2));
     NC_ASSERT_OK(nc_snn_add_flatten(s, pool2, "flat", &flat));
@@ -115,7 +115,7 @@ static nc_snn *build_mlp(void)
     nc_tensor *t = vec(1, &th), *svt = vec(1, &sv), *v0t = vec(1, &v0), *t2 = vec(1, &th2);
     int fc1, ifa, fc2, ifb;
     NC_ASSERT_OK(nc_snn_add_affine(s, 0, w1, NULL, "fc1", &fc1));
-    nc_if_params pa = {t, v0t, svt, NC_RESET_SUBTRACT, 0}, pb = {t2, NULL, NULL, NC_RESET_ZERO, 0};
+    nc_if_params pa = {t, v0t, svt, NC_RESET_SUBTRACT, 0, 0}, pb = {t2, NULL, NULL, NC_RESET_ZERO, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, fc1, &pa, "if_a", &ifa));
     NC_ASSERT_OK(nc_snn_add_affine(s, ifa, w2, b2, "fc2", &fc2));
     NC_ASSERT_OK(nc_snn_add_if(s, fc2, &pb, "if_b", &ifb));
@@ -435,7 +435,7 @@ static nc_snn *build_pool_net(int spiking)
     int id, c1, i1, mp, c2, i2, fl, fc;
     int64_t k[] = {2, 2}, pad[] = {1, 1};
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv1", &c1));
-    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0};
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0, 0}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "if1", &i1));
     if (spiking)
         NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, i1, k, k, pad, "pool", &mp));
@@ -472,7 +472,7 @@ static nc_snn *build_concat(void)
     int id, ca, cb, ia, ib, cat, c3, i3, fl, fc;
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv_a", &ca));
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w2, NULL, &p, "conv_b", &cb));
-    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0}, ip2 = {t2, NULL, NULL, NC_RESET_SUBTRACT, 0};
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0, 0}, ip2 = {t2, NULL, NULL, NC_RESET_SUBTRACT, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, ca, &ip1, "if_a", &ia));
     NC_ASSERT_OK(nc_snn_add_if(s, cb, &ip2, "if_b", &ib));
     int from[] = {ia, ib, ia};
@@ -632,7 +632,7 @@ static void test_depthwise_compact(void **state)
     nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, C};
     int id, dw, ifl, fl, fc;
     NC_ASSERT_OK(nc_snn_add_conv2d(a, 0, w, bias, &p, "dw", &dw));
-    nc_if_params ip = {t, NULL, NULL, NC_RESET_SUBTRACT, 0};
+    nc_if_params ip = {t, NULL, NULL, NC_RESET_SUBTRACT, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(a, dw, &ip, "if1", &ifl));
     NC_ASSERT_OK(nc_snn_add_conv2d(a, ifl, w, bias, &p, "dw2", &dw)); /* takes if1's θ into its weights */
     NC_ASSERT_OK(nc_snn_add_if(a, dw, &ip, "if2", &ifl));
@@ -715,7 +715,7 @@ static nc_snn *build_xor_net(void)
     const nc_conv2d_params *ps[] = {&p1, &p2, &pd};
     prev = 0;
     for (int k = 0; k < 3; k++) {
-        nc_if_params ip = {th[k], NULL, NULL, NC_RESET_SUBTRACT, 0};
+        nc_if_params ip = {th[k], NULL, NULL, NC_RESET_SUBTRACT, 0, 0};
         NC_ASSERT_OK(nc_snn_add_conv2d(s, prev, ws[k], b, ps[k], convs[k], &id));
         NC_ASSERT_OK(nc_snn_add_if(s, id, &ip, ifs[k], &prev));
     }
@@ -921,7 +921,7 @@ static nc_snn *build_div_net(void)
     int64_t k3[] = {3, 3}, k2[] = {2, 2}, s2[] = {2, 2}, s1[] = {1, 1}, p1[] = {1, 1}, p0[] = {0, 0};
     int64_t e1[] = {1, 1}, e0[] = {0, 0}, rows[] = {1, 0};
     NC_ASSERT_OK(nc_snn_add_conv2d(s, 0, w1, b1, &p, "conv1", &c1));
-    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0};
+    nc_if_params ip1 = {t1, NULL, NULL, NC_RESET_SUBTRACT, 0, 0}, ip2 = {t2, NULL, NULL, NC_RESET_ZERO, 0, 0};
     NC_ASSERT_OK(nc_snn_add_if(s, c1, &ip1, "if1", &i1));
     NC_ASSERT_OK(nc_snn_add_pool2d_div(s, i1, k3, s2, p1, e1, p0, "avgc", &ac));
     assert_int_equal(s->layers[ac].shape[1], 5); /* floor mode: 4 */

@@ -206,6 +206,92 @@ static int count_kind(const nc_snn *s, nc_snn_layer_kind k)
     return n;
 }
 
+/* Bursts (max_spikes 3): currents of up to 3θ (multiples of 1/8: exact)
+ * that rise and fall; every step's s is in [−3, 3], some |s| > 1, the net
+ * count is max(0, floor((θ/2 + Σ I)/θ)) after every step (one step carries
+ * up to 3θ, so the count never lags), cpu = cpu-fast, the NIR round trip
+ * keeps the bursts, and what cannot take them says so. */
+static void test_bursts_follow_cumulative_input(void **state)
+{
+    (void)state;
+    enum { T = 48, N = 4, B = 3 };
+    int64_t in[1] = {N};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    float th = 1.0f;
+    nc_tensor *tt = vec(1, &th);
+    nc_if_params p = {.threshold = tt, .signed_spikes = 1, .max_spikes = B}, bad = p;
+    int id;
+    NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "burst", &id));
+    bad.signed_spikes = 0; /* plain IF sends one spike a step */
+    assert_int_equal(nc_snn_add_if(s, 0, &bad, "plain", NULL), NC_ERR_INVALID_ARG);
+    bad.signed_spikes = 1, bad.max_spikes = 5000;
+    assert_int_equal(nc_snn_add_if(s, 0, &bad, "huge", NULL), NC_ERR_INVALID_ARG);
+    int64_t k1[2] = {1, 1}, zero[2] = {0, 0};
+    int64_t shape3[3] = {N, 1, 1};
+    int rs = -1;
+    nc_tensor_free(tt);
+    float I[T * N];
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) /* up to ±3θ, positive first, then negative on average */
+            I[t * N + n] = (float)(((t * (5 + n) + 3 * n) % 41) - 20 - (t > T / 2 ? 4 : -3)) / 8.0f;
+    int64_t xs[3] = {T, 1, N};
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 3, xs, I, &x));
+    static const char *backends[] = {"cpu", "cpu-fast"};
+    nc_tensor *first = NULL;
+    for (int b = 0; b < 2; b++) {
+        nc_tensor *spk = NULL;
+        nc_tensor *y = run_rec(s, backends[b], x, T, "burst", &spk);
+        const float *sp = nc_tensor_data_const(spk);
+        double u[N] = {0.5, 0.5, 0.5, 0.5};
+        int n_count[N] = {0}, bursts = 0, negative = 0;
+        for (int t = 0; t < T; t++)
+            for (int n = 0; n < N; n++) {
+                float sv = sp[t * N + n];
+                assert_true(sv == floorf(sv) && sv >= -B && sv <= B);
+                bursts += fabsf(sv) > 1.0f;
+                negative += sv < 0.0f;
+                n_count[n] += (int)sv;
+                u[n] += I[t * N + n];
+                int want = u[n] < 0 ? 0 : (int)floor(u[n] / th);
+                if (n_count[n] != want)
+                    fail_msg("%s: neuron %d, step %d: net count %d, expected %d", backends[b], n, t + 1, n_count[n],
+                             want);
+            }
+        assert_true(bursts > 3 && negative > 3);
+        if (b == 0)
+            first = y;
+        else {
+            assert_same(first, y);
+            nc_tensor_free(y);
+        }
+        nc_tensor_free(spk);
+    }
+    /* NIR keeps max_spikes (a neuroc.SignedIF attribute) */
+    const char *path = nc_test_pathf("%s/burst.nir", NC_BINARY_DIR);
+    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    nc_snn *back = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &back));
+    nc_tensor *again = run_rec(back, "cpu-fast", x, T, NULL, NULL);
+    assert_same(first, again);
+    /* a spiking max pool cannot read bursts (its counts move by one a step) */
+    nc_snn *p2 = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, shape3, &p2));
+    nc_tensor *t3 = vec(1, &th);
+    nc_if_params p3 = {.threshold = t3, .signed_spikes = 1, .max_spikes = 2};
+    NC_ASSERT_OK(nc_snn_add_if(p2, 0, &p3, "b", &id));
+    assert_int_equal(nc_snn_add_spike_maxpool2d(p2, id, k1, k1, zero, "smp", &rs), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "bursts"));
+    nc_tensor_free(t3);
+    nc_snn_free(p2);
+    nc_tensor_free(again);
+    nc_snn_free(back);
+    nc_tensor_free(first);
+    nc_tensor_free(x);
+    nc_snn_free(s);
+}
+
 /* The shipped ResNet (residual Adds, 5 IF layers) converted with signed
  * spikes: every IF layer is a SignedIF, and at T = 32 its readout is much
  * closer to the ANN than plain IF's (which keeps the early spikes of
@@ -367,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_spike_maxpool_follows_signed_counts),
         cmocka_unit_test(test_convert_resnet),
         cmocka_unit_test(test_default_is_signed_max),
+        cmocka_unit_test(test_bursts_follow_cumulative_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

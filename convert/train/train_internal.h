@@ -80,9 +80,10 @@ typedef struct nc_tr_qcfs {
     int sv_is_lam;         /* spike value tied to λ (no explicit spike_value) */
     int levels;            /* L */
     int relaxed;           /* floor replaced by the identity (gradient checks) */
+    float top;             /* relaxed: the clip's top, a burst layer's B (else 1) */
 } nc_tr_qcfs;
 
-/* y = sv·clip(floor(z·L/λ + shift)/L, 0, 1) (relaxed: sv·clip(z/λ, 0, 1)). */
+/* y = sv·clip(floor(z·L/λ + shift)/L, 0, 1) (relaxed: sv·clip(z/λ, 0, top)). */
 void nc_tr_qcfs_fwd(const nc_tr_qcfs *q, const float *z, float *y, int64_t rows);
 /* Straight-through backward: dz += dy·(sv/λ)·[0 < z < λ]; dlam (size, double)
  * += dy·∂y/∂λ per neuron when not NULL. */

@@ -316,9 +316,10 @@ void nc_tr_qcfs_fwd(const nc_tr_qcfs *q, const float *z, float *y, int64_t rows)
         const float *zr = z + r * S;
         float *yr = y + r * S;
         if (relaxed) {
+            float top = q->top > 1.0f ? q->top : 1.0f;
             for (int64_t j = 0; j < S; j++) {
                 float u = zr[j] / lam[j];
-                yr[j] = sv[j] * (u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u));
+                yr[j] = sv[j] * (u < 0.0f ? 0.0f : (u > top ? top : u));
             }
             continue;
         }

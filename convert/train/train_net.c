@@ -30,7 +30,7 @@ void nc_tr_net_free(nc_tr_net *net)
 }
 
 /* What the engine refuses, before anything is allocated. */
-static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
+static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int relaxed)
 {
     const char *mname = mode == NC_TRAIN_QCFS ? "QCFS" : "BPTT";
     if (s->layers[0].kind != NC_SNN_INPUT)
@@ -70,6 +70,10 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode)
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
+            if (L->max_spikes > 1 && !(mode == NC_TRAIN_QCFS && relaxed)) /* the rate limit takes them */
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' sends bursts of up to %d spikes a "
+                                 "step, which the engine does not train yet (convert with --burst 1)", mname,
+                                 L->name, L->max_spikes);
             if (nc_snn_layer_nir_semantics(L)) {
                 char what[160];
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' has NIR neuron semantics (%s); the "
@@ -128,7 +132,7 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
     if (c->mode == NC_TRAIN_BPTT && (c->T < 1 || c->T > 100000 || !(c->sg_width > 0.0f)))
         return nc_errorf(NC_ERR_INVALID_ARG, "BPTT training: needs T >= 1 and a positive surrogate width");
     int out_id = nc_snn_output_id(s);
-    nc_status st = check_graph(s, out_id + 1, c->mode);
+    nc_status st = check_graph(s, out_id + 1, c->mode, c->relaxed);
     if (st != NC_OK)
         return st;
 
@@ -224,7 +228,8 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
 {
     if (q) {
         *q = (nc_tr_qcfs){.size = Y->size, .lam = Y->lam, .sv = Y->sv, .shift = Y->aux,
-                          .sv_is_lam = !L->spike_value, .levels = net->c.levels, .relaxed = net->c.relaxed};
+                          .sv_is_lam = !L->spike_value, .levels = net->c.levels, .relaxed = net->c.relaxed,
+                          .top = (float)nc_snn_layer_burst(L)};
     }
     if (p) {
         *p = (nc_tr_if){.size = Y->size, .T = net->c.T, .theta = Y->lam, .v0 = Y->aux, .sv = Y->sv,

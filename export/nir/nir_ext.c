@@ -106,6 +106,8 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         st = nc_h5_write_i64_scalar(g, "exact", 1);
     if (st == NC_OK && L->pretest_sub)
         st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
+    if (st == NC_OK && L->max_spikes > 1)
+        st = nc_h5_write_i64_scalar(g, "max_spikes", L->max_spikes);
     if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
         st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
@@ -198,6 +200,9 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
         if (nc_h5_exists(g, flags[k]) && (st = nc_h5_read_f64_scalar(g, flags[k], &v)) == NC_OK)
             *fp[k] = v != 0;
     }
+    double burst = 0; /* its range is checked with the layer (nir_finish_layer) */
+    if (st == NC_OK && nc_h5_exists(g, "max_spikes") && (st = nc_h5_read_f64_scalar(g, "max_spikes", &burst)) == NC_OK)
+        L->max_spikes = burst >= 2 && burst <= NC_MAX_BURST && burst == (double)(int)burst ? (int)burst : -1;
     for (int k = 0; st == NC_OK && k < N_TENSORS; k++)
         if (nc_h5_exists(g, TENSORS[k])) {
             nc_tensor **dst = tensor_of(L, k);

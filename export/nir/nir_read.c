@@ -617,6 +617,11 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total)
     int64_t xsize = nc_snn_layer_size(X);
     const nc_tensor *W = L->weight;
     nc_status st;
+    if (L->kind == NC_SNN_SPIKEMAXPOOL2D && (st = nc_snn_check_spikemax_input(s, fwd, L->name)) != NC_OK)
+        return st;
+    if (L->max_spikes && (L->kind != NC_SNN_SIGNED_IF || L->max_spikes < 2 || L->max_spikes > NC_MAX_BURST))
+        return nc_errorf(NC_ERR_MODEL, "layer '%s' (%s): max_spikes %d: bursts of 2 to %d spikes belong to a "
+                         "SignedIF", L->name, nc_snn_kind_name(L->kind), L->max_spikes, NC_MAX_BURST);
     switch (L->kind) {
     case NC_SNN_AFFINE:
         if (!W || W->ndim != 2)

@@ -122,6 +122,13 @@ typedef struct nc_convert_options {
      * for files other tools run (nc_nir_write_options.strict) and for the
      * Loihi simulator. Signed spikes need NC_RESET_SUBTRACT. */
     nc_spike_kind spikes;
+    /* Signed spikes only: up to `burst` spikes a step (0 = 1; at most 1024;
+     * nc_if_params.max_spikes). Each IF layer's threshold becomes its
+     * calibrated clip / burst, so the clip stays and the rate code gets
+     * burst times finer at the same T; IF layers a spiking max pool reads
+     * keep one spike a step (a note says how many). Not with QCFS or BPTT
+     * fine-tuning, nor on the Loihi simulator. */
+    int burst;
 } nc_convert_options;
 NC_API void nc_convert_options_init(nc_convert_options *o);
 

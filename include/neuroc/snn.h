@@ -143,6 +143,14 @@ typedef struct nc_if_params {
     const nc_tensor *spike_value;
     nc_reset_mode reset;
     int signed_spikes;
+    /* signed_spikes only: the most spikes a neuron sends in one step (0 or
+     * 1: one; at most 1024). s = floor(m/θ) clipped to [1, B] when m >= θ
+     * and to [−min(n, B), −1] when m < 0 while n > 0 (DESIGN §3): the count
+     * moves in steps of θ while one step carries up to B·θ, so θ can be B
+     * times finer than the largest activation with no clipping. A spiking
+     * max pool cannot read such a layer (its counts would move by more than
+     * one a step). */
+    int max_spikes;
 } nc_if_params;
 NC_API nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *name,
                                int *id);

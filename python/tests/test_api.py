@@ -223,3 +223,13 @@ def test_tqdm_bars_when_installed(cnn_snn, test_xy, monkeypatch):
     x, y = test_xy
     cnn_snn.evaluate(x, y, timesteps=2)
     assert bars and all(b.closed and b.n == b.total for b in bars)
+
+
+def test_burst_option(cnn, test_xy):
+    """burst=2: up to two signed spikes a step, as `neuroc convert --burst 2`; cpu = cpu-fast."""
+    x, _ = test_xy
+    snn = neuroc.convert(cnn, calib=x, burst=2, progress=False)
+    assert snn.report["options"]["burst"] == 2
+    assert np.array_equal(snn.run(x[:32], timesteps=8, backend="cpu"), snn.run(x[:32], timesteps=8))
+    with pytest.raises(neuroc.InvalidArgument):
+        neuroc.convert(cnn, calib=x, burst=2, spikes="plain", progress=False)

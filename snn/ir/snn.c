@@ -338,6 +338,26 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
 }
 
 /* Sum (scale × window sum) and max pooling share their geometry checks. */
+int nc_snn_reads_bursts(const nc_snn *s, int id)
+{
+    const nc_snn_layer *L = &s->layers[id];
+    if (L->kind == NC_SNN_SIGNED_IF)
+        return L->max_spikes > 1;
+    for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
+        if (L->inputs[k] < id && nc_snn_reads_bursts(s, L->inputs[k]))
+            return 1;
+    return 0;
+}
+
+nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name)
+{
+    if (!nc_snn_reads_bursts(s, from))
+        return NC_OK;
+    return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' sends bursts (max_spikes > 1), whose "
+                     "counts move by more than one a step; a spiking max pool reads one spike a step", name,
+                     s->layers[from].name);
+}
+
 static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
                             const int64_t stride[2], const int64_t padding[2], const int64_t pad_end[2],
                             float scale, const char *name, int *id)
@@ -348,6 +368,8 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
         return st;
     const nc_snn_layer *X = &s->layers[from];
     const char *nm = name ? name : "";
+    if (kind == NC_SNN_SPIKEMAXPOOL2D && (st = nc_snn_check_spikemax_input(s, from, nm)) != NC_OK)
+        return st;
     if (X->ndim != 3)
         return nc_errorf(NC_ERR_SHAPE, "%s '%s': input '%s' must be (C, H, W)", what, nm, X->name);
     if (!kernel || kernel[0] <= 0 || kernel[1] <= 0)
@@ -521,6 +543,9 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
     if (p->signed_spikes && p->reset == NC_RESET_ZERO)
         return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': signed spikes need the subtractive reset (a negative "
                          "spike gives back the θ a spike took)", name ? name : "");
+    if (p->max_spikes < 0 || p->max_spikes > NC_MAX_BURST || (p->max_spikes > 1 && !p->signed_spikes))
+        return nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': max_spikes %d: bursts are from 1 to %d spikes a step, and "
+                         "only for signed spikes", name ? name : "", p->max_spikes, NC_MAX_BURST);
     nc_status ast;
     nc_snn_layer *L = append(s, p->signed_spikes ? NC_SNN_SIGNED_IF : NC_SNN_IF, name, 1, &ast);
     if (!L)
@@ -530,6 +555,7 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
     L->ndim = X->ndim;
     memcpy(L->shape, X->shape, sizeof L->shape);
     L->reset = p->reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT; /* the IR never holds DEFAULT */
+    L->max_spikes = p->max_spikes > 1 ? p->max_spikes : 0;
     if ((st = nc_snn_check_param(p->threshold, L, "threshold")) != NC_OK ||
         (st = nc_snn_check_param(p->v_init, L, "v_init")) != NC_OK ||
         (st = nc_snn_check_param(p->spike_value, L, "spike_value")) != NC_OK)
@@ -628,6 +654,8 @@ uint64_t nc_hash_snn(const nc_snn *s)
                                  L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
             h = nc_hash_tensor(h, ts[k]);
+        if (L->max_spikes > 1) /* only then: other hashes stay as they were */
+            h = nc_hash_bytes(h, &L->max_spikes, sizeof L->max_spikes);
         if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub) { /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->spike_gt, sizeof L->spike_gt);
             h = nc_hash_bytes(h, &L->exact, sizeof L->exact);

@@ -3,6 +3,8 @@
 #ifndef NC_SNN_SNN_IR_H
 #define NC_SNN_SNN_IR_H
 
+#define NC_MAX_BURST 1024 /* nc_if_params.max_spikes */
+
 #include "neuroc/neuroc.h"
 #include "snn/base/tensor.h"
 #include "layer_kinds.h"
@@ -33,6 +35,9 @@ typedef struct nc_snn_layer {
     /* IF / LIF / CubaLIF: tensors of 1, C or full-shape elements (see nc_snn_param). */
     nc_tensor *threshold, *v_init, *spike_value;
     nc_reset_mode reset;
+    /* SignedIF: the most spikes (of either sign) a neuron sends in one step;
+     * 0 or 1: one (nc_snn_layer_burst) */
+    int max_spikes;
     /* LIF / CubaLIF (NIR semantics), time step dt in seconds; r is also an
      * IF's input resistance (NULL = 1: neuroc's IF) and an Integrator's. LI,
      * CubaLI and Integrator use tau, r, v_leak, tau_syn, w_in likewise. */
@@ -65,6 +70,15 @@ struct nc_snn {
 /* Appends a zeroed layer with a unique name (copied; made up if NULL) and
  * `n_inputs` input slots; returns it or NULL (error set). Pointers into
  * s->layers are invalidated by the next call. */
+/* 1 if layer id's output carries bursts (a SignedIF with max_spikes > 1,
+ * or a Concat of one); a SpikeMaxPool2d cannot read it, which
+ * nc_snn_check_spikemax_input says naming the layers. */
+int nc_snn_reads_bursts(const nc_snn *s, int id);
+nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name);
+
+/* The spikes a SignedIF neuron of L may send in one step (1 for any other). */
+static inline int nc_snn_layer_burst(const nc_snn_layer *L) { return L->max_spikes > 1 ? L->max_spikes : 1; }
+
 nc_snn_layer *nc_snn_append(nc_snn *s, nc_snn_layer_kind kind, const char *name, int n_inputs);
 /* nc_snn_append under `base`, or base_2, base_3, ... when it is taken (a
  * long base is cut). */

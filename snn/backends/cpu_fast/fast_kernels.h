@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "kernels/neuron.h"
+
 /* One tap of a convolution or pooling window seen from an input row (or
  * column): the offset it adds to the weights and to the output accumulators. */
 typedef struct nc_fast_tap {
@@ -107,6 +109,20 @@ static inline int64_t nc_fast_signed_if_scalar(float *v, int32_t *net, const flo
         net[k] += s;
         y[k] = (float)s * sv[k];
         count += s & 1;
+    }
+    return count;
+}
+
+/* The signed IF step with bursts of up to `burst` spikes (nc_signed_if_step),
+ * one neuron at a time: y[k] = s·sv[k]. Returns the neurons that spiked. */
+static inline int64_t nc_fast_signed_burst_scalar(float *v, int32_t *net, const float *cur, const float *theta,
+                                                  const float *sv, int64_t n, int burst, float *y)
+{
+    int64_t count = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int s = nc_signed_if_step(&v[k], &net[k], cur[k], theta[k], burst);
+        y[k] = s ? (float)s * sv[k] : 0.0f;
+        count += s != 0;
     }
     return count;
 }

@@ -305,12 +305,14 @@ static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q
                 q->rec_spikes[i][off + k] = (float)((W->dense[i][k] > 0.0f) - (W->dense[i][k] < 0.0f));
         return;
     }
-    if (q->rec_spikes && q->rec_spikes[i] && F->rep == REP_DENSE) { /* SignedIF: ±1 */
+    if (q->rec_spikes && q->rec_spikes[i] && F->rep == REP_DENSE) { /* SignedIF: s·(spike value) */
         float *d = q->rec_spikes[i] + off;
+        int burst = P->s->layers[i].max_spikes > 1;
         for (int64_t c = 0; c < F->C; c++)
             for (int64_t p = 0; p < F->HW; p++) {
-                float x = W->dense[i][at(F->cl, F->C, F->HW, c, p)];
-                d[c * F->HW + p] = (float)((x > 0.0f) - (x < 0.0f));
+                int64_t k = at(F->cl, F->C, F->HW, c, p);
+                float x = W->dense[i][k];
+                d[c * F->HW + p] = burst ? roundf(x / F->sval[k]) : (float)((x > 0.0f) - (x < 0.0f));
             }
     } else if (q->rec_spikes && q->rec_spikes[i]) {
         float *d = q->rec_spikes[i] + off;
@@ -440,7 +442,10 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 if (!F->in_dense)
                     materialize(P, W, x_view, W->tmp[i]);
                 int rz = L->reset == NC_RESET_ZERO;
-                if (L->kind == NC_SNN_SIGNED_IF) {
+                if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1) {
+                    spk[i] += nc_fast_signed_burst_scalar(W->v[i], W->net[i], cur, F->theta, F->sval, F->size,
+                                                          L->max_spikes, W->dense[i]);
+                } else if (L->kind == NC_SNN_SIGNED_IF) {
                     spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
                 } else if (L->kind != NC_SNN_IF || F->nir) {
                     spk[i] += run_lif(L, F, W, i, cur);

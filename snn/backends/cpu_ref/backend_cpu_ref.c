@@ -343,7 +343,7 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
             } else if (L->kind == NC_SNN_IF)
                 s = nc_if_step(v, I[k], R->theta[j], reset_zero);
             else if (L->kind == NC_SNN_SIGNED_IF)
-                s = nc_signed_if_step(v, &R->net[k], I[k], R->theta[j]);
+                s = nc_signed_if_step(v, &R->net[k], I[k], R->theta[j], nc_snn_layer_burst(L));
             else {
                 float cur = I[k];
                 if (L->kind == NC_SNN_CUBALIF)

@@ -757,7 +757,8 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
             break;
         case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->net, C->theta, C->sval,
-                        L->reset == NC_RESET_ZERO, C->val, C->rec_s, C->rec_v, P->counters + i),
+                        L->reset == NC_RESET_ZERO, nc_snn_layer_burst(L), C->val, C->rec_s, C->rec_v,
+                        P->counters + i),
                "IF kernel");
             if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
                 ((st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK ||

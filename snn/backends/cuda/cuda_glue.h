@@ -50,11 +50,11 @@ cudaError_t nc_cu_concat(cudaStream_t st, float *y, const float *x, int x_frames
 /* IF neurons (N × size, membrane v) over `steps` steps; x holds steps·N
  * frames, or N when x_static (the same current every step). y: steps·N
  * frames of ±sval or 0; rec_s / rec_v may be NULL. net (N × size net
- * counts) makes them signed IF neurons; NULL for plain IF. Spikes added to
- * *spikes. */
+ * counts) makes them signed IF neurons, sending up to `burst` spikes a step;
+ * NULL for plain IF. Spikes added to *spikes. */
 cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
-                     int32_t *net, const float *theta, const float *sval, int reset_zero, float *y, float *rec_s,
-                     float *rec_v, nc_cu_count *spikes);
+                     int32_t *net, const float *theta, const float *sval, int reset_zero, int burst, float *y,
+                     float *rec_s, float *rec_v, nc_cu_count *spikes);
 /* Spiking max pooling over `steps` steps of x (steps·N frames, or N when
  * x_static; signed_in: its spikes may be negative): in_cnt (N × input size)
  * and out_cnt (N × output size) carry the counts between chunks, cum

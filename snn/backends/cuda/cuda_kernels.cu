@@ -178,8 +178,8 @@ __global__ void concat_kernel(float *y, const float *x, int64_t part, int64_t x_
 }
 
 __global__ void if_kernel(const float *x, int x_static, int N, int size, int steps, float *v, int32_t *net,
-                          const float *theta, const float *sval, int reset_zero, float *y, float *rec_s, float *rec_v,
-                          nc_cu_count *spikes)
+                          const float *theta, const float *sval, int reset_zero, int burst, float *y, float *rec_s,
+                          float *rec_v, nc_cu_count *spikes)
 {
     const int64_t total = (int64_t)N * size, stride = (int64_t)N * size;
     for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
@@ -188,7 +188,7 @@ __global__ void if_kernel(const float *x, int x_static, int N, int size, int ste
         if (e < total) {
             int j = (int)(e % size);
             n = nc_if_over_time(&v[e], net ? &net[e] : nullptr, x + e, x_static ? 0 : stride, y + e, stride, steps,
-                                theta[j], sval[j], reset_zero, rec_s ? rec_s + e : nullptr,
+                                theta[j], sval[j], reset_zero, burst, rec_s ? rec_s + e : nullptr,
                                 rec_v ? rec_v + e : nullptr);
         }
         count_add(spikes, (nc_cu_count)n);
@@ -364,11 +364,11 @@ cudaError_t nc_cu_add(cudaStream_t st, float *y, const float *x, int x_frames, i
 }
 
 cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
-                     int32_t *net, const float *theta, const float *sval, int reset_zero, float *y, float *rec_s,
-                     float *rec_v, nc_cu_count *spikes)
+                     int32_t *net, const float *theta, const float *sval, int reset_zero, int burst, float *y,
+                     float *rec_s, float *rec_v, nc_cu_count *spikes)
 {
     if_kernel<<<blocks_for((int64_t)N * size), kBlock, 0, st>>>(x, x_static, N, size, steps, v, net, theta, sval,
-                                                                reset_zero, y, rec_s, rec_v, spikes);
+                                                                reset_zero, burst, y, rec_s, rec_v, spikes);
     return cudaGetLastError();
 }
 
