@@ -120,6 +120,13 @@ CONFIGS = [
     ("vgg", "plain p99.9", ["--plain-spikes"]),
     ("resnet18", "plain p99.9", ["--plain-spikes"]),
     ("squeezenet", "plain p99.9", ["--plain-spikes"]),
+    # bursts of up to 2 and 4 spikes a step (signed spikes, max thresholds)
+    ("vgg", "burst 2", ["--burst", "2"]),
+    ("resnet18", "burst 2", ["--burst", "2"]),
+    ("squeezenet", "burst 2", ["--burst", "2"]),
+    ("vgg", "burst 4", ["--burst", "4"]),
+    ("resnet18", "burst 4", ["--burst", "4"]),
+    ("squeezenet", "burst 4", ["--burst", "4"]),
     ("vgg", "signed max per channel", ["--signed-spikes", "--threshold", "max", "--per-channel"]),
     ("resnet18", "signed max per channel", ["--signed-spikes", "--threshold", "max", "--per-channel"]),
     ("squeezenet", "signed max per channel", ["--signed-spikes", "--threshold", "max", "--per-channel"]),

@@ -282,7 +282,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
     if (r && !th_collect(r, &th))
         th.n = 0; /* out of memory: no thresholds shown */
     size_t n = nc_snn_num_layers(s);
-    int n_if = 0, n_signed = 0, matched = 0, w = 5;
+    int n_if = 0, n_signed = 0, n_burst = 0, matched = 0, w = 5;
     int64_t neurons = 0;
     for (size_t i = 0; i < n; i++) {
         nc_snn_layer_info L;
@@ -297,6 +297,7 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             neurons += k;
             n_if++;
             n_signed += L.kind == NC_SNN_SIGNED_IF;
+            n_burst += L.max_spikes > 1;
         }
     }
     printf("converted %s: %zu layers, %d spiking with %lld neurons\n", model, n, n_if, (long long)neurons);
@@ -332,7 +333,10 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         for (size_t i = 0; i < nn; i++)
             printf("  - %s\n", nc_convert_report_note(r, i));
     }
-    if (n_signed) /* the default since 2026-12: say what it means for the file's readers */
+    if (n_burst)
+        printf("bursts: %d IF layers send up to several spikes a step (cpu, cpu-fast, cuda; not BPTT or Loihi)\n",
+               n_burst);
+    else if (n_signed) /* the default since 2026-12: say what it means for the file's readers */
         printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda, Loihi 2 simulation); other NIR "
                "tools and Loihi 1 need --plain-spikes\n");
     free(th.e);

@@ -18,6 +18,7 @@
  *   scale     float32 scalar         reset int64 (nc_reset_mode)   dt float64
  *   weight, bias, threshold, v_init, spike_value, tau, r, v_leak, tau_syn,
  *   w_in, v_reset  float32, each only when the layer has it
+ *   max_spikes     int64 scalar, a SignedIF's bursts, only when > 1
  *   spike_gt, exact  int64 (1), only when set
  *   div_taps  int64 (1)   div_pad int64 [2]   only for a Pool2d with
  *             per-window divisors (snn_ir.h), which a SumPool2d cannot hold

@@ -168,6 +168,7 @@ typedef struct nc_snn_layer_info {
     int ndim;                   /* per-sample output shape */
     int64_t shape[NC_MAX_DIMS];
     int64_t params;             /* weights + biases + neuron parameters */
+    int max_spikes;             /* SignedIF: spikes a step, > 1 for bursts (nc_if_params); else 0 */
 } nc_snn_layer_info;
 
 NC_API int nc_snn_num_layers(const nc_snn *s);

@@ -86,7 +86,7 @@ class LayerInfo(Structure):
 
 class SnnLayerInfo(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("n_inputs", c_int), ("inputs", POINTER(c_int)),
-                ("ndim", c_int), ("shape", Dims), ("params", c_int64)]
+                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int)]
 
 
 class BackendInfo(Structure):

@@ -617,6 +617,7 @@ nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
     out->inputs = L->inputs;
     out->ndim = L->ndim;
     memcpy(out->shape, L->shape, sizeof out->shape);
+    out->max_spikes = L->max_spikes;
     const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
                              L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
