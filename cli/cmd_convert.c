@@ -74,7 +74,8 @@ const char CMD_CONVERT_HELP[] =
     "      --burst B      signed spikes: up to B spikes a step (default 1); each\n"
     "                     threshold is its clip / B, so the rate code is B times\n"
     "                     finer at the same T (IF layers read by spiking max pools\n"
-    "                     keep 1); cpu, cpu-fast and cuda run it, not BPTT or Loihi\n"
+    "                     keep 1); cpu, cpu-fast, cuda and BPTT take it, not QCFS\n"
+    "                     fine-tuning or the Loihi simulator\n"
     "      --bias-correction  after calibration, run the SNN on the calibration data\n"
     "                     for T steps and add each channel's mean error (ANN\n"
     "                     activation - SNN rate x threshold) to the bias feeding\n"
@@ -334,7 +335,8 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             printf("  - %s\n", nc_convert_report_note(r, i));
     }
     if (n_burst)
-        printf("bursts: %d IF layers send up to several spikes a step (cpu, cpu-fast, cuda; not BPTT or Loihi)\n",
+        printf("bursts: %d IF layers send up to several spikes a step (cpu, cpu-fast, cuda, BPTT; not the Loihi "
+               "simulator)\n",
                n_burst);
     else if (n_signed) /* the default since 2026-12: say what it means for the file's readers */
         printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda, Loihi 2 simulation); other NIR "

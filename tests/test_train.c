@@ -404,14 +404,16 @@ static void test_grad_qcfs_network(void **state)
 
 /* BPTT: the IF unrolled over T steps with each surrogate, both resets,
  * trainable θ, with the spike relaxed to the surrogate's integral; or the
- * first IF layer signed (reset by subtraction). */
+ * first IF layer signed (reset by subtraction), with bursts of up to
+ * `signed_spikes` spikes when that is above 1. */
 static void bptt_check_as(nc_surrogate sg, nc_reset_mode reset, int signed_spikes)
 {
     int64_t shape[1] = {4};
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(1, shape, &s));
     int a = add_affine(s, 0, 5, 0.8f);
-    nc_if_params ip = {.threshold = const_tensor(5, 0.6f), .reset = reset, .signed_spikes = signed_spikes};
+    nc_if_params ip = {.threshold = const_tensor(5, 0.6f), .reset = reset, .signed_spikes = signed_spikes > 0,
+                       .max_spikes = signed_spikes > 1 ? signed_spikes : 0};
     for (int i = 0; i < 5; i++)
         nc_f32(ip.threshold)[i] = 0.5f + 0.1f * (float)i;
     int n1, n2, id;
@@ -441,6 +443,8 @@ static void test_grad_bptt(void **state)
     (void)state;
     bptt_check_as(NC_SURROGATE_SIGMOID, NC_RESET_SUBTRACT, 1);
     bptt_check_as(NC_SURROGATE_ATAN, NC_RESET_SUBTRACT, 1);
+    bptt_check_as(NC_SURROGATE_SIGMOID, NC_RESET_SUBTRACT, 3); /* bursts */
+    bptt_check_as(NC_SURROGATE_ATAN, NC_RESET_SUBTRACT, 2);
     bptt_check(NC_SURROGATE_SIGMOID, NC_RESET_SUBTRACT);
     bptt_check(NC_SURROGATE_ATAN, NC_RESET_SUBTRACT);
     bptt_check(NC_SURROGATE_SIGMOID, NC_RESET_ZERO);
@@ -477,7 +481,8 @@ static nc_snn *small_cnn(int with_add, int signed_spikes)
     NC_ASSERT_OK(nc_snn_create(3, shape, &s));
     nc_conv2d_params p = {.padding = {1, 1}};
     int c = add_conv(s, 0, 3, 3, 3, &p, 0.6f);
-    nc_if_params ip = {.threshold = const_tensor(3, 0.5f), .signed_spikes = signed_spikes};
+    nc_if_params ip = {.threshold = const_tensor(3, 0.5f), .signed_spikes = signed_spikes > 0,
+                       .max_spikes = signed_spikes > 1 ? signed_spikes : 0};
     nc_f32(ip.threshold)[1] = 0.4f;
     int n1;
     NC_ASSERT_OK(nc_snn_add_if(s, c, &ip, NULL, &n1));
@@ -487,7 +492,8 @@ static nc_snn *small_cnn(int with_add, int signed_spikes)
     NC_ASSERT_OK(nc_snn_add_pool2d(s, n1, k, NULL, NULL, 0.25f, NULL, &pool));
     NC_ASSERT_OK(nc_snn_add_flatten(s, pool, NULL, &f));
     int a = add_affine(s, f, 8, 0.8f);
-    nc_if_params ip2 = {.threshold = const_tensor(1, 0.3f), .signed_spikes = signed_spikes};
+    nc_if_params ip2 = {.threshold = const_tensor(1, 0.3f), .signed_spikes = signed_spikes > 0,
+                        .max_spikes = signed_spikes > 1 ? signed_spikes : 0};
     int n2;
     NC_ASSERT_OK(nc_snn_add_if(s, a, &ip2, NULL, &n2));
     nc_tensor_free((nc_tensor *)ip2.threshold);
@@ -507,8 +513,8 @@ static nc_snn *small_cnn(int with_add, int signed_spikes)
 static void test_bptt_forward_matches_backend(void **state)
 {
     (void)state;
-    for (int with_add = 0; with_add < 4; with_add++) { /* 2, 3: signed spikes */
-        nc_snn *s = small_cnn(with_add & 1, with_add >> 1);
+    for (int with_add = 0; with_add < 6; with_add++) { /* 2, 3: signed spikes; 4, 5: bursts of up to 3 */
+        nc_snn *s = small_cnn(with_add & 1, with_add < 4 ? with_add >> 1 : 3);
         int N = 5, T = 6;
         int64_t xs[4] = {N, 1, 6, 6};
         nc_tensor *x = rand_tensor(4, xs, 0.0f, 1.0f), *out = NULL;

@@ -127,6 +127,11 @@ typedef struct nc_tr_if {
     int signed_spikes;
     float *count;
     const float *y;
+    /* Bursts (max_spikes B > 1): s = up − down with up = Σ_{k=1..B}
+     * H(m − kθ) and down = Σ_{k=1..B} H(−m − (k−1)θ)·[count > k−1], which
+     * is nc_signed_if_step's s while one step moves m by at most B·θ; both
+     * sums' surrogates reach m, up's reaches θ (×k). */
+    int burst;
 } nc_tr_if;
 
 /* Unrolled IF over T steps on N samples; cur has T·N rows or N rows

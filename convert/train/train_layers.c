@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/neuron.h"
 #include "train_internal.h"
 
 void nc_tr_geom_of(const nc_snn_layer *L, const nc_snn_layer *X, nc_tr_geom *g)
@@ -510,8 +511,23 @@ static void if_fwd_hard(const nc_tr_if *p, int t, const float *cur, const float 
 
 /* The spike of a signed neuron with membrane m and gate g: the hard one is
  * nc_signed_if_step's (+1 if m >= θ; −1 if m < 0 and g). */
-static float signed_spike(const nc_tr_if *p, float m, float theta, int gate)
+static float signed_spike(const nc_tr_if *p, float m, float theta, float count)
 {
+    int gate = count > 0.0f;
+    if (p->burst > 1) {
+        if (!p->relaxed) {
+            float v = 0.0f;
+            int32_t n = (int32_t)count;
+            return (float)nc_signed_if_step(&v, &n, m, theta, p->burst); /* the backends' rule */
+        }
+        float s = 0.0f;
+        for (int k = 1; k <= p->burst; k++) {
+            s += spike_fn(p, m - (float)k * theta);
+            if (count > (float)(k - 1))
+                s -= spike_fn(p, -m - (float)(k - 1) * theta);
+        }
+        return s;
+    }
     if (!p->relaxed)
         return (float)((m >= theta) - (gate && m < 0.0f));
     return spike_fn(p, m - theta) - (gate ? spike_fn(p, -m) : 0.0f);
@@ -520,7 +536,9 @@ static float signed_spike(const nc_tr_if *p, float m, float theta, int gate)
 /* Its spike from its output (spike values are positive). */
 static float signed_of(const nc_tr_if *p, float y, float sv)
 {
-    return p->relaxed ? y / sv : (float)((y > 0.0f) - (y < 0.0f));
+    if (p->relaxed)
+        return y / sv;
+    return p->burst > 1 ? roundf(y / sv) : (float)((y > 0.0f) - (y < 0.0f));
 }
 
 /* Signed IF forward: v(t) = m(t) − θ·s(t), which with hard spikes is the
@@ -542,7 +560,7 @@ static void if_fwd_signed(const nc_tr_if *p, const float *cur, int static_in, fl
                 } else {
                     v = mt[k - NS] - th * signed_of(p, yt[k - NS], p->sv[j]);
                 }
-                float mk = v + It[k], s = signed_spike(p, mk, th, p->count[k] > 0.0f);
+                float mk = v + It[k], s = signed_spike(p, mk, th, p->count[k]);
                 mt[k] = mk;
                 yt[k] = p->sv[j] * s;
                 p->count[k] += s;
@@ -581,14 +599,14 @@ void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, 
     }
 }
 
-/* A signed neuron's gate at step t: its count before t, summed as the
+/* A signed neuron's count before step t (its gates), summed as the
  * forward summed it. */
-static int signed_gate(const nc_tr_if *p, int t, int64_t k, int64_t NS, float sv)
+static float signed_count(const nc_tr_if *p, int t, int64_t k, int64_t NS, float sv)
 {
     float count = 0.0f;
     for (int u = 0; u < t; u++)
         count += signed_of(p, p->y[u * NS + k], sv);
-    return count > 0.0f;
+    return count;
 }
 
 /* One step of the backward for neurons [j0, j1) of every sample. A signed
@@ -603,9 +621,23 @@ static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *
             int64_t k = n * S + j;
             float th = p->theta[j], mk = mt[k], x = mk - th;
             float s, sg = nc_tr_surrogate(p->sg, x, p->width), sg_m = sg;
-            if (p->signed_spikes) {
+            if (p->signed_spikes && p->burst > 1) { /* sg: ∂s/∂θ's −(Σ k·σ'), sg_m: ∂s/∂m */
                 s = signed_of(p, p->y[(int64_t)t * N * S + k], p->sv[j]);
-                if (signed_gate(p, t, k, N * S, p->sv[j]))
+                float count = signed_count(p, t, k, N * S, p->sv[j]);
+                sg = sg_m = 0.0f;
+                for (int lv = 1; lv <= p->burst; lv++) {
+                    float up = nc_tr_surrogate(p->sg, mk - (float)lv * th, p->width);
+                    sg += (float)lv * up;
+                    sg_m += up;
+                    if (count > (float)(lv - 1)) {
+                        float down = nc_tr_surrogate(p->sg, -mk - (float)(lv - 1) * th, p->width);
+                        sg_m += down;
+                        sg -= (float)(lv - 1) * down; /* −down moves with θ as +(k−1)·σ' */
+                    }
+                }
+            } else if (p->signed_spikes) {
+                s = signed_of(p, p->y[(int64_t)t * N * S + k], p->sv[j]);
+                if (signed_count(p, t, k, N * S, p->sv[j]) > 0.0f)
                     sg_m += nc_tr_surrogate(p->sg, -mk, p->width);
             } else {
                 s = spike_fn(p, x);

@@ -70,9 +70,9 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
-            if (L->max_spikes > 1 && !(mode == NC_TRAIN_QCFS && relaxed)) /* the rate limit takes them */
+            if (L->max_spikes > 1 && mode == NC_TRAIN_QCFS && !relaxed) /* the rate limit takes them */
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' sends bursts of up to %d spikes a "
-                                 "step, which the engine does not train yet (convert with --burst 1)", mname,
+                                 "step, which QCFS training does not model (BPTT trains them)", mname,
                                  L->name, L->max_spikes);
             if (nc_snn_layer_nir_semantics(L)) {
                 char what[160];
@@ -236,7 +236,8 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
                         .sv_is_theta = !L->spike_value, .v0_is_half = !L->v_init,
                         .reset_zero = L->reset == NC_RESET_ZERO, .detach_reset = net->c.detach_reset,
                         .sg = net->c.sg, .width = Y->gamma, .relaxed = net->c.relaxed,
-                        .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .count = Y->dv, .y = Y->y};
+                        .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .count = Y->dv, .y = Y->y,
+                        .burst = nc_snn_layer_burst(L)};
     }
 }
 

@@ -126,8 +126,8 @@ typedef struct nc_convert_options {
      * nc_if_params.max_spikes). Each IF layer's threshold becomes its
      * calibrated clip / burst, so the clip stays and the rate code gets
      * burst times finer at the same T; IF layers a spiking max pool reads
-     * keep one spike a step (a note says how many). Not with QCFS or BPTT
-     * fine-tuning, nor on the Loihi simulator. */
+     * keep one spike a step (a note says how many). BPTT trains them; not
+     * with QCFS fine-tuning, nor on the Loihi simulator. */
     int burst;
 } nc_convert_options;
 NC_API void nc_convert_options_init(nc_convert_options *o);
