@@ -221,18 +221,19 @@ expect_in "$TMP/err" "subtractive reset"
 expect_no_file "$TMP/signed_zero.nir"
 
 check "--burst 2: the report says it, cpu = cpu-fast, layers a spiking max pool reads keep one spike (a note), BPTT trains it, Loihi and plain spikes refuse it"
-run_cli 0 convert "$SRC/examples/models/vgg.onnx" --calib "$X" --burst 2 -o "$TMP/burst.nir" --report "$TMP/burst.json"
+ZB=$SRC/tests/fixtures/zoo
+run_cli 0 convert "$ZB/spike_ceil.onnx" --calib "$ZB/x.npy" --burst 2 -o "$TMP/burst.nir" --report "$TMP/burst.json"
 expect_in "$TMP/burst.json" '"burst": 2'
 expect_in "$TMP/out" "read by spiking max pools send one spike a step"
-run_cli 0 run "$TMP/burst.nir" --input "$X" -T 8 --backend cpu -o "$TMP/b_cpu.npy"
-run_cli 0 run "$TMP/burst.nir" --input "$X" -T 8 --backend cpu-fast -o "$TMP/b_fast.npy"
+run_cli 0 run "$TMP/burst.nir" --input "$ZB/x.npy" -T 8 --backend cpu -o "$TMP/b_cpu.npy"
+run_cli 0 run "$TMP/burst.nir" --input "$ZB/x.npy" -T 8 --backend cpu-fast -o "$TMP/b_fast.npy"
 if cmp -s "$TMP/b_cpu.npy" "$TMP/b_fast.npy"; then pass "burst: cpu = cpu-fast"; else fail "burst: cpu and cpu-fast differ"; fi
-run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" --burst 3 -o "$TMP/rburst.nir"
-run_cli 0 finetune "$TMP/rburst.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 -o "$TMP/burst_ft.nir"
+run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 --burst 3 -o "$TMP/mburst.nir"
+run_cli 0 finetune "$TMP/mburst.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 -o "$TMP/burst_ft.nir"
 expect_file "$TMP/burst_ft.nir"
 run_cli 0 info "$TMP/burst_ft.nir"
 expect_in "$TMP/out" "SignedIF"
-run_cli 1 sim "$TMP/burst.nir" --data "$X" --labels "$Y" -T 4 --limit 8
+run_cli 1 sim "$TMP/mburst.nir" --data "$X" --labels "$Y" -T 4 --limit 8
 expect_in "$TMP/err" "--burst 1"
 run_cli 2 convert "$MODEL" --calib "$X" --burst 2 --plain-spikes -o "$TMP/bp.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --burst 0 -o "$TMP/b0.nir"
