@@ -122,17 +122,12 @@ NC_HD int nc_lf_step(int32_t *u, int32_t *v, int64_t input, int du, int dv, int6
 NC_HD int nc_lf_signed_step(int32_t *u, int32_t *v, int32_t *n, int64_t input, int du, int dv, int64_t bias,
                             int32_t vth)
 {
-    int f = nc_lf_u_step(u, input, du) ? NC_LF_U_WRAP : 0;
-    if (nc_lf_v_step(v, *u, dv, bias))
-        f |= NC_LF_V_SAT;
-    int64_t th = (int64_t)vth * ((int64_t)1 << NC_LF_ACT_SHIFT);
-    if (*v > th) {
-        f |= NC_LF_SPIKE;
-        *v = (int32_t)(*v - th);
+    int f = nc_lf_step(u, v, input, du, dv, bias, vth, NC_LF_RESET_SUBTRACT);
+    if (f & NC_LF_SPIKE) {
         ++*n;
     } else if (*v < 0 && *n > 0) {
         f |= NC_LF_SPIKE | NC_LF_NEG;
-        *v = nc_lf_clamp_v((int64_t)*v + th);
+        *v = nc_lf_clamp_v((int64_t)*v + (int64_t)vth * ((int64_t)1 << NC_LF_ACT_SHIFT));
         --*n;
     }
     return f;

@@ -40,6 +40,48 @@ static void assert_same(const nc_tensor *a, const nc_tensor *b)
                         (size_t)nc_tensor_numel(a) * sizeof(float));
 }
 
+/* Runs layer `name` of s on the series x (T steps of N currents I, θ = 1)
+ * on cpu and cpu-fast, checking after every step that each neuron's spikes
+ * (whole numbers in [−B, B]) add up to max(0, floor(1/2 + Σ I)) and that the
+ * two backends agree; counts spikes of more than one (*bursts) and negative
+ * ones (*negative) over both. Returns the cpu output. */
+static nc_tensor *expect_counts(const nc_snn *s, const char *name, const nc_tensor *x, const float *I, int T, int N,
+                                int B, int *bursts, int *negative)
+{
+    static const char *backends[] = {"cpu", "cpu-fast"};
+    nc_tensor *first = NULL;
+    *bursts = *negative = 0;
+    for (int b = 0; b < 2; b++) {
+        nc_tensor *spk = NULL;
+        nc_tensor *y = run_rec(s, backends[b], x, T, name, &spk);
+        const float *sp = nc_tensor_data_const(spk);
+        for (int n = 0; n < N; n++) {
+            double u = 0.5;
+            int count = 0;
+            for (int t = 0; t < T; t++) {
+                float sv = sp[t * N + n];
+                assert_true(sv == floorf(sv) && sv >= (float)-B && sv <= (float)B);
+                *bursts += fabsf(sv) > 1.0f;
+                *negative += sv < 0.0f;
+                count += (int)sv;
+                u += I[t * N + n];
+                int want = u < 0 ? 0 : (int)floor(u);
+                if (count != want)
+                    fail_msg("%s: neuron %d, step %d: net count %d, expected %d", backends[b], n, t + 1, count,
+                             want);
+            }
+        }
+        if (b == 0)
+            first = y;
+        else {
+            assert_same(first, y);
+            nc_tensor_free(y);
+        }
+        nc_tensor_free(spk);
+    }
+    return first;
+}
+
 /* 4 neurons fed currents (multiples of 1/8, |I| < θ, so exact) that rise
  * and fall: after every step each neuron's net count is
  * max(0, floor((θ/2 + Σ I)/θ)), and negative spikes happen. */
@@ -68,35 +110,9 @@ static void test_count_follows_cumulative_input(void **state)
     int64_t xs[3] = {T, 1, N};
     nc_tensor *x = NULL;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 3, xs, I, &x));
-    static const char *backends[] = {"cpu", "cpu-fast"};
-    nc_tensor *first = NULL;
-    for (int b = 0; b < 2; b++) {
-        nc_tensor *spk = NULL;
-        nc_tensor *y = run_rec(s, backends[b], x, T, "sif", &spk);
-        const float *sp = nc_tensor_data_const(spk);
-        double u[N] = {0.5, 0.5, 0.5, 0.5};
-        int n_count[N] = {0}, negative = 0;
-        for (int t = 0; t < T; t++)
-            for (int n = 0; n < N; n++) {
-                float sv = sp[t * N + n];
-                assert_true(sv == 0.0f || sv == 1.0f || sv == -1.0f);
-                negative += sv < 0.0f;
-                n_count[n] += (int)sv;
-                u[n] += I[t * N + n];
-                int want = u[n] < 0 ? 0 : (int)floor(u[n] / th);
-                if (n_count[n] != want)
-                    fail_msg("%s: neuron %d, step %d: net count %d, expected %d", backends[b], n, t + 1, n_count[n],
-                             want);
-            }
-        assert_true(negative > 3);
-        if (b == 0)
-            first = y;
-        else {
-            assert_same(first, y);
-            nc_tensor_free(y);
-        }
-        nc_tensor_free(spk);
-    }
+    int bursts, negative;
+    nc_tensor *first = expect_counts(s, "sif", x, I, T, N, 1, &bursts, &negative);
+    assert_true(negative > 3);
     nc_tensor_free(first);
     nc_tensor_free(x);
     nc_snn_free(s);
@@ -238,36 +254,9 @@ static void test_bursts_follow_cumulative_input(void **state)
     int64_t xs[3] = {T, 1, N};
     nc_tensor *x = NULL;
     NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 3, xs, I, &x));
-    static const char *backends[] = {"cpu", "cpu-fast"};
-    nc_tensor *first = NULL;
-    for (int b = 0; b < 2; b++) {
-        nc_tensor *spk = NULL;
-        nc_tensor *y = run_rec(s, backends[b], x, T, "burst", &spk);
-        const float *sp = nc_tensor_data_const(spk);
-        double u[N] = {0.5, 0.5, 0.5, 0.5};
-        int n_count[N] = {0}, bursts = 0, negative = 0;
-        for (int t = 0; t < T; t++)
-            for (int n = 0; n < N; n++) {
-                float sv = sp[t * N + n];
-                assert_true(sv == floorf(sv) && sv >= -B && sv <= B);
-                bursts += fabsf(sv) > 1.0f;
-                negative += sv < 0.0f;
-                n_count[n] += (int)sv;
-                u[n] += I[t * N + n];
-                int want = u[n] < 0 ? 0 : (int)floor(u[n] / th);
-                if (n_count[n] != want)
-                    fail_msg("%s: neuron %d, step %d: net count %d, expected %d", backends[b], n, t + 1, n_count[n],
-                             want);
-            }
-        assert_true(bursts > 3 && negative > 3);
-        if (b == 0)
-            first = y;
-        else {
-            assert_same(first, y);
-            nc_tensor_free(y);
-        }
-        nc_tensor_free(spk);
-    }
+    int bursts, negative;
+    nc_tensor *first = expect_counts(s, "burst", x, I, T, N, B, &bursts, &negative);
+    assert_true(bursts > 3 && negative > 3);
     /* NIR keeps max_spikes (a neuroc.SignedIF attribute) */
     const char *path = nc_test_pathf("%s/burst.nir", NC_BINARY_DIR);
     NC_ASSERT_OK(nc_snn_save_nir(s, path));
