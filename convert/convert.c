@@ -146,29 +146,17 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
     return st;
 }
 
-/* Marks the SignedIF layers whose spikes a SpikeMaxPool2d reads, directly or
- * through Concats. */
-static void mark_pool_readers(const nc_snn *s, int id, char *mark)
-{
-    const nc_snn_layer *L = &s->layers[id];
-    if (L->kind == NC_SNN_SIGNED_IF)
-        mark[id] = 1;
-    for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
-        if (L->inputs[k] < id)
-            mark_pool_readers(s, L->inputs[k], mark);
-}
-
 /* Bursts of up to B spikes a step: each SignedIF layer no spiking max pool
  * reads gets max_spikes B and θ (and an explicit v(0) or spike value) / B,
  * so the clip B·θ stays the calibrated one. */
 static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
 {
-    char *mark = nc_calloc((size_t)s->n_layers, 1);
+    char *mark = nc_calloc((size_t)s->n_layers, 2), *pools = mark + s->n_layers;
     if (!mark)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < s->n_layers; i++)
-        if (s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
-            mark_pool_readers(s, s->layers[i].inputs[0], mark);
+        pools[i] = s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D;
+    nc_snn_mark_spike_sources(s, pools, mark);
     int kept = 0;
     for (int i = 0; i < s->n_layers; i++) {
         nc_snn_layer *L = &s->layers[i];

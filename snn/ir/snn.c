@@ -337,27 +337,51 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
     return finish(s, failed || !L->bias ? NC_ERR_NOMEM : NC_OK, id);
 }
 
-/* Sum (scale × window sum) and max pooling share their geometry checks. */
+void nc_snn_mark_spike_sources(const nc_snn *s, const char *sink, char *mark)
+{
+    /* backwards: a layer's inputs come before it, so one pass carries marks through chains of Concats
+       (a walk per input would revisit shared inputs exponentially often) */
+    for (int i = s->n_layers - 1; i >= 0; i--) {
+        const nc_snn_layer *L = &s->layers[i];
+        int pass = sink[i] || (L->kind == NC_SNN_CONCAT && mark[i]);
+        for (int k = 0; pass && k < L->n_inputs; k++)
+            if (L->inputs[k] < i)
+                mark[L->inputs[k]] = 1;
+    }
+    for (int i = 0; i < s->n_layers; i++)
+        mark[i] = mark[i] && s->layers[i].kind == NC_SNN_SIGNED_IF;
+}
+
 int nc_snn_reads_bursts(const nc_snn *s, int id)
 {
-    const nc_snn_layer *L = &s->layers[id];
-    if (L->kind == NC_SNN_SIGNED_IF)
-        return L->max_spikes > 1;
-    for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
-        if (L->inputs[k] < id && nc_snn_reads_bursts(s, L->inputs[k]))
-            return 1;
-    return 0;
+    /* forwards over layers 0..id: a Concat carries bursts if an input does */
+    char *b = nc_calloc((size_t)id + 1, 1);
+    if (!b)
+        return -1;
+    for (int i = 0; i <= id; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        b[i] = L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1;
+        for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
+            b[i] |= L->inputs[k] < i && b[L->inputs[k]];
+    }
+    int r = b[id];
+    nc_free(b);
+    return r;
 }
 
 nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name)
 {
-    if (!nc_snn_reads_bursts(s, from))
+    int r = nc_snn_reads_bursts(s, from);
+    if (r < 0)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if (!r)
         return NC_OK;
     return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' sends bursts (max_spikes > 1), whose "
                      "counts move by more than one a step; a spiking max pool reads one spike a step", name,
                      s->layers[from].name);
 }
 
+/* Sum (scale × window sum) and max pooling share their geometry checks. */
 static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
                             const int64_t stride[2], const int64_t padding[2], const int64_t pad_end[2],
                             float scale, const char *name, int *id)

@@ -71,9 +71,12 @@ struct nc_snn {
  * `n_inputs` input slots; returns it or NULL (error set). Pointers into
  * s->layers are invalidated by the next call. */
 /* 1 if layer id's output carries bursts (a SignedIF with max_spikes > 1,
- * or a Concat of one); a SpikeMaxPool2d cannot read it, which
+ * or a Concat of one), -1 out of memory; a SpikeMaxPool2d cannot read it, which
  * nc_snn_check_spikemax_input says naming the layers. */
 int nc_snn_reads_bursts(const nc_snn *s, int id);
+/* mark[i] = 1 for each SignedIF layer i whose spikes reach a layer with
+ * sink[·] set, directly or through Concats (mark zeroed by the caller). */
+void nc_snn_mark_spike_sources(const nc_snn *s, const char *sink, char *mark);
 nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name);
 
 /* The spikes a SignedIF neuron of L may send in one step (1 for any other). */
