@@ -116,20 +116,32 @@ NC_HD int nc_lf_step(int32_t *u, int32_t *v, int64_t input, int du, int dv, int6
 }
 
 /* One step of a signed IF neuron (DESIGN §3) as a Loihi 2 program: the
- * single-compartment step, then −1 (NC_LF_NEG with NC_LF_SPIKE) when v < 0
- * while the net count *n is positive, v gaining vth·64 back; Loihi 2's
- * graded spikes carry the sign. Subtractive reset only. */
+ * integration of nc_lf_step, then a graded spike whose payload *s is the
+ * signed spike count: up to `burst` thresholds' worth while v > vth·64
+ * (each strictly above the next threshold, Loihi's comparison), or as many
+ * thresholds given back as bring v to at least 0, at most min(net count,
+ * burst), when v < 0 while the net count *n is positive. Subtractive reset
+ * only; burst 1 is the single ±1 spike. Returns NC_LF_* flags (NC_LF_NEG
+ * with NC_LF_SPIKE for a negative payload). */
 NC_HD int nc_lf_signed_step(int32_t *u, int32_t *v, int32_t *n, int64_t input, int du, int dv, int64_t bias,
-                            int32_t vth)
+                            int32_t vth, int burst, int *s)
 {
-    int f = nc_lf_step(u, v, input, du, dv, bias, vth, NC_LF_RESET_SUBTRACT);
-    if (f & NC_LF_SPIKE) {
-        ++*n;
+    int f = nc_lf_u_step(u, input, du) ? NC_LF_U_WRAP : 0;
+    if (nc_lf_v_step(v, *u, dv, bias))
+        f |= NC_LF_V_SAT;
+    int64_t th = (int64_t)vth * ((int64_t)1 << NC_LF_ACT_SHIFT), k = 0;
+    if (*v > th) {
+        k = ((int64_t)*v - 1) / th; /* the most thresholds strictly below v */
+        k = k < burst ? k : burst;
+        f |= NC_LF_SPIKE;
     } else if (*v < 0 && *n > 0) {
+        int64_t most = *n < burst ? *n : burst, need = (-(int64_t)*v + th - 1) / th;
+        k = -(need < most ? need : most);
         f |= NC_LF_SPIKE | NC_LF_NEG;
-        *v = nc_lf_clamp_v((int64_t)*v + (int64_t)vth * ((int64_t)1 << NC_LF_ACT_SHIFT));
-        --*n;
     }
+    *v = nc_lf_clamp_v((int64_t)*v - k * th);
+    *n += (int32_t)k;
+    *s = (int)k;
     return f;
 }
 

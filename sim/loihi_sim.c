@@ -22,7 +22,7 @@
 typedef struct tstate {
     int32_t **u, **v;
     int64_t **acc;      /* per population: R slots × n, input arriving at a future step */
-    int8_t **spk;       /* per population: this step's spikes, −1 (signed IF), 0 or 1 */
+    int16_t **spk;      /* per population: this step's spike payloads, 0 or 1 (−B…B: signed IF) */
     uint8_t **prev;
     int32_t **net;      /* per signed IF population: net spike counts */
     int64_t **bias;     /* per population: effective bias for the current sample */
@@ -71,7 +71,7 @@ static int tstate_init(tstate *t, const nc_loihi_net *net, int steps)
         return 0;
     for (int p = 0; p < np; p++) {
         size_t n = (size_t)net->pops[p].n;
-        t->spk[p] = nc_calloc(n, 1);
+        t->spk[p] = nc_calloc(n, sizeof **t->spk);
         if (!t->spk[p])
             return 0;
         if (p == 0)
@@ -261,7 +261,7 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
             int64_t *slot = t->acc[p] + (size_t)(step % R) * (size_t)P->n;
             int32_t *u = t->u[p], *v = t->v[p];
             const int64_t *bias = t->bias[p];
-            int8_t *spk = t->spk[p];
+            int16_t *spk = t->spk[p];
             uint8_t *prev = t->prev[p];
             int32_t *netc = t->net[p];
             int64_t *cnt = t->cnt + p * CNT_N;
@@ -270,7 +270,7 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
                 int64_t in = slot[j];
                 slot[j] = 0;
                 active += in != 0 || bias[j] != 0 || u[j] != 0;
-                int f;
+                int f, s = 0;
                 if (P->kind == LS_READOUT) {
                     f = nc_lf_u_step(&u[j], in, P->du) ? NC_LF_U_WRAP : 0;
                     f |= nc_lf_v_step(&v[j], u[j], P->dv, bias[j]) ? NC_LF_V_SAT : 0;
@@ -278,12 +278,14 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
                     f = nc_lf_two_comp_step(&u[j], &v[j], in, prev[j], P->du, P->dv, bias[j], P->vth[j]);
                     prev[j] = (uint8_t)(f & NC_LF_SPIKE);
                 } else if (P->sgn) {
-                    f = nc_lf_signed_step(&u[j], &v[j], &netc[j], in, P->du, P->dv, bias[j], P->vth[j]);
+                    f = nc_lf_signed_step(&u[j], &v[j], &netc[j], in, P->du, P->dv, bias[j], P->vth[j], P->burst,
+                                          &s);
                 } else {
                     f = nc_lf_step(&u[j], &v[j], in, P->du, P->dv, bias[j], P->vth[j], P->reset);
                 }
-                int s = (f & NC_LF_SPIKE) ? ((f & NC_LF_NEG) ? -1 : 1) : 0;
-                spk[j] = (int8_t)s;
+                if (!P->sgn)
+                    s = (f & NC_LF_SPIKE) != 0;
+                spk[j] = (int16_t)s;
                 spikes += s != 0;
                 msgs += s ? P->msgs[j] : 0;
                 wraps += (f & NC_LF_U_WRAP) != 0;
@@ -315,7 +317,7 @@ static void run_sample(const nc_loihi_net *net, tstate *t, const float *x, int s
                     if (t->payload[i] && c->axon_of[i] >= 0)
                         ops += scatter(c, c->axon_of[i], t->payload[i], slot);
             } else {
-                const int8_t *spk = t->spk[c->src];
+                const int16_t *spk = t->spk[c->src];
                 for (int64_t i = 0; i < S->n; i++)
                     if (spk[i] && c->axon_of[i] >= 0)
                         ops += scatter(c, c->axon_of[i], spk[i], slot);

@@ -19,11 +19,12 @@
  * Other connections into the layer (residual paths) keep those scales and
  * search their own exponent for the least squared error. Thresholds become
  * 17-bit mantissas (×64), biases 13-bit mantissas with an exponent, v(0) an
- * integer. A layer fed by the host's bias-coded input keeps room for twice
- * its threshold in a bias. The readout has one scale (its classes compare),
- * the largest that cannot saturate its accumulator: over `timesteps` steps
- * of every input spiking, or at twice the largest summed float readout on
- * calibration data when there is some.
+ * integer. A layer fed by the host's bias-coded input keeps room for B + 1
+ * thresholds in a bias (B the most spikes a step: twice without bursts).
+ * The readout has one scale (its classes compare), the largest that cannot
+ * saturate its accumulator: over `timesteps` steps of every input spiking
+ * (B spikes each for bursts), or at twice the largest summed float readout
+ * on calibration data when there is some.
  *
  * Latency: a population's input first arrives at step `depth` (one step a
  * hop); connections on shorter paths get synaptic delays so that all paths
@@ -440,6 +441,8 @@ static double readout_bound(const nc_loihi_net *net, const ls_pop *P, int ci, do
     double worst = 0, per_axon = c->pool_k[0] ? (double)(c->pool_k[0] * c->pool_k[1]) : 1.0;
     if (c->src == 0)
         per_axon *= net->pops[0].in_signed ? 127 : 255;
+    else
+        per_axon *= net->pops[c->src].burst;
     int64_t cap = ls_max_fanin(c);
     for (int64_t j = 0; j < P->n; j++) {
         double sum = fabs(P->bias_f[j]) * M / alpha;
@@ -486,13 +489,14 @@ static int if_scales(const nc_loihi_net *net, ls_pop *P, const double *alpha, in
 }
 
 /* A layer fed by the host's bias-coded input must be able to receive a
- * current of twice its threshold as a bias: a constant current of at least
- * θ fires every step, so clipping above that changes no spike. */
+ * current of B + 1 thresholds as a bias (B the most spikes a step, 1 but
+ * for bursts): a constant current of at least Bθ fires B every step, so
+ * clipping above that changes no spike. */
 static void cap_host_scales(const nc_loihi_net *net, ls_pop *P)
 {
     double bmax = NC_LF_BIAS_MANT_MAX * ldexp(1.0, (int)net->params.c[P_BIAS_EXP_MAX].value);
     for (int64_t j = 0; P->has_host && P->kind == LS_IF && j < P->n; j++)
-        P->scale[j] = fmin(P->scale[j], bmax / (2.0 * P->theta_f[j]));
+        P->scale[j] = fmin(P->scale[j], bmax / ((P->burst + 1.0) * P->theta_f[j]));
 }
 
 static nc_status quantize_pop(nc_loihi_net *net, int pi)
@@ -728,6 +732,7 @@ static nc_status make_pop(nc_loihi_net *net, const nc_snn *s, int id, ls_pop *P)
     P->ir_id = id;
     P->kind = L->kind == NC_SNN_INPUT ? LS_INPUT : nc_snn_kind_is_neuron(L->kind) ? LS_IF : LS_READOUT;
     P->sgn = L->kind == NC_SNN_SIGNED_IF;
+    P->burst = P->sgn ? nc_snn_layer_burst(L) : 1;
     P->n = nc_snn_layer_size(L);
     shape3(L, &P->c, &P->h, &P->w);
     P->du = 4095; /* the current is cleared every step: an IF neuron */
@@ -812,9 +817,6 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             return unsupported(L, "spiking max pooling is not mapped onto Loihi cores (its spike counts "
                                   "are no compartment); convert with --maxpool average for the simulator");
-        if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1)
-            return unsupported(L, "bursts (up to several spikes a step) are not mapped onto Loihi cores by the "
-                                  "simulator; convert with --burst 1");
         if (L->kind == NC_SNN_SIGNED_IF && net->loihi1)
             return unsupported(L, "signed spikes are not mapped onto Loihi 1 cores (a Loihi 1 spike has no "
                                   "sign); simulate Loihi 2 (--target loihi2) or convert with --plain-spikes "

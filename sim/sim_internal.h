@@ -97,6 +97,7 @@ typedef struct ls_pop {
     int depth;                    /* step at which its input first arrives (input: 0) */
     int reset;                    /* NC_LF_RESET_* */
     int sgn;                      /* IF: signed spikes (Loihi 2, subtractive reset) */
+    int burst;                    /* IF: most spikes a step, the largest |payload| (1: binary) */
     int du, dv;
     double *scale;                /* per neuron: integer units of v per float unit */
     double scale_min, scale_max;

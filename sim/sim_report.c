@@ -299,6 +299,7 @@ nc_status ls_net_json(nc_loihi_net *net)
         if (P->kind == LS_IF) {
             nc_json_string(&j, "reset", reset_name(P->reset));
             nc_json_bool(&j, "signed_spikes", P->sgn);
+            nc_json_int(&j, "max_spikes", P->burst);
         }
         nc_json_int(&j, "cores", P->n_cores);
         nc_json_int(&j, "synapses", P->synapses);

@@ -220,7 +220,7 @@ run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --reset zero -o "$TMP/si
 expect_in "$TMP/err" "subtractive reset"
 expect_no_file "$TMP/signed_zero.nir"
 
-check "--burst 2: the report says it, cpu = cpu-fast, layers a spiking max pool reads keep one spike (a note), BPTT trains it, Loihi and plain spikes refuse it"
+check "--burst 2: the report says it, cpu = cpu-fast, layers a spiking max pool reads keep one spike (a note), BPTT trains it, Loihi 2 runs it (graded payloads), Loihi 1 and plain spikes refuse it"
 ZB=$SRC/tests/fixtures/zoo
 run_cli 0 convert "$ZB/spike_ceil.onnx" --calib "$ZB/x.npy" --burst 2 -o "$TMP/burst.nir" --report "$TMP/burst.json"
 expect_in "$TMP/burst.json" '"burst": 2'
@@ -233,8 +233,10 @@ run_cli 0 finetune "$TMP/mburst.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 
 expect_file "$TMP/burst_ft.nir"
 run_cli 0 info "$TMP/burst_ft.nir"
 expect_in "$TMP/out" "SignedIF"
-run_cli 1 sim "$TMP/mburst.nir" --data "$X" --labels "$Y" -T 4 --limit 8
-expect_in "$TMP/err" "--burst 1"
+run_cli 0 sim "$TMP/mburst.nir" --data "$X" --labels "$Y" -T 4 --limit 8 --report "$TMP/mburst_sim.json"
+expect_in "$TMP/mburst_sim.json" '"max_spikes": 3'
+run_cli 1 sim "$TMP/mburst.nir" --target loihi1 --mode subtract --data "$X" --labels "$Y" -T 4 --limit 8
+expect_in "$TMP/err" "Loihi 1"
 run_cli 2 convert "$MODEL" --calib "$X" --burst 2 --plain-spikes -o "$TMP/bp.nir"
 run_cli 2 convert "$MODEL" --calib "$X" --burst 0 -o "$TMP/b0.nir"
 

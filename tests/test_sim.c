@@ -176,12 +176,14 @@ static nc_tensor *scalar(float v)
 }
 
 static int g_signed;             /* add_if makes signed IF layers */
+static int g_burst = 1;          /* ... sending up to this many spikes a step */
 static float g_fc1_bias = 0.125f; /* conv_net's fc1 bias */
 
 static int add_if(nc_snn *s, int from, float theta, float v0, nc_reset_mode reset, const char *name)
 {
     nc_tensor *th = scalar(theta), *v = scalar(v0);
-    nc_if_params p = {.threshold = th, .v_init = v, .reset = reset, .signed_spikes = g_signed};
+    nc_if_params p = {.threshold = th, .v_init = v, .reset = reset, .signed_spikes = g_signed,
+                       .max_spikes = g_signed ? g_burst : 0};
     int id;
     NC_ASSERT_OK(nc_snn_add_if(s, from, &p, name, &id));
     nc_tensor_free(th);
@@ -232,13 +234,15 @@ static nc_snn *conv_net(nc_reset_mode reset)
     return s;
 }
 
-/* n samples of 16 inputs, multiples of 1/64 in [0, 1]. */
+static int g_in_max = 64; /* conv_inputs' largest value, in 64ths */
+
+/* n samples of 16 inputs, multiples of 1/64 in [0, g_in_max/64]. */
 static nc_tensor *conv_inputs(int n, uint32_t seed)
 {
     float *x = malloc((size_t)n * 16 * sizeof *x);
     for (int i = 0; i < n * 16; i++) {
         seed = seed * 1664525u + 1013904223u;
-        x[i] = (float)((seed >> 24) % 65) / 64.0f;
+        x[i] = (float)((seed >> 24) % (uint32_t)(g_in_max + 1)) / 64.0f;
     }
     int64_t shape[4] = {n, 1, 4, 4};
     nc_tensor *t = tensor(4, shape, x);
@@ -376,6 +380,50 @@ static void test_signed_spikes_on_loihi2(void **state)
     nc_tensor_free(x);
     nc_snn_free(plain);
     nc_snn_free(s);
+}
+
+/* Bursts on Loihi 2 (graded spikes of payload up to ±B): the chip's readout
+ * is the float network's exactly for B = 2 and 3, and the bursts matter
+ * (each readout differs from the single-spike network's). The host codes
+ * the first layer's currents as biases of 13-bit mantissas, which round
+ * large currents; inputs of at most 1/2 keep that rounding below the
+ * membranes' distance from a tie (with one spike a step, the large currents
+ * it touches fire every step anyway). */
+static void test_bursts_on_loihi2(void **state)
+{
+    (void)state;
+    g_in_max = 32;
+    nc_tensor *x = conv_inputs(6, 7), *y1 = NULL;
+    nc_session_options so = {.timesteps = 12};
+    g_signed = 1;
+    g_fc1_bias = -0.375f;
+    nc_snn *one = conv_net(NC_RESET_SUBTRACT);
+    nc_session *a = NULL;
+    NC_ASSERT_OK(nc_session_create(one, &so, &a));
+    NC_ASSERT_OK(nc_session_run(a, x, &y1));
+    for (int B = 2; B <= 3; B++) {
+        g_burst = B;
+        nc_snn *s = conv_net(NC_RESET_SUBTRACT);
+        nc_loihi_options l2 = {.target = NC_LOIHI_2}, pl = {.target = NC_LOIHI_2, .per_layer_scale = 1};
+        expect_matches_float(s, &l2);
+        expect_matches_float(s, &pl);
+        nc_session *b = NULL;
+        nc_tensor *yb = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &so, &b));
+        NC_ASSERT_OK(nc_session_run(b, x, &yb));
+        assert_true(memcmp(nc_tensor_data_const(y1), nc_tensor_data_const(yb), 12 * sizeof(float)) != 0);
+        nc_tensor_free(yb);
+        nc_session_free(b);
+        nc_snn_free(s);
+    }
+    g_burst = 1;
+    g_signed = 0;
+    g_fc1_bias = 0.125f;
+    g_in_max = 64;
+    nc_tensor_free(y1);
+    nc_session_free(a);
+    nc_snn_free(one);
+    nc_tensor_free(x);
 }
 
 /* One step a hop: input → IF → IF → readout. Each IF fires on its first
@@ -819,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_two_compartment_matches_subtract),
         cmocka_unit_test(test_exact_against_float),
         cmocka_unit_test(test_signed_spikes_on_loihi2),
+        cmocka_unit_test(test_bursts_on_loihi2),
         cmocka_unit_test(test_latency_one_step_a_hop),
         cmocka_unit_test(test_deterministic_across_threads),
         cmocka_unit_test(test_counters_and_energy),
