@@ -71,11 +71,12 @@ const char CMD_CONVERT_HELP[] =
     "                     run (the default with --nir-strict, --portable or\n"
     "                     --reset zero); it keeps the spikes it fired while its\n"
     "                     input was still positive: slower in deep networks\n"
-    "      --burst B      signed spikes: up to B spikes a step (default 1); each\n"
-    "                     threshold is its clip / B, so the rate code is B times\n"
-    "                     finer at the same T (IF layers read by spiking max pools\n"
-    "                     keep 1); cpu, cpu-fast, cuda and BPTT take it, not QCFS\n"
-    "                     fine-tuning or the Loihi simulator\n"
+    "      --burst B      signed spikes: up to B spikes a step (default 2; 1 with\n"
+    "                     --qcfs-epochs or QCFS patterns, exact at T = L with one\n"
+    "                     spike a step); each threshold is its clip / B, so the\n"
+    "                     rate code is B times finer at the same T (IF layers read\n"
+    "                     by spiking max pools keep 1); cpu, cpu-fast, cuda, BPTT\n"
+    "                     and the Loihi 2 simulator take it, not QCFS fine-tuning\n"
     "      --bias-correction  after calibration, run the SNN on the calibration data\n"
     "                     for T steps and add each channel's mean error (ANN\n"
     "                     activation - SNN rate x threshold) to the bias feeding\n"
@@ -335,8 +336,8 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
             printf("  - %s\n", nc_convert_report_note(r, i));
     }
     if (n_burst)
-        printf("bursts: %d IF layers send up to several spikes a step (cpu, cpu-fast, cuda, BPTT; not the Loihi "
-               "simulator)\n",
+        printf("signed spikes in bursts: %d IF layers send up to several spikes a step (cpu, cpu-fast, cuda, BPTT, "
+               "Loihi 2 simulation); other NIR tools and Loihi 1 need --plain-spikes\n",
                n_burst);
     else if (n_signed) /* the default since 2026-12: say what it means for the file's readers */
         printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda, Loihi 2 simulation); other NIR "

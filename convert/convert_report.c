@@ -274,6 +274,7 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
         nc_json_int(j, "levels", site->levels);
     nc_json_bool(j, "maxpool_before", site->maxpool);
     put_theta(j, "threshold", nc_f32(L->threshold), L->threshold->numel);
+    nc_json_int(j, "max_spikes", nc_snn_layer_burst(L)); /* θ is the clip / max_spikes */
     if (site->theta0)
         put_theta(j, "threshold_before_finetune", site->theta0, site->n_theta0);
     if (site->rule == NC_THETA_CALIB && site->n_values > 0) {
@@ -326,6 +327,7 @@ static nc_status take_site(const nc_report_input *in, const nc_if_site *site, re
     I->threshold_channels = L->threshold->numel;
     theta_stats(nc_f32(L->threshold), L->threshold->numel, &I->threshold_min, &I->threshold_mean,
                 &I->threshold_max);
+    I->max_spikes = nc_snn_layer_burst(L);
     I->finetuned = site->theta0 != NULL;
     I->threshold_before_min = I->threshold_before_mean = I->threshold_before_max = NAN;
     if (site->theta0) {

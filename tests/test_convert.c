@@ -88,6 +88,13 @@ static const nc_snn_layer *layer_named(const nc_snn *s, const char *name)
     return &s->layers[id];
 }
 
+/* The calibrated clip of an IF layer's neuron i: θ times the most spikes a
+ * step (conversion divides the clip by its burst, default 2). */
+static double clip_of(const nc_snn_layer *I, int64_t i)
+{
+    return (double)nc_f32(I->threshold)[i % I->threshold->numel] * nc_snn_layer_burst(I);
+}
+
 static int count_kind(const nc_snn *s, nc_snn_layer_kind k)
 {
     int n = 0;
@@ -340,7 +347,8 @@ static void test_qcfs_pattern(void **state)
 
 /* The first IF layer reads a constant current z (direct input), starts at
  * θ/2 and resets by subtraction: after T steps it has fired
- * clip(floor((T·z + θ/2)/θ), 0, T) times, exactly. */
+ * clip(floor((T·z + θ/2)/θ), 0, B·T) times, exactly (B spikes a step at
+ * most). */
 static void expect_first_counts(const char *model, const char *syn, const char *ifl, int T, int per_channel)
 {
     nc_model *m = load(model);
@@ -357,7 +365,8 @@ static void expect_first_counts(const char *model, const char *syn, const char *
     for (int64_t i = 0; i < n; i++) {
         double th = nc_snn_param(I->threshold, I, i % size, 1.0f);
         double want = floor(((double)T * zv[i] + th / 2) / th);
-        want = want < 0 ? 0 : (want > T ? T : want);
+        double most = (double)T * nc_snn_layer_burst(I);
+        want = want < 0 ? 0 : (want > most ? most : want);
         double got = 0;
         for (int t = 0; t < T; t++)
             got += sv[(int64_t)t * n + i];
@@ -365,7 +374,7 @@ static void expect_first_counts(const char *model, const char *syn, const char *
             fail_msg("%s: neuron %lld: z = %.9g, θ = %.9g: %g spikes, expected %g", model, (long long)i,
                      (double)zv[i], th, got, want);
         fired += got > 0;
-        saturated += got == T;
+        saturated += got == (double)T * nc_snn_layer_burst(I);
     }
     assert_true(fired > n / 10); /* the case is not trivial */
     assert_true(saturated < n);
@@ -631,6 +640,11 @@ static void test_spike_maxpool(void **state)
     NC_ASSERT_OK(nc_convert(m, x, y, &oq, &sb, &rq));
     assert_int_equal(count_kind(sb, NC_SNN_SPIKEMAXPOOL2D), 1);
     assert_true(report_layer(rq, "/4/Relu").finetuned);
+    for (int i = 0; i < nc_convert_report_num_layers(rq); i++) { /* QCFS trains one spike a step: no bursts */
+        nc_convert_layer_info L;
+        NC_ASSERT_OK(nc_convert_report_layer(rq, i, &L));
+        assert_int_equal(L.max_spikes, 1);
+    }
     nc_convert_report_free(rq);
     nc_snn_free(sb);
     nc_finetune_options fo;
@@ -665,7 +679,7 @@ static void test_clip(void **state)
         NC_ASSERT_OK(nc_convert(m, NULL, NULL, NULL, &s, &r)); /* no data, no BN: θ = 6 */
         const nc_snn_layer *I = layer_named(s, "/act/Clip");
         assert_int_equal(I->threshold->numel, 1);
-        assert_true(((const float *)I->threshold->data)[0] == 6.0f);
+        assert_true(clip_of(I, 0) == 6.0);
         assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_CLIP), 1);
         assert_string_equal(report_layer(r, "/act/Clip").source, "clip");
         assert_true(report_layer(r, "/act/Clip").threshold_cap == 6.0);
@@ -680,8 +694,8 @@ static void test_clip(void **state)
         nc_tensor *x = filled(4, shape, 0.2f, 0.0f, 7u);
         NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
         I = layer_named(s, "/act/Clip");
-        float th = ((const float *)I->threshold->data)[0];
-        assert_true(th > 0.0f && th < 6.0f);
+        double th = clip_of(I, 0);
+        assert_true(th > 0.0 && th < 6.0);
         assert_int_equal(count_rule(r, NC_THRESHOLD_RULE_CLIP), 1);
         assert_string_equal(report_layer(r, "/act/Clip").source, "data");
         assert_true(fabs(report_layer(r, "/act/Clip").layer_statistic - (double)th) <= 1e-6 * th);
@@ -693,7 +707,7 @@ static void test_clip(void **state)
         /* large inputs: the percentile lies at the clip, θ = 6 */
         x = filled(4, shape, 2000.0f, -1000.0f, 7u);
         NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, &r));
-        assert_true(((const float *)layer_named(s, "/act/Clip")->threshold->data)[0] == 6.0f);
+        assert_true(clip_of(layer_named(s, "/act/Clip"), 0) == 6.0);
         nc_convert_report_free(r);
         nc_snn_free(s);
         nc_tensor_free(x);
@@ -862,12 +876,12 @@ static void test_calibration(void **state)
     assert_int_equal(I->threshold->numel, 4);
     for (int c = 0; c < 4; c++)
         if (mx[c] > 0)
-            assert_true(((const float *)I->threshold->data)[c] == mx[c]);
+            assert_true(clip_of(I, c) == mx[c]);
     assert_int_equal(summary_of(r).calib_samples, 16);
     nc_convert_layer_info RL = report_layer(r, "/Relu");
     assert_int_equal(RL.rule, NC_THRESHOLD_RULE_CALIBRATION);
     assert_int_equal(RL.threshold_channels, 4);
-    assert_true(RL.threshold_max == fmax(fmax(mx[0], mx[1]), fmax(mx[2], mx[3])));
+    assert_true(RL.threshold_max * RL.max_spikes == fmax(fmax(mx[0], mx[1]), fmax(mx[2], mx[3])));
     assert_true(RL.activation_max >= RL.threshold_max);
     assert_true(RL.zero_fraction >= 0 && RL.zero_fraction <= 1);
     check_report_json(r);
@@ -1054,7 +1068,7 @@ static double ref_num(const nc_json_doc *d, const char *layer, const char *key, 
 static void expect_theta(const nc_snn *s, const char *layer, int64_t c, double want)
 {
     const nc_snn_layer *L = layer_named(s, layer);
-    double got = nc_f32(L->threshold)[c];
+    double got = clip_of(L, c);
     if (!(fabs(got - want) <= 2e-6 * want))
         fail_msg("data-free θ of %s[%lld] is %.9g, the analytic percentile %.9g", layer, (long long)c, got, want);
 }
@@ -1134,7 +1148,7 @@ static void test_data_free(void **state)
         float a = nc_f32(layer_named(mx, layers[k])->threshold)[0];
         float b = nc_f32(layer_named(p6, layers[k])->threshold)[0];
         float c = nc_f32(layer_named(ms, layers[k])->threshold)[0];
-        assert_true(a == b && a > ref_num(d, refs[k], "layer", -1));
+        assert_true(a == b && clip_of(layer_named(mx, layers[k]), 0) > ref_num(d, refs[k], "layer", -1));
         assert_true(c > 0.0f && c < a);
     }
     nc_snn_free(mx);

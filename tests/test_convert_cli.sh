@@ -182,14 +182,19 @@ expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
 
-check "signed spikes and max thresholds by default: SignedIF layers in the .nir, the same file as asking for them; --plain-spikes, --nir-strict, --portable and --reset zero give plain IF"
+check "signed spikes in bursts of 2 and max thresholds by default: SignedIF layers in the .nir, the same file as asking for them; --plain-spikes, --nir-strict, --portable and --reset zero give plain IF"
 run_cli 0 convert "$MODEL" --calib "$X" -o "$TMP/default.nir" --report "$TMP/default.json"
 expect_in "$TMP/out" "other NIR tools and Loihi 1 need --plain-spikes"
 expect_in "$TMP/default.json" '"spikes": "signed"'
 expect_in "$TMP/default.json" '"method": "max"'
-run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes --threshold max -o "$TMP/signed.nir"
-if cmp -s "$TMP/default.nir" "$TMP/signed.nir"; then pass "default.nir = --signed-spikes --threshold max"
-else fail "default.nir differs from --signed-spikes --threshold max"; fi
+expect_in "$TMP/default.json" '"burst": 2'
+expect_in "$TMP/default.json" '"max_spikes": 2'
+run_cli 0 convert "$MODEL" --calib "$X" --signed-spikes --threshold max --burst 2 -o "$TMP/signed.nir"
+if cmp -s "$TMP/default.nir" "$TMP/signed.nir"; then pass "default.nir = --signed-spikes --threshold max --burst 2"
+else fail "default.nir differs from --signed-spikes --threshold max --burst 2"; fi
+run_cli 0 convert "$MODEL" --calib "$X" --burst 1 -o "$TMP/single.nir"
+if cmp -s "$TMP/default.nir" "$TMP/single.nir"; then fail "--burst 1 gives the default file"
+else pass "--burst 1 differs from the default"; fi
 run_cli 0 info "$TMP/signed.nir"
 expect_in "$TMP/out" "SignedIF"
 for form in --plain-spikes --nir-strict --portable; do
@@ -207,7 +212,7 @@ expect_in "$TMP/out" "t = 8 "
 run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" --plain-spikes -o "$TMP/resnet.nir"
 expect_in "$TMP/out" "5 IF layers: a plain IF neuron keeps the spikes"
 run_cli 0 convert "$SRC/examples/models/resnet.onnx" --calib "$X" -o "$TMP/resnet_signed.nir"
-expect_not_in "$TMP/out" "5 IF layers"
+expect_not_in "$TMP/out" "a plain IF neuron keeps"
 run_cli 0 finetune "$TMP/signed.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 -o "$TMP/signed_ft.nir"
 run_cli 0 info "$TMP/signed_ft.nir"
 expect_in "$TMP/out" "SignedIF"

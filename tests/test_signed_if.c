@@ -378,8 +378,8 @@ static void test_convert_resnet(void **state)
 }
 
 /* The conversion's defaults (NULL options, nc_convert_options_init and a
- * zeroed struct alike): signed spikes with the max threshold, the same
- * network as asking for them; the reset to zero picks the plain neuron
+ * zeroed struct alike): signed spikes in bursts of up to 2 with the max
+ * threshold, the same network as asking for them; the reset to zero picks the plain neuron
  * (signed spikes need the subtractive reset), and asking for both fails. */
 static void test_default_is_signed_max(void **state)
 {
@@ -397,11 +397,18 @@ static void test_default_is_signed_max(void **state)
     nc_convert_options_init(&asked);
     asked.spikes = NC_SPIKES_SIGNED;
     asked.method = NC_THRESHOLD_MAX;
+    asked.burst = 2;
     const nc_convert_options *opts[] = {NULL, &init, &zero};
     nc_snn *want = NULL;
     nc_convert_report *rw = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &asked, &want, &rw));
     assert_int_equal(count_kind(want, NC_SNN_SIGNED_IF), 5);
+    for (int i = 0; i < nc_snn_num_layers(want); i++) {
+        nc_snn_layer_info L;
+        NC_ASSERT_OK(nc_snn_layer_at(want, i, &L));
+        if (L.kind == NC_SNN_SIGNED_IF)
+            assert_int_equal(L.max_spikes, 2);
+    }
     nc_tensor *yw = run_rec(want, "cpu-fast", x, 8, NULL, NULL);
     for (int k = 0; k < 3; k++) {
         nc_snn *s = NULL;

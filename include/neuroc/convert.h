@@ -122,14 +122,18 @@ typedef struct nc_convert_options {
      * for files other tools run (nc_nir_write_options.strict) and for the
      * Loihi simulator. Signed spikes need NC_RESET_SUBTRACT. */
     nc_spike_kind spikes;
-    /* Signed spikes only: up to `burst` spikes a step (0 = 1; at most 1024;
-     * nc_if_params.max_spikes). Each IF layer's threshold becomes its
-     * calibrated clip / burst, so the clip stays and the rate code gets
-     * burst times finer at the same T; IF layers a spiking max pool reads
-     * keep one spike a step (a note says how many). BPTT trains them; not
-     * with QCFS fine-tuning, nor on the Loihi simulator. */
+    /* Signed spikes only: up to `burst` spikes a step (at most 1024;
+     * nc_if_params.max_spikes); 0 = NC_DEFAULT_BURST with signed spikes,
+     * 1 with plain ones, QCFS fine-tuning (which does not train bursts) or
+     * a network with QCFS patterns (exact at T = L with one spike a step).
+     * Each IF layer's threshold becomes its calibrated clip / burst, so the
+     * clip stays and the rate code gets burst times finer at the same T; IF
+     * layers a spiking max pool reads keep one spike a step (a note says how
+     * many). BPTT trains them; the Loihi 2 simulator sends graded spikes. */
     int burst;
 } nc_convert_options;
+/* Conversion's default burst for signed spikes (nc_convert_options.burst). */
+#define NC_DEFAULT_BURST 2
 NC_API void nc_convert_options_init(nc_convert_options *o);
 
 /* What conversion did: one record per spiking layer, plus warnings. */
@@ -215,6 +219,7 @@ typedef struct nc_convert_layer_info {
      * or CLIP, layer_statistic set, the data fields NaN. */
     const char *source;
     double threshold_cap;        /* rule CLIP: the c that θ may not exceed; else NaN */
+    int max_spikes;              /* spikes a step at most (bursts): θ is the clip / max_spikes */
 } nc_convert_layer_info;
 NC_API int nc_convert_report_num_layers(const nc_convert_report *r);
 NC_API nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_layer_info *out);

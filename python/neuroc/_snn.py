@@ -341,7 +341,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     labels: of calib, for qcfs_epochs (batches of (x, y) carry their own).
     spikes: 'signed' (the default) or 'plain' (--plain-spikes: other NIR tools'
     and Loihi 1's neuron); signed_spikes=True/False says the same. burst: up to
-    that many signed spikes a step (--burst)."""
+    that many signed spikes a step (--burst; None: 2 with signed spikes)."""
     co = _lib.new(_lib.ConvertOptions, _lib.nc_convert_options_init)
     _threshold(threshold, co)
     _set(co, timesteps=timesteps, per_channel=per_channel, count_zeros=count_zeros, levels=levels,
