@@ -278,16 +278,42 @@ NET_FN nc_snn *net_concat_paths(void)
 }
 
 /* A signed IF layer (nc_if_params.signed_spikes: θ as spike values, reset
- * by subtraction), θ as net_theta. */
-NET_FN int net_signed_if(nc_snn *s, int from, int per, float theta)
+ * by subtraction) sending up to `burst` spikes a step, θ as net_theta. */
+NET_FN int net_signed_burst(nc_snn *s, int from, int per, float theta, int burst)
 {
     int64_t size;
     nc_tensor *th = net_theta(s, from, per, theta, &size);
-    nc_if_params p = {.threshold = th, .signed_spikes = 1};
+    nc_if_params p = {.threshold = th, .signed_spikes = 1, .max_spikes = burst};
     int id;
     NET_OK(nc_snn_add_if(s, from, &p, NULL, &id));
     nc_tensor_free(th);
     return id;
+}
+
+NET_FN int net_signed_if(nc_snn *s, int from, int per, float theta)
+{
+    return net_signed_burst(s, from, per, theta, 1);
+}
+
+/* Bursts: conv 8 (3×3) → signed IF, θ per channel → conv 6, stride 2 →
+ * signed IF, θ per neuron → affine 12 → signed IF, θ per layer → affine 4
+ * → readout, every IF layer sending up to `burst` spikes a step with
+ * thresholds low enough that many send several. */
+NET_FN nc_snn *net_bursts(int burst)
+{
+    int64_t in[3] = {3, 9, 9};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_burst(s, c1, 1, 0.2f, burst);
+    int c2 = net_conv(s, i1, 6, 3, 2, 1, 1, 1, 0.6f);
+    int i2 = net_signed_burst(s, c2, 2, 0.15f, burst), fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i2, NULL, &fl));
+    int a1 = net_affine(s, fl, 12, 0.4f);
+    int i3 = net_signed_burst(s, a1, 0, 0.1f, burst);
+    int a2 = net_affine(s, i3, 4, 0.5f);
+    NET_OK(nc_snn_add_readout(s, a2, NULL, &ro));
+    return s;
 }
 
 /* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ

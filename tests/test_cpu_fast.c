@@ -189,6 +189,41 @@ static void test_spike_maxpool(void **state)
     }
 }
 
+/* Bursts (net_bursts, B = 2 and 3: 3·θ rounds where 2·θ does not): every
+ * kernel set runs them as the reference does, and the layers do send
+ * several spikes a step (the per-layer θ layer's trace holds values of at
+ * least twice its smallest). */
+static void test_bursts(void **state)
+{
+    (void)state;
+    for (int B = 2; B <= 3; B++) {
+        nc_snn *s = net_bursts(B);
+        g_total_spikes = 0;
+        check_all(s, 7);
+        assert_true(g_total_spikes > 0);
+        run_out a;
+        nc_tensor *x = net_rand_input(s, 0, 3);
+        run_backend(s, "cpu", x, 7, NC_ENCODING_DIRECT, 0, &a);
+        int last = -1;
+        for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
+            nc_snn_layer_info L;
+            NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
+            last = L.kind == NC_SNN_SIGNED_IF ? i : last;
+        }
+        const float *sp = nc_tensor_data_const(a.spk[last]);
+        float lo = INFINITY, hi = 0;
+        for (int64_t k = 0; k < nc_tensor_numel(a.spk[last]); k++)
+            if (sp[k] != 0.0f) {
+                lo = fminf(lo, fabsf(sp[k]));
+                hi = fmaxf(hi, fabsf(sp[k]));
+            }
+        assert_true(hi >= 1.99f * lo);
+        run_out_free(&a);
+        nc_tensor_free(x);
+        nc_snn_free(s);
+    }
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
  * conv 16 → IF → avgpool 2 → conv 32 → IF → avgpool 2 → fc 128 → IF → fc 10
  * (the converted examples have thresholds per layer; here per channel and
@@ -363,7 +398,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_conv_layers), cmocka_unit_test(test_dense_fallbacks),
-        cmocka_unit_test(test_spike_maxpool),
+        cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_bursts),
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),

@@ -239,6 +239,36 @@ static int64_t signed_if_avx2(float *v, int32_t *net, const float *cur, const fl
     return count + nc_fast_signed_if_scalar(v + k, net + k, cur + k, theta + k, sv + k, n - k, y + k);
 }
 
+/* Bursts (nc_signed_if_step): s = clamp(floor(m/θ), 1, B) where m >= θ,
+ * clamp(floor(m/θ), −min(net, B), −1) where m < 0 and net > 0, else 0; the
+ * division and floor are IEEE-exact as the reference's, and m − s·θ rounds
+ * as its m − θ, m + θ and m − (float)s·θ do. 8 neurons a vector. */
+static int64_t signed_burst_avx2(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
+                                 int64_t n, int burst, float *y)
+{
+    int64_t count = 0, k = 0;
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), mone = _mm256_set1_ps(-1.0f),
+                 bf = _mm256_set1_ps((float)burst);
+    const __m256i bi = _mm256_set1_epi32(burst);
+    for (; k + 8 <= n; k += 8) {
+        __m256 m = _mm256_add_ps(_mm256_loadu_ps(v + k), _mm256_loadu_ps(cur + k)), th = _mm256_loadu_ps(theta + k);
+        __m256i nk = _mm256_loadu_si256((const __m256i *)(net + k));
+        __m256 up = _mm256_cmp_ps(m, th, _CMP_GE_OQ);
+        __m256 down = _mm256_and_ps(_mm256_cmp_ps(m, zero, _CMP_LT_OQ),
+                                    _mm256_castsi256_ps(_mm256_cmpgt_epi32(nk, _mm256_setzero_si256())));
+        __m256 q = _mm256_floor_ps(_mm256_div_ps(m, th));
+        __m256 most = _mm256_cvtepi32_ps(_mm256_min_epi32(nk, bi));
+        __m256 su = _mm256_min_ps(_mm256_max_ps(q, one), bf);
+        __m256 sd = _mm256_max_ps(_mm256_min_ps(q, mone), _mm256_sub_ps(zero, most));
+        __m256 sf = _mm256_or_ps(_mm256_and_ps(up, su), _mm256_and_ps(down, sd)); /* θ > 0: not both */
+        _mm256_storeu_ps(v + k, _mm256_sub_ps(m, _mm256_mul_ps(sf, th)));
+        _mm256_storeu_si256((__m256i *)(net + k), _mm256_add_epi32(nk, _mm256_cvtps_epi32(sf)));
+        _mm256_storeu_ps(y + k, _mm256_mul_ps(sf, _mm256_loadu_ps(sv + k)));
+        count += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_or_ps(up, down)));
+    }
+    return count + nc_fast_signed_burst_scalar(v + k, net + k, cur + k, theta + k, sv + k, n - k, burst, y + k);
+}
+
 static int64_t add_nz_avx2(float *y, const float *x, int64_t n)
 {
     int64_t nz = 0, k = 0;
@@ -258,6 +288,7 @@ static const nc_fast_kernels kernels_avx2 = {
     .if_cl = if_cl_avx2,
     .nz_cl = nz_cl_avx2,
     .signed_if = signed_if_avx2,
+    .signed_burst = signed_burst_avx2,
     .add_nz = add_nz_avx2,
 };
 

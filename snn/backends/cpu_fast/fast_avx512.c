@@ -385,6 +385,36 @@ static int64_t signed_if_avx512(float *v, int32_t *net, const float *cur, const 
     return count;
 }
 
+/* Bursts, as signed_burst_avx2: 16 neurons a vector, a masked tail (whose
+ * dead lanes divide by 1). */
+static int64_t signed_burst_avx512(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
+                                   int64_t n, int burst, float *y)
+{
+    int64_t count = 0;
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f), mone = _mm512_set1_ps(-1.0f),
+                 bf = _mm512_set1_ps((float)burst);
+    const __m512i bi = _mm512_set1_epi32(burst);
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+        __m512 m = _mm512_add_ps(_mm512_maskz_loadu_ps(live, v + k), _mm512_maskz_loadu_ps(live, cur + k));
+        __m512 th = _mm512_mask_loadu_ps(one, live, theta + k);
+        __m512i nk = _mm512_maskz_loadu_epi32(live, net + k);
+        __mmask16 up = _mm512_mask_cmp_ps_mask(live, m, th, _CMP_GE_OQ);
+        __mmask16 down = _mm512_mask_cmp_ps_mask(live, m, zero, _CMP_LT_OQ) &
+                         _mm512_mask_cmpgt_epi32_mask(live, nk, _mm512_setzero_si512());
+        __m512 q = _mm512_roundscale_ps(_mm512_div_ps(m, th), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        __m512 most = _mm512_cvtepi32_ps(_mm512_min_epi32(nk, bi));
+        __m512 su = _mm512_min_ps(_mm512_max_ps(q, one), bf);
+        __m512 sd = _mm512_max_ps(_mm512_min_ps(q, mone), _mm512_sub_ps(zero, most));
+        __m512 sf = _mm512_mask_blend_ps(down, _mm512_maskz_mov_ps(up, su), sd);
+        _mm512_mask_storeu_ps(v + k, live, _mm512_sub_ps(m, _mm512_mul_ps(sf, th)));
+        _mm512_mask_storeu_epi32(net + k, live, _mm512_add_epi32(nk, _mm512_cvtps_epi32(sf)));
+        _mm512_mask_storeu_ps(y + k, live, _mm512_mul_ps(sf, _mm512_maskz_loadu_ps(live, sv + k)));
+        count += __builtin_popcount((unsigned)(up | down));
+    }
+    return count;
+}
+
 static int64_t add_nz_avx512(float *y, const float *x, int64_t n)
 {
     int64_t nz = 0;
@@ -405,6 +435,7 @@ static const nc_fast_kernels kernels_avx512 = {
     .if_cl = if_cl_avx512,
     .nz_cl = nz_cl_avx512,
     .signed_if = signed_if_avx512,
+    .signed_burst = signed_burst_avx512,
     .add_nz = add_nz_avx512,
 };
 

@@ -80,6 +80,10 @@ typedef struct nc_fast_kernels {
      * of either sign. */
     int64_t (*signed_if)(float *v, int32_t *net, const float *cur, const float *theta, const float *sv, int64_t n,
                          float *y);
+    /* The same with bursts of up to `burst` (> 1) spikes a step: y[k] =
+     * s·sv[k], s in −burst … burst. Returns the neurons that spiked. */
+    int64_t (*signed_burst)(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
+                            int64_t n, int burst, float *y);
     /* y[k] += x[k] for k < n; returns how many x[k] are not zero. */
     int64_t (*add_nz)(float *y, const float *x, int64_t n);
 } nc_fast_kernels;

@@ -443,8 +443,8 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                     materialize(P, W, x_view, W->tmp[i]);
                 int rz = L->reset == NC_RESET_ZERO;
                 if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1) {
-                    spk[i] += nc_fast_signed_burst_scalar(W->v[i], W->net[i], cur, F->theta, F->sval, F->size,
-                                                          L->max_spikes, W->dense[i]);
+                    spk[i] += K->signed_burst(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, L->max_spikes,
+                                              W->dense[i]);
                 } else if (L->kind == NC_SNN_SIGNED_IF) {
                     spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
                 } else if (L->kind != NC_SNN_IF || F->nir) {
