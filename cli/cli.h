@@ -180,6 +180,8 @@ typedef struct cli_progress {
     int64_t done;
 } cli_progress;
 void cli_progress_init(cli_progress *p);
+/* Seconds on a monotonic clock. */
+double cli_now_s(void);
 /* An nc_progress_fn: `user` is a cli_progress. */
 void cli_progress_cb(const char *what, int64_t done, int64_t total, void *user);
 /* Ends a bar that is still drawn (before printing anything else). */

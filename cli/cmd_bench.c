@@ -43,7 +43,11 @@ const char CMD_BENCH_HELP[] =
     "                       uniform values in [0,1) (fixed seed)\n"
     "      --min-time S     seconds to time each configuration (default 1)\n"
     "      --encoding E     direct (default) or poisson\n"
-    "      --json F         the measurements as JSON as well\n" CLI_DATA_OPTS_HELP
+    "      --json F         the measurements as JSON as well\n"
+    "  -v, --verbose        also time every layer: one more run per configuration,\n"
+    "                       profiled (cpu, cpu-fast), after the timed ones; prints\n"
+    "                       each layer's CPU microseconds per image, its share and\n"
+    "                       its synaptic events per second\n" CLI_DATA_OPTS_HELP
     "\n"
     "Conversion options (a .onnx model; see 'neuroc convert --help'):\n"
     "      --calib DATA     calibration samples (default: --data; required for a\n"
@@ -62,14 +66,9 @@ typedef struct bench_cfg {
     int runs;
     long peak_kib;
     double *density; /* per layer; < 0 for layers that do not spike */
+    double *layer_s; /* --verbose: per layer, CPU seconds per image in the profiled run; else NULL */
+    double *layer_ops; /* --verbose: per layer, synaptic events per image */
 } bench_cfg;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* User + system CPU seconds of the process so far (all threads). */
 static double cpu_s(void)
@@ -141,6 +140,29 @@ static nc_tensor *make_batch(const nc_snn *s, const nc_tensor *x, int batch)
     return t;
 }
 
+/* --verbose: one profiled run (nc_session_options.profile), per layer. */
+static int profile_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc, bench_cfg *c)
+{
+    nc_session_options o = {.backend = c->backend, .timesteps = T, .encoding = enc, .profile = 1};
+    nc_session *ss = NULL;
+    nc_tensor *in = make_batch(s, x, c->batch), *y = NULL;
+    nc_status st = in ? nc_session_create(s, &o, &ss) : NC_ERR_NOMEM;
+    if (st == NC_OK)
+        st = nc_session_run(ss, in, &y);
+    for (int i = 0; st == NC_OK && i < nc_snn_num_layers(s); i++) {
+        int64_t ops = 0;
+        st = nc_session_layer_seconds(ss, i, &c->layer_s[i]);
+        if (st == NC_OK)
+            st = nc_session_synops(ss, i, &ops);
+        c->layer_s[i] /= c->batch;
+        c->layer_ops[i] = (double)ops / c->batch;
+    }
+    nc_tensor_free(y);
+    nc_tensor_free(in);
+    nc_session_free(ss);
+    return st == NC_OK ? CLI_OK : cli_fail(st);
+}
+
 /* Times one backend at one batch size. */
 static int bench_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc, double min_time, bench_cfg *c)
 {
@@ -153,14 +175,14 @@ static int bench_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc
         st = nc_session_run(ss, in, &y); /* builds the plan */
     nc_tensor_free(y);
     y = NULL;
-    double t0 = now_s(), c0 = cpu_s(), t = 0;
+    double t0 = cli_now_s(), c0 = cpu_s(), t = 0;
     int runs = 0;
     while (st == NC_OK && (t < min_time || runs < 2)) {
         st = nc_session_run(ss, in, &y);
         nc_tensor_free(y);
         y = NULL;
         runs++;
-        t = now_s() - t0;
+        t = cli_now_s() - t0;
     }
     if (st != NC_OK) {
         nc_tensor_free(in);
@@ -190,7 +212,7 @@ static int bench_one(const nc_snn *s, const nc_tensor *x, int T, nc_encoding enc
     c->peak_kib = peak_rss_kib();
     nc_tensor_free(in);
     nc_session_free(ss);
-    return CLI_OK;
+    return c->layer_s ? profile_one(s, x, T, enc, c) : CLI_OK;
 }
 
 static char *si(double v, char *buf, size_t len)
@@ -253,12 +275,32 @@ static void print_table(const nc_snn *s, bench_cfg *cfg, int n_cfg, int n_backen
         putchar('\n');
     }
     (void)n_batch;
+    if (!cfg[0].layer_s)
+        return;
+    for (int k = 0; k < n_cfg; k++) {
+        const bench_cfg *c = &cfg[k];
+        double total = 0;
+        for (int i = 0; i < nc_snn_num_layers(s); i++)
+            total += c->layer_s[i];
+        printf("\nCPU time per layer, %s, batch %d (one profiled run; µs per image):\n", c->backend, c->batch);
+        printf("  %-32s %-14s %10s %7s %18s\n", "layer", "kind", "µs/image", "share", "synaptic events/s");
+        for (int i = 0; i < nc_snn_num_layers(s); i++) {
+            nc_snn_layer_info L;
+            nc_snn_layer_at(s, i, &L);
+            if (c->layer_s[i] < 1e-3 * total && c->layer_ops[i] == 0)
+                continue; /* views and trivial layers: under 0.1 % */
+            char b[32];
+            printf("  %-32.32s %-14s %10.1f %6.1f%% %18s\n", L.name, nc_snn_kind_name(L.kind), 1e6 * c->layer_s[i],
+                   total > 0 ? 100.0 * c->layer_s[i] / total : 0.0,
+                   c->layer_s[i] > 0 && c->layer_ops[i] > 0 ? si(c->layer_ops[i] / c->layer_s[i], b, sizeof b) : "-");
+        }
+    }
 }
 
 static int write_json(const char *path, const char *model, const nc_snn *s, int T, int threads, const char *enc,
                       bench_cfg *cfg, int n_cfg)
 {
-    size_t cap = 4096 + (size_t)n_cfg * (512 + 64 * nc_snn_num_layers(s)), len = 0;
+    size_t cap = 4096 + (size_t)n_cfg * (512 + 2 * 300 * (size_t)nc_snn_num_layers(s)), len = 0;
     char *buf = malloc(cap);
     if (!buf)
         return cli_failf(NC_ERR_NOMEM, "out of memory");
@@ -287,7 +329,20 @@ static int write_json(const char *path, const char *model, const nc_snn *s, int 
             OUT("\": %.6g", c->density[i]);
             first = 0;
         }
-        OUT("}}");
+        OUT("}");
+        if (c->layer_s) { /* --verbose */
+            OUT(", \"layer_cpu_s_per_image\": {");
+            for (int i = 0; i < nc_snn_num_layers(s); i++) {
+                nc_snn_layer_info L;
+                nc_snn_layer_at(s, (int)i, &L);
+                OUT("%s\"", i ? ", " : "");
+                for (const char *p = L.name; *p; p++)
+                    OUT(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+                OUT("\": %.6g", c->layer_s[i]);
+            }
+            OUT("}");
+        }
+        OUT("}");
     }
     OUT("\n]}");
 #undef OUT
@@ -306,7 +361,7 @@ int cmd_bench(int argc, char **argv)
     convert_args c = {0};
     data_opts d = {0};
     const char *pos[1];
-    int n_pos;
+    int n_pos, verbose = 0;
     cli_opt opts[] = {
         {"--data", "-d", &a.data, NULL},
         {"--backend", NULL, &a.backends, NULL},
@@ -316,6 +371,7 @@ int cmd_bench(int argc, char **argv)
         {"--min-time", NULL, &a.min_time, NULL},
         {"--encoding", NULL, &a.encoding, NULL},
         {"--json", NULL, &a.json, NULL},
+        {"--verbose", "-v", NULL, &verbose},
         {"--calib", NULL, &c.calib, NULL},
         {"--convert-T", NULL, &c.timesteps, NULL},
         CLI_CONVERT_OPTS(c),
@@ -454,7 +510,11 @@ int cmd_bench(int argc, char **argv)
             cc->backend = backends[b];
             cc->batch = batches[k];
             cc->density = calloc(nc_snn_num_layers(s), sizeof *cc->density);
-            if (!cc->density) {
+            if (verbose) {
+                cc->layer_s = calloc(nc_snn_num_layers(s), sizeof *cc->layer_s);
+                cc->layer_ops = calloc(nc_snn_num_layers(s), sizeof *cc->layer_ops);
+            }
+            if (!cc->density || (verbose && (!cc->layer_s || !cc->layer_ops))) {
                 rc = cli_failf(NC_ERR_NOMEM, "out of memory");
                 goto done;
             }
@@ -471,8 +531,11 @@ int cmd_bench(int argc, char **argv)
     rc = CLI_OK;
 done:
     nc_set_log_callback(NULL, NULL);
-    for (int k = 0; cfg && k < n_cfg; k++)
+    for (int k = 0; cfg && k < n_cfg; k++) {
         free(cfg[k].density);
+        free(cfg[k].layer_s);
+        free(cfg[k].layer_ops);
+    }
     free(cfg);
     nc_tensor_free(calib);
     nc_tensor_free(x);

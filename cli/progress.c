@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-static double now_s(void)
+double cli_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -46,7 +46,7 @@ void cli_progress_cb(const char *what, int64_t done, int64_t total, void *user)
     cli_progress *p = user;
     if (!p || !p->on)
         return;
-    double t = now_s();
+    double t = cli_now_s();
     /* a new phase: a new line, a new clock */
     if (strncmp(p->what, what ? what : "", sizeof p->what - 1) != 0 || done < p->done) {
         cli_progress_end(p);

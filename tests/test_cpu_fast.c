@@ -343,6 +343,42 @@ static void test_example_models(void **state)
     convert_and_check("examples/models/mlp.onnx");
 }
 
+/* Profiled sessions (nc_session_options.profile) time every layer on both
+ * CPU backends: the synaptic layers take time, and the times are refused
+ * without the option. */
+static void test_layer_seconds(void **state)
+{
+    (void)state;
+    nc_snn *s = net_cnn_shapes();
+    nc_tensor *x = net_rand_input(s, 0, 4), *y = NULL;
+    static const char *backends[] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++)
+        for (int profile = 0; profile < 2; profile++) {
+            nc_session_options o = {.backend = backends[b], .timesteps = 4, .profile = profile};
+            nc_session *ss = NULL;
+            NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+            NC_ASSERT_OK(nc_session_run(ss, x, &y));
+            nc_tensor_free(y);
+            double sec = -1, conv = 0;
+            if (!profile) {
+                assert_int_equal(nc_session_layer_seconds(ss, 1, &sec), NC_ERR_UNSUPPORTED);
+                assert_non_null(strstr(nc_last_error(), "nc_session_options.profile"));
+            }
+            for (int i = 0; profile && i < nc_snn_num_layers(s); i++) {
+                nc_snn_layer_info L;
+                NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
+                NC_ASSERT_OK(nc_session_layer_seconds(ss, i, &sec));
+                assert_true(sec >= 0.0);
+                conv += L.kind == NC_SNN_CONV2D ? sec : 0.0;
+            }
+            assert_true(profile ? conv > 0.0 : conv == 0.0);
+            assert_int_equal(nc_session_layer_seconds(ss, 99, &sec), NC_ERR_INVALID_ARG);
+            nc_session_free(ss);
+        }
+    nc_tensor_free(x);
+    nc_snn_free(s);
+}
+
 /* `neuroc bench` end to end on a small network: both backends, JSON out,
  * and the usage errors. */
 static void test_bench_command(void **state)
@@ -363,7 +399,7 @@ static void test_bench_command(void **state)
     nc_snn_free(s);
     const char *neuroc = NC_BINARY_DIR "/neuroc";
     snprintf(cmd, sizeof cmd, "%s bench %s --backend cpu,cpu-fast --batch 1,3 -T 3 --min-time 0 --threads 2 "
-             "--json %s > %s/out.txt 2>&1", neuroc, nir, js, dir);
+             "--json %s --verbose > %s/out.txt 2>&1", neuroc, nir, js, dir);
     assert_int_equal(system(cmd), 0);
     char text[8192] = "";
     FILE *f = fopen(js, "r");
@@ -375,6 +411,7 @@ static void test_bench_command(void **state)
     assert_non_null(strstr(text, "\"backend\": \"cpu\", \"batch\": 1"));
     assert_non_null(strstr(text, "\"synaptic_events_per_s\""));
     assert_non_null(strstr(text, "\"spike_density\": {\""));
+    assert_non_null(strstr(text, "\"layer_cpu_s_per_image\": {\""));
     snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
     f = fopen(cmd, "r");
     assert_non_null(f);
@@ -383,6 +420,7 @@ static void test_bench_command(void **state)
     text[n] = 0;
     assert_non_null(strstr(text, "images/s"));
     assert_non_null(strstr(text, "speed-up over cpu"));
+    assert_non_null(strstr(text, "CPU time per layer, cpu-fast, batch 3"));
     /* an unknown backend fails (1); a .onnx without data is a usage error (2) */
     snprintf(cmd, sizeof cmd, "%s bench %s --backend tpu --min-time 0 > /dev/null 2>&1", neuroc, nir);
     int rc = system(cmd);
@@ -402,7 +440,7 @@ int main(void)
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
-        cmocka_unit_test(test_bench_command),
+        cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,17 +8,11 @@
 #include <time.h>
 
 #include "snn/base/alloc.h"
+#include "snn/base/clock.h"
 #include "snn/base/dist.h"
 #include "snn/base/error.h"
 #include "snn/base/tensor.h"
 #include "train_internal.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* The defaults resolve() and nc_train's options give zero fields, written out. */
 void nc_finetune_options_init(nc_finetune_options *o)
@@ -195,12 +189,12 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         t.seed = epoch_seed(o.seed, e);
         t.lr_step0 = steps_per_epoch * e;
         nc_train_stats ts;
-        double t0 = now_s();
+        double t0 = nc_monotonic_s();
         if ((st = nc_train_ex(s, x, labels, &t, &ts)) != NC_OK)
             break;
         nc_finetune_epoch r = {.epoch = e + 1, .epochs = o.epochs, .batch = B, .loss = ts.loss,
                                .accuracy = ts.accuracy, .val_loss = -1.0, .val_accuracy = -1.0, .samples = N,
-                               .seconds = now_s() - t0, .optimizer_steps = optim.t};
+                               .seconds = nc_monotonic_s() - t0, .optimizer_steps = optim.t};
         if (val_x && (st = nc_bptt_evaluate_dist(s, val_x, val_labels, o.timesteps, o.dist, &r.val_loss,
                                                  &r.val_accuracy)) != NC_OK)
             break;

@@ -359,6 +359,10 @@ typedef struct nc_session_options {
     const char *cuda_strategy;
     float cuda_dense_threshold;       /* 0 = 0.25 (non-zero inputs per input) */
     nc_cuda_precision cuda_precision; /* of the dense GEMMs */
+    /* Time every layer (nc_session_layer_seconds) on backends that can
+     * (cpu, cpu-fast): a clock read per layer and step, cheap next to the
+     * layers' work. */
+    int profile;
 } nc_session_options;
 NC_API void nc_session_options_init(nc_session_options *o);
 
@@ -395,6 +399,11 @@ NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *c
  * layers. A layer fed only by a direct-encoded (static) input is computed,
  * and counted, once per sample, not once per step. */
 NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count);
+/* Seconds layer `id` took in the last run, summed over the threads (CPU
+ * time, so a layer's share of the sum is its share of the work). Needs
+ * nc_session_options.profile and a backend that times layers (cpu,
+ * cpu-fast): else NC_ERR_UNSUPPORTED. */
+NC_API nc_status nc_session_layer_seconds(const nc_session *ss, int id, double *seconds);
 typedef enum nc_trace_kind {
     NC_TRACE_SPIKES = 0,   /* 0/1 per neuron and step */
     NC_TRACE_MEMBRANE = 1  /* the membrane potential after the step's update */

@@ -109,7 +109,7 @@ EvalOptions = _options("EvalOptions", [
 SessionOptions = _options("SessionOptions", [
     ("backend", c_char_p), ("timesteps", c_int), ("encoding", c_int), ("seed", c_uint64), ("per_step", c_int),
     ("record", POINTER(c_char_p)), ("n_record", c_int), ("cuda_strategy", c_char_p),
-    ("cuda_dense_threshold", c_float), ("cuda_precision", c_int)])
+    ("cuda_dense_threshold", c_float), ("cuda_precision", c_int), ("profile", c_int)])
 
 LoadOptions = _options("LoadOptions", [("max_tensor_elems", c_int64), ("external_data_dir", c_char_p),
                                         ("describe_only", c_int)])
@@ -241,6 +241,7 @@ _fn("nc_session_set_seed", ST, P, c_uint64)
 _fn("nc_batch_seed", c_uint64, c_uint64, c_int64)
 _fn("nc_session_spike_count", ST, P, c_int, POINTER(c_int64))
 _fn("nc_session_trace", ST, P, c_char_p, c_int, PP)
+_fn("nc_session_layer_seconds", ST, P, c_int, POINTER(c_double))
 # conversion, evaluation, fine-tuning
 _fn("nc_convert_options_init", None, POINTER(ConvertOptions))
 _fn("nc_convert", ST, P, P, P, POINTER(ConvertOptions), PP, PP)

@@ -124,12 +124,14 @@ class SNN:
         return take(y)
 
     def run(self, x, timesteps=32, backend="cpu-fast", per_step=False, batch=256, encoding="direct", seed=0,
-            record=None, scale=True):
+            record=None, scale=True, profile=False):
         """Runs the network on x: a static batch (N, *input_shape), fed at
         every one of `timesteps` steps, or a time series (T, N, *input_shape).
         Returns the output layer summed over the steps, (N, *out), or every
         step with per_step, (T, N, *out), as `neuroc run`. With record=[names]
-        returns (output, {name: spikes (T, N, *shape)})."""
+        returns (output, {name: spikes (T, N, *shape)}). With profile=True
+        (cpu, cpu-fast) the last item returned is {layer name: seconds it
+        took, summed over threads and batches}."""
         in_shape = self.input_shape
         x = to_numpy_input(x)
         series = x.ndim == len(in_shape) + 2 and x.shape[2:] == in_shape
@@ -141,12 +143,14 @@ class SNN:
         names = [n.encode() for n in (record or [])]
         rec = (ctypes.c_char_p * max(len(names), 1))(*names)
         _set(so, backend=backend.encode(), timesteps=T, encoding=_choice("encoding", encoding, _ENCODING),
-             seed=int(seed), per_step=per_step)
+             seed=int(seed), per_step=per_step, profile=bool(profile))
         if names:
             so.record, so.n_record = rec, len(names)
         ss = ctypes.c_void_p()
         check(_lib.nc_session_create(self._h, ctypes.byref(so), ctypes.byref(ss)))
         out, traces = None, {n: [] for n in (record or [])}
+        layer_names = [L.name for L in self.layers] if profile else []
+        times = dict.fromkeys(layer_names, 0.0)
         try:
             b = max(1, min(int(batch), N))
             for r0 in range(0, N, b):
@@ -157,7 +161,11 @@ class SNN:
                 y = ctypes.c_void_p()
                 check(_lib.nc_session_run(ss, t_in.ptr, ctypes.byref(y)))
                 y = take(y)
-                if N <= b and not names:
+                for i, n in enumerate(layer_names):
+                    sec = ctypes.c_double()
+                    check(_lib.nc_session_layer_seconds(ss, i, ctypes.byref(sec)))
+                    times[n] += sec.value
+                if N <= b and not names and not profile:
                     return y  # one batch: the library's own buffer, no copy
                 if out is None:
                     out = np.empty(((T,) if per_step else ()) + (N,) + y.shape[2 if per_step else 1:], y.dtype)
@@ -171,9 +179,12 @@ class SNN:
                     traces[n].append(take(t))
         finally:
             _lib.nc_session_free(ss)
+        result = (out,)
         if names:
-            return out, {n: np.concatenate(v, axis=1) for n, v in traces.items()}
-        return out
+            result += ({n: np.concatenate(v, axis=1) for n, v in traces.items()},)
+        if profile:
+            result += (times,)
+        return result if len(result) > 1 else out
 
     def evaluate(self, x, y=None, timesteps=64, backend="cpu-fast", batch=64, encoding="direct", seed=0,
                  ann=True, progress=None, scale=True):

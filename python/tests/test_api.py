@@ -76,6 +76,17 @@ def test_run(cnn_snn, test_xy):
     assert traces[name].shape[:2] == (4, 20) and set(np.unique(traces[name])) <= {-2.0, -1.0, 0.0, 1.0, 2.0}
 
 
+def test_profile(cnn_snn, test_xy):
+    x, _ = test_xy
+    out, times = cnn_snn.run(x[:40], timesteps=4, batch=16, profile=True)
+    assert np.array_equal(out, cnn_snn.run(x[:40], timesteps=4, batch=16))  # profiling changes no result
+    assert set(times) == {L.name for L in cnn_snn.layers}
+    convs = [L.name for L in cnn_snn.layers if L.kind == "Conv2d"]
+    assert all(v >= 0 for v in times.values()) and sum(times[n] for n in convs) > 0
+    with pytest.raises(neuroc.Error):  # cuda does not time layers (and is absent without a GPU)
+        cnn_snn.run(x[:4], timesteps=2, backend="cuda", profile=True)
+
+
 def test_evaluate(cnn_snn, test_xy):
     x, y = test_xy
     r = cnn_snn.evaluate(x, y, timesteps=16, progress=False)

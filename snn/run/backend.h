@@ -24,6 +24,9 @@ typedef struct nc_run_request {
     int64_t *synops;
     float **rec_spikes;     /* per layer: NULL, or T × N × size */
     float **rec_membrane;   /* per layer: NULL, or T × N × size */
+    /* Per layer, zeroed by the session: the seconds each layer took, summed
+     * over threads; NULL when not profiled (nc_backend.profiles). */
+    double *layer_seconds;
 } nc_run_request;
 
 typedef struct nc_backend {
@@ -43,6 +46,7 @@ typedef struct nc_backend {
      * session records (their trace buffers can be made here, not in run). */
     nc_status (*plan_create_opt)(const nc_snn *s, int batch, const nc_session_options *opt, const char *rec_on,
                                  void **plan);
+    int profiles; /* 1: run() fills nc_run_request.layer_seconds */
 } nc_backend;
 
 /* The backend called `name` (snn/backends/registry.c), loading its module

@@ -23,6 +23,7 @@ struct nc_session {
     int last_T, last_N;
     int64_t *spikes;         /* per layer, last run */
     int64_t *synops;         /* per layer, last run */
+    double *seconds;         /* per layer, last run; NULL unless profiled */
     char *strategy;          /* copy of opt.cuda_strategy */
 };
 
@@ -48,6 +49,7 @@ void nc_session_free(nc_session *ss)
     nc_free(ss->rec_membrane);
     nc_free(ss->spikes);
     nc_free(ss->synops);
+    nc_free(ss->seconds);
     nc_free(ss->strategy);
     nc_free(ss);
 }
@@ -101,7 +103,10 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
     ss->rec_membrane = nc_calloc((size_t)s->n_layers, sizeof(float *));
     ss->spikes = nc_calloc((size_t)s->n_layers, sizeof(int64_t));
     ss->synops = nc_calloc((size_t)s->n_layers, sizeof(int64_t));
-    if (!ss->rec_on || !ss->rec_spikes || !ss->rec_membrane || !ss->spikes || !ss->synops) {
+    if (o.profile && be->profiles)
+        ss->seconds = nc_calloc((size_t)s->n_layers, sizeof(double));
+    if (!ss->rec_on || !ss->rec_spikes || !ss->rec_membrane || !ss->spikes || !ss->synops ||
+        (o.profile && be->profiles && !ss->seconds)) {
         nc_session_free(ss);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     }
@@ -186,8 +191,10 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
         .input = nc_f32(input), .series = series, .T = (int)T, .N = (int)N,
         .encoding = ss->opt.encoding, .seed = ss->opt.seed, .per_step = ss->opt.per_step,
         .output = nc_f32(y), .spike_counts = ss->spikes, .synops = ss->synops,
-        .rec_spikes = ss->rec_spikes, .rec_membrane = ss->rec_membrane,
+        .rec_spikes = ss->rec_spikes, .rec_membrane = ss->rec_membrane, .layer_seconds = ss->seconds,
     };
+    if (ss->seconds)
+        memset(ss->seconds, 0, (size_t)s->n_layers * sizeof *ss->seconds);
     if ((st = ss->be->run(ss->plan, &q)) != NC_OK) {
         nc_tensor_free(y);
         return st;
@@ -224,6 +231,17 @@ nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
     if (!ss || !count || id < 0 || id >= ss->snn->n_layers)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_synops: no layer %d", id);
     *count = ss->synops[id];
+    return NC_OK;
+}
+
+nc_status nc_session_layer_seconds(const nc_session *ss, int id, double *seconds)
+{
+    if (!ss || !seconds || id < 0 || id >= ss->snn->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_layer_seconds: no layer %d", id);
+    if (!ss->seconds)
+        return nc_errorf(NC_ERR_UNSUPPORTED, "layer times need a profiled session (nc_session_options.profile) "
+                         "on a backend that times layers (cpu, cpu-fast; not %s)", ss->be->name);
+    *seconds = ss->seconds[id];
     return NC_OK;
 }
 

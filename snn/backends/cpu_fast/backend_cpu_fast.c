@@ -100,6 +100,7 @@ static void fast_plan_free(void *p)
     nc_free(P->L);
     nc_free(P->spk);
     nc_free(P->ops);
+    nc_free(P->sec);
     nc_free(P->is_static);
     nc_free(P);
 }
@@ -480,9 +481,10 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     P->ws = nc_calloc((size_t)n_ws, sizeof *P->ws);
     P->spk = nc_calloc((size_t)counters, sizeof *P->spk);
     P->ops = nc_calloc((size_t)counters, sizeof *P->ops);
+    P->sec = nc_calloc((size_t)counters, sizeof *P->sec);
     P->is_static = nc_calloc((size_t)s->n_layers, 1);
     nc_status st = NC_OK;
-    if (!P->L || !P->ws || !P->spk || !P->ops || !P->is_static)
+    if (!P->L || !P->ws || !P->spk || !P->ops || !P->sec || !P->is_static)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     if (st == NC_OK)
         st = plan_layers(P);
@@ -535,6 +537,8 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
             q->spike_counts[i] += P->spk[(int64_t)n * nl + i];
             if (q->synops)
                 q->synops[i] += P->ops[(int64_t)n * nl + i];
+            if (q->layer_seconds)
+                q->layer_seconds[i] += P->sec[(int64_t)n * nl + i];
         }
     }
     return NC_OK;
@@ -546,4 +550,5 @@ const nc_backend nc_backend_cpu_fast = {
     .plan_create = fast_plan_create,
     .run = fast_run,
     .plan_free = fast_plan_free,
+    .profiles = 1,
 };

@@ -84,6 +84,7 @@ typedef struct fast_plan {
     fast_layer *L;
     fast_ws *ws;
     int64_t *spk, *ops;  /* [N][n_layers]: per sample, summed into the request after the run */
+    double *sec;         /* [N][n_layers]: seconds per layer, when profiled */
     char *is_static;     /* [n_layers]: nc_snn_mark_static's answer for the run, copied into L[i].is_static */
 } fast_plan;
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fast_plan.h"
+#include "snn/base/clock.h"
 #include "kernels/neuron.h"
 #include "kernels/nir_neuron.h"
 #include "kernels/window_index.h"
@@ -354,6 +355,9 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
     const nc_fast_kernels *K = P->K;
     int nl = s->n_layers, out_id = nc_snn_output_id(s), N = P->N;
     int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
+    double *sec = q->layer_seconds ? P->sec + (int64_t)n * nl : NULL;
+    if (sec)
+        memset(sec, 0, (size_t)nl * sizeof *sec);
     int64_t out_size = P->L[out_id].size;
     memset(spk, 0, (size_t)nl * sizeof *spk);
     memset(ops, 0, (size_t)nl * sizeof *ops);
@@ -377,6 +381,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
         for (int i = 0; i < nl; i++) {
             const nc_snn_layer *L = &s->layers[i];
             const fast_layer *F = &P->L[i];
+            double t0 = sec ? nc_monotonic_s() : 0.0;
             if (F->is_static && t > 0)
                 goto rec;
             int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
@@ -475,6 +480,8 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
         rec:
             if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
                 record(P, W, q, i, t, n);
+            if (sec)
+                sec[i] += nc_monotonic_s() - t0;
         }
         int ov = P->L[out_id].view;
         if (q->per_step) {

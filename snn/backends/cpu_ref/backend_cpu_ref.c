@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "snn/base/alloc.h"
+#include "snn/base/clock.h"
 #include "snn/run/backend.h"
 #include "snn/base/error.h"
 #include "kernels/neuron.h"
@@ -402,6 +403,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
         for (int i = 0; i < s->n_layers; i++) {
             const nc_snn_layer *L = &s->layers[i];
             ref_layer *Ri = &R[i];
+            double t0 = q->layer_seconds ? nc_monotonic_s() : 0.0;
             if (P->is_static[i] && t > 0)
                 goto record;
             const float *x = L->n_inputs > 0 ? R[L->inputs[0]].out : NULL;
@@ -472,7 +474,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 run_neuron(L, Ri, x, N, t, &q->spike_counts[i],
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
-                continue;
+                goto timed; /* a neuron records its own traces */
             }
             if (q->synops)
                 q->synops[i] += ops;
@@ -480,6 +482,9 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             if (q->rec_membrane && q->rec_membrane[i])
                 memcpy(q->rec_membrane[i] + (int64_t)t * N * Ri->size, Ri->out,
                        (size_t)(N * Ri->size) * sizeof(float));
+        timed:
+            if (q->layer_seconds)
+                q->layer_seconds[i] += nc_monotonic_s() - t0;
         }
         const float *o = R[out_id].out;
         if (q->per_step)
@@ -497,4 +502,5 @@ const nc_backend nc_backend_cpu_ref = {
     .plan_create = ref_plan_create,
     .run = ref_run,
     .plan_free = ref_plan_free,
+    .profiles = 1,
 };
