@@ -59,16 +59,22 @@ run "$NEUROC" sim "$WORK/cnn.nir" --target loihi1 --mode reset-zero --no-float "
     --report "$WORK/loihi1-reset-zero.json" >"$WORK/loihi1-reset-zero.txt"
 run "$NEUROC" sim "$WORK/cnn.nir" --target loihi1 --mode subtract --no-float "${COMMON[@]}" \
     --report "$WORK/loihi1-subtract.json" >"$WORK/loihi1-subtract.txt"
-# the default conversion (signed spikes, max thresholds): Loihi 2 only, graded spikes of payload ±1
+# the default conversion (signed spikes in bursts of up to 2, max thresholds): Loihi 2 only, graded
+# spikes of payload up to ±2; then one spike a step (--burst 1, payload ±1)
 run "$NEUROC" convert "$HERE/examples/models/cnn.onnx" --calib "$FM/train-images-idx3-ubyte.gz" \
     --calib-samples 1000 -o "$WORK/cnn_signed.nir" >"$WORK/convert_signed.log"
 run "$NEUROC" sim "$WORK/cnn_signed.nir" --target loihi2 "${COMMON[@]}" \
     --report "$WORK/loihi2-signed.json" >"$WORK/loihi2-signed.txt"
+run "$NEUROC" convert "$HERE/examples/models/cnn.onnx" --calib "$FM/train-images-idx3-ubyte.gz" \
+    --calib-samples 1000 --burst 1 -o "$WORK/cnn_signed1.nir" >"$WORK/convert_signed1.log"
+run "$NEUROC" sim "$WORK/cnn_signed1.nir" --target loihi2 "${COMMON[@]}" \
+    --report "$WORK/loihi2-signed1.json" >"$WORK/loihi2-signed1.txt"
 
 /usr/bin/env python3 - "$WORK" "$T" <<'EOF'
 import json, sys
 work, T = sys.argv[1], int(sys.argv[2])
-runs = ["loihi2-subtract", "loihi1-reset-zero", "loihi1-subtract", "loihi2-signed"]
+runs = ["loihi2-subtract", "loihi1-reset-zero", "loihi1-subtract", "loihi2-signed", "loihi2-signed1"]
+kinds = {"loihi2-signed": ", signed spikes in bursts of 2 (the default)", "loihi2-signed1": ", signed spikes, one a step"}
 rep = {r: json.load(open(f"{work}/{r}.json")) for r in runs}
 fl = rep["loihi2-subtract"]["float_snn"]["accuracy"]["snn"][T - 1]
 n = rep["loihi2-subtract"]["fixed_point"]["samples"]
@@ -79,8 +85,8 @@ for r in runs:
     fp, nw = rep[r]["fixed_point"], rep[r]["network"]
     a = fp["accuracy"][T - 1]
     raw = fp["accuracy_per_step"][T - 1]
-    fl_r = rep[r]["float_snn"]["accuracy"]["snn"][T - 1] if r == "loihi2-signed" else fl  # its own float SNN
-    kind = ", signed spikes" if r == "loihi2-signed" else ""
+    fl_r = rep[r]["float_snn"]["accuracy"]["snn"][T - 1] if r in kinds else fl  # its own float SNN
+    kind = kinds.get(r, "")
     print(f"| {nw['target']}, {nw['reset']}{kind} | {100 * a:.2f} % | {100 * (a - fl_r):+.2f} | {100 * raw:.2f} % "
           f"| {nw['mapping']['cores']} | {nw['mapping']['chips']} | {fp['energy']['joules'] * 1e6:.1f} uJ "
           f"| {fp['latency']['seconds'] * 1e3:.2f} ms |")

@@ -167,6 +167,18 @@ static void test_dense_fallbacks(void **state)
     nc_snn_free(s);
 }
 
+/* check_all with some spikes, then the reference's run of N random inputs
+ * into *a, for a test's own checks of what the layers did. */
+static void check_all_then_reference(const nc_snn *s, int T, int N, run_out *a)
+{
+    g_total_spikes = 0;
+    check_all(s, T);
+    assert_true(g_total_spikes > 0);
+    nc_tensor *x = net_rand_input(s, 0, N);
+    run_backend(s, "cpu", x, T, NC_ENCODING_DIRECT, 0, a);
+    nc_tensor_free(x);
+}
+
 /* Spiking max pooling (net_spike_maxpool, plain and signed spikes): the
  * fast backend runs the reference's loop on a copy of its input. */
 static void test_spike_maxpool(void **state)
@@ -175,16 +187,10 @@ static void test_spike_maxpool(void **state)
     for (int sgn = 0; sgn < 2; sgn++) {
         int m[4];
         nc_snn *s = net_spike_maxpool(sgn, m);
-        g_total_spikes = 0;
-        check_all(s, 7);
-        assert_true(g_total_spikes > 0);
-        /* the pools spike: count them on the reference */
-        run_out a;
-        nc_tensor *x = net_rand_input(s, 0, 2);
-        run_backend(s, "cpu", x, 7, NC_ENCODING_DIRECT, 0, &a);
+        run_out a; /* the pools spike: count them on the reference */
+        check_all_then_reference(s, 7, 2, &a);
         assert_true(a.spikes[m[0]] > 0 && a.spikes[m[1]] > 0 && a.spikes[m[2]] > 0 && a.spikes[m[3]] > 0);
         run_out_free(&a);
-        nc_tensor_free(x);
         nc_snn_free(s);
     }
 }
@@ -198,12 +204,8 @@ static void test_bursts(void **state)
     (void)state;
     for (int B = 2; B <= 3; B++) {
         nc_snn *s = net_bursts(B);
-        g_total_spikes = 0;
-        check_all(s, 7);
-        assert_true(g_total_spikes > 0);
         run_out a;
-        nc_tensor *x = net_rand_input(s, 0, 3);
-        run_backend(s, "cpu", x, 7, NC_ENCODING_DIRECT, 0, &a);
+        check_all_then_reference(s, 7, 3, &a);
         int last = -1;
         for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
             nc_snn_layer_info L;
@@ -219,7 +221,6 @@ static void test_bursts(void **state)
             }
         assert_true(hi >= 1.99f * lo);
         run_out_free(&a);
-        nc_tensor_free(x);
         nc_snn_free(s);
     }
 }
