@@ -269,15 +269,23 @@ static int64_t signed_burst_avx2(float *v, int32_t *net, const float *cur, const
     return count + nc_fast_signed_burst_scalar(v + k, net + k, cur + k, theta + k, sv + k, n - k, burst, y + k);
 }
 
-static int64_t add_nz_avx2(float *y, const float *x, int64_t n)
+/* 8 channels a vector, the window's taps summed in registers. */
+static int64_t pool_cl_avx2(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh, int64_t xw, int64_t C,
+                            float scale)
 {
     int64_t nz = 0, k = 0;
-    for (; k + 8 <= n; k += 8) {
-        __m256 xv = _mm256_loadu_ps(x + k);
-        _mm256_storeu_ps(y + k, _mm256_add_ps(_mm256_loadu_ps(y + k), xv));
-        nz += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(xv, _mm256_setzero_ps(), _CMP_NEQ_UQ)));
+    const __m256 zero = _mm256_setzero_ps(), sc = _mm256_set1_ps(scale);
+    for (; k + 8 <= C; k += 8) {
+        __m256 acc = zero;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                __m256 v = _mm256_loadu_ps(x + i * xh + j * xw + k);
+                acc = _mm256_add_ps(acc, v);
+                nz += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
+            }
+        _mm256_storeu_ps(y + k, _mm256_mul_ps(acc, sc));
     }
-    return nz + nc_fast_add_nz_scalar(y + k, x + k, n - k);
+    return nz + nc_fast_pool_cl_scalar(y, x, rows, cols, xh, xw, C, scale, k);
 }
 
 static const nc_fast_kernels kernels_avx2 = {
@@ -289,7 +297,7 @@ static const nc_fast_kernels kernels_avx2 = {
     .nz_cl = nz_cl_avx2,
     .signed_if = signed_if_avx2,
     .signed_burst = signed_burst_avx2,
-    .add_nz = add_nz_avx2,
+    .pool_cl = pool_cl_avx2,
 };
 
 #ifdef __clang__

@@ -415,14 +415,23 @@ static int64_t signed_burst_avx512(float *v, int32_t *net, const float *cur, con
     return count;
 }
 
-static int64_t add_nz_avx512(float *y, const float *x, int64_t n)
+/* 16 channels a vector (a masked tail), the window's taps summed in
+ * registers. */
+static int64_t pool_cl_avx512(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh, int64_t xw,
+                              int64_t C, float scale)
 {
     int64_t nz = 0;
-    for (int64_t k = 0; k < n; k += 16) {
-        __mmask16 live = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
-        __m512 xv = _mm512_maskz_loadu_ps(live, x + k);
-        _mm512_mask_storeu_ps(y + k, live, _mm512_add_ps(_mm512_maskz_loadu_ps(live, y + k), xv));
-        nz += __builtin_popcount((unsigned)_mm512_mask_cmp_ps_mask(live, xv, _mm512_setzero_ps(), _CMP_NEQ_UQ));
+    const __m512 zero = _mm512_setzero_ps(), sc = _mm512_set1_ps(scale);
+    for (int64_t k = 0; k < C; k += 16) {
+        __mmask16 live = C - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (C - k)) - 1);
+        __m512 acc = zero;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                __m512 v = _mm512_maskz_loadu_ps(live, x + i * xh + j * xw + k);
+                acc = _mm512_add_ps(acc, v);
+                nz += __builtin_popcount((unsigned)_mm512_mask_cmp_ps_mask(live, v, zero, _CMP_NEQ_UQ));
+            }
+        _mm512_mask_storeu_ps(y + k, live, _mm512_mul_ps(acc, sc));
     }
     return nz;
 }
@@ -436,7 +445,7 @@ static const nc_fast_kernels kernels_avx512 = {
     .nz_cl = nz_cl_avx512,
     .signed_if = signed_if_avx512,
     .signed_burst = signed_burst_avx512,
-    .add_nz = add_nz_avx512,
+    .pool_cl = pool_cl_avx512,
 };
 
 #ifdef __clang__

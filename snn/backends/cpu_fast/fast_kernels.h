@@ -84,18 +84,35 @@ typedef struct nc_fast_kernels {
      * s·sv[k], s in −burst … burst. Returns the neurons that spiked. */
     int64_t (*signed_burst)(float *v, int32_t *net, const float *cur, const float *theta, const float *sv,
                             int64_t n, int burst, float *y);
-    /* y[k] += x[k] for k < n; returns how many x[k] are not zero. */
-    int64_t (*add_nz)(float *y, const float *x, int64_t n);
+    /* One window of a sum pool over channel-last values: y[k] = (+0 + the
+     * rows × cols taps x[i·xh + j·xw + k], in (i, j) order) · scale for
+     * k < C, as the reference sums them. Returns the taps not zero. */
+    int64_t (*pool_cl)(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh, int64_t xw, int64_t C,
+                       float scale);
 } nc_fast_kernels;
 
-static inline int64_t nc_fast_add_nz_scalar(float *y, const float *x, int64_t n)
+/* pool_cl for channels [k0, C), one at a time: every version's tail. */
+static inline int64_t nc_fast_pool_cl_scalar(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh,
+                                             int64_t xw, int64_t C, float scale, int64_t k0)
 {
     int64_t nz = 0;
-    for (int64_t k = 0; k < n; k++) {
-        y[k] += x[k];
-        nz += x[k] != 0.0f;
+    for (int64_t k = k0; k < C; k++) {
+        float acc = 0.0f;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                float v = x[i * xh + j * xw + k];
+                acc += v;
+                nz += v != 0.0f;
+            }
+        y[k] = acc * scale;
     }
     return nz;
+}
+
+static inline int64_t nc_fast_pool_cl_generic(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh,
+                                              int64_t xw, int64_t C, float scale)
+{
+    return nc_fast_pool_cl_scalar(y, x, rows, cols, xh, xw, C, scale, 0);
 }
 
 /* The signed IF step without branches, for every version's tail:

@@ -138,8 +138,8 @@ static __attribute__((noinline)) int64_t run_pool_counts(const fast_plan *P, con
  * Each window's taps inside the input are summed in the reference's
  * (i, j) order; adding a zero leaves a sum as the reference's skip of
  * zeros does (it starts at +0, and a sum of non-zeros is never −0). Both
- * channel-last: all channels of a tap at once (K->add_nz); else channel by
- * channel. */
+ * channel-last: all channels of a window at once (K->pool_cl); else channel
+ * by channel. */
 static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
                               const fast_layer *F, const float *restrict x, int xcl, float *restrict y)
 {
@@ -156,13 +156,8 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
                 int64_t iw0 = ow * sw - pw, j0 = iw0 < 0 ? -iw0 : 0, j1 = Wd - iw0 < kw ? Wd - iw0 : kw;
                 float scale = nc_pool_scale(g, L->scale, (int)oh, (int)ow);
                 if (cl) {
-                    float *yo = y + (oh * OW + ow) * C;
-                    memset(yo, 0, (size_t)C * sizeof *yo);
-                    for (int64_t i = i0; i < i1; i++)
-                        for (int64_t j = j0; j < j1; j++)
-                            ops += K->add_nz(yo, x + (ih0 + i) * xh + (iw0 + j) * xw, C);
-                    for (int64_t k = 0; k < C; k++)
-                        yo[k] *= scale;
+                    ops += K->pool_cl(y + (oh * OW + ow) * C, x + (ih0 + i0) * xh + (iw0 + j0) * xw, i1 - i0,
+                                      j1 - j0, xh, xw, C, scale);
                     continue;
                 }
                 const float *xb = x + c * xc;
