@@ -313,8 +313,11 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         matched += e != NULL;
         if (e || L.kind == NC_SNN_IF || L.kind == NC_SNN_SIGNED_IF)
             th_str(e, tb, sizeof tb);
-        printf("  %-3zu %-*.*s %-14s %-16s %s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
-               cli_shape(L.ndim, L.shape, sh, sizeof sh), tb);
+        char burst[32] = ""; /* θ is the clip / max_spikes */
+        if (L.max_spikes > 1)
+            snprintf(burst, sizeof burst, ", up to %d a step", L.max_spikes);
+        printf("  %-3zu %-*.*s %-14s %-16s %s%s\n", i, w, w, L.name, nc_snn_kind_name(L.kind),
+               cli_shape(L.ndim, L.shape, sh, sizeof sh), tb, burst);
     }
     if (!matched && th.n) {
         printf("thresholds:\n");
