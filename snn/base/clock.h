@@ -3,13 +3,7 @@
 #ifndef NC_BASE_CLOCK_H
 #define NC_BASE_CLOCK_H
 
-#include <time.h>
-
-static inline double nc_monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* Seconds since an arbitrary fixed point; only differences mean anything. */
+double nc_monotonic_s(void);
 
 #endif
