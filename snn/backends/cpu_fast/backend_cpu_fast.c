@@ -77,7 +77,7 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval, F->vreset};
+                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -234,6 +234,13 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
     F->v0 = nc_snn_v_inits(L, cl, &fail);
     F->sval = nc_snn_spike_values(L, L->kind == NC_SNN_SIGNED_IF ? cl : 0, &fail);
     F->theta_full = 1;
+    /* a SignedIF's spikes carry θ (conversion's default): its kernel then
+     * reads one array for both, not two */
+    if (!fail && L->kind == NC_SNN_SIGNED_IF && F->theta && F->sval &&
+        memcmp(F->theta, F->sval, (size_t)F->size * sizeof *F->sval) == 0) {
+        nc_free(F->sval);
+        F->sval = F->theta;
+    }
     F->nir = nc_snn_layer_nir_semantics(L);
     if (F->nir) { /* the per-neuron loop of kernels/nir_neuron.h: full-size parameters */
         F->vreset = nc_snn_param_expand(L->v_reset, L, 0.0f, cl, &fail);

@@ -48,7 +48,7 @@ typedef struct fast_layer {
     int refill_of, refilled;
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order
        (a SignedIF's in the state layout) */
-    float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval;
+    float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval; /* sval may be theta itself */
     /* NIR neuron semantics (nc_snn_layer_nir_semantics): the per-neuron
      * loop of kernels/nir_neuron.h, with the reset value per neuron */
     int nir;
