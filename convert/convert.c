@@ -165,9 +165,10 @@ static int default_burst(const nc_cgraph *cg)
  * so the clip B·θ stays the calibrated one. */
 static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
 {
-    char *mark = nc_calloc((size_t)s->n_layers, 2), *pools = mark + s->n_layers;
+    char *mark = nc_calloc((size_t)s->n_layers, 2);
     if (!mark)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    char *pools = mark + s->n_layers;
     for (int i = 0; i < s->n_layers; i++)
         pools[i] = s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D;
     nc_snn_mark_spike_sources(s, pools, mark);
