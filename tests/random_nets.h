@@ -316,6 +316,30 @@ NET_FN nc_snn *net_bursts(int burst)
     return s;
 }
 
+/* Depthwise convolutions (groups = channels, MobileNet's) of signed
+ * spikes: conv 20 → signed IF → depthwise 3×3 → signed IF, bursts of 2 →
+ * depthwise 3×3, stride 2, padding 2, dilation 2 → signed IF, θ per neuron
+ * → depthwise 5×5 over a 3×3 map, padding 1 (partial windows only) →
+ * signed IF → affine 4 → readout. 20 channels: whole vectors and a tail. */
+NET_FN nc_snn *net_depthwise(void)
+{
+    int64_t in[3] = {3, 11, 11};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 20, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_if(s, c1, 1, 0.3f);
+    int d1 = net_conv(s, i1, 20, 3, 1, 1, 1, 20, 0.9f);
+    int i2 = net_signed_burst(s, d1, 1, 0.2f, 2);
+    int d2 = net_conv(s, i2, 20, 3, 2, 2, 2, 20, 0.9f);
+    int i3 = net_signed_if(s, d2, 2, 0.2f);
+    int d3 = net_conv(s, i3, 20, 5, 1, 1, 1, 20, 0.7f);
+    int i4 = net_signed_if(s, d3, 0, 0.15f), fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int a1 = net_affine(s, fl, 4, 0.5f);
+    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
+    return s;
+}
+
 /* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ
  * (overlapping padded windows), of IF spikes with per-neuron values and
  * reset to zero, of a pool of its own, and of the input itself (static

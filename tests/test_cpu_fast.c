@@ -125,6 +125,16 @@ static void check_all(const nc_snn *s, int T)
         nc_tensor_free(xs);
     }
     unsetenv("NEUROC_CPU_FAST_ISA");
+    /* steps in blocks of 3 (T not a multiple: a short last block), every
+     * convolution merged over a block's steps */
+    setenv("NEUROC_CPU_FAST_SLOTS", "3", 1);
+    nc_tensor *xb = net_rand_input(s, 0, 5), *xbs = net_rand_input(s, T, 2);
+    check_same(s, xb, T, NC_ENCODING_DIRECT, 0);
+    check_same(s, xb, T, NC_ENCODING_POISSON, 1);
+    check_same(s, xbs, T, NC_ENCODING_DIRECT, 1);
+    nc_tensor_free(xb);
+    nc_tensor_free(xbs);
+    unsetenv("NEUROC_CPU_FAST_SLOTS");
 #ifdef _OPENMP
     int was = omp_get_max_threads();
     nc_tensor *x = net_rand_input(s, 0, 4);
@@ -223,6 +233,25 @@ static void test_bursts(void **state)
         run_out_free(&a);
         nc_snn_free(s);
     }
+}
+
+/* Depthwise convolutions of signed spikes (net_depthwise), which cpu-fast
+ * gathers per output position: as the reference, and every depthwise
+ * layer's neurons spike. */
+static void test_depthwise(void **state)
+{
+    (void)state;
+    nc_snn *s = net_depthwise();
+    run_out a;
+    check_all_then_reference(s, 7, 3, &a);
+    for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
+        nc_snn_layer_info L;
+        NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
+        if (L.kind == NC_SNN_SIGNED_IF)
+            assert_true(a.spikes[i] > 0);
+    }
+    run_out_free(&a);
+    nc_snn_free(s);
 }
 
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
@@ -439,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_random_conv_layers), cmocka_unit_test(test_dense_fallbacks),
         cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_bursts),
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
+        cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),

@@ -288,6 +288,24 @@ static int64_t pool_cl_avx2(float *y, const float *x, int64_t rows, int64_t cols
     return nz + nc_fast_pool_cl_scalar(y, x, rows, cols, xh, xw, C, scale, k);
 }
 
+static int64_t dw_cl_avx2(float *y, const float *x, const float *w, int64_t rows, int64_t cols, int64_t xh,
+                          int64_t xw, int64_t wh, int64_t C)
+{
+    int64_t nz = 0, k = 0;
+    const __m256 zero = _mm256_setzero_ps();
+    for (; k + 8 <= C; k += 8) {
+        __m256 acc = _mm256_loadu_ps(y + k);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                __m256 v = _mm256_loadu_ps(x + i * xh + j * xw + k);
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(v, _mm256_loadu_ps(w + i * wh + j * C + k)));
+                nz += __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
+            }
+        _mm256_storeu_ps(y + k, acc);
+    }
+    return nz + nc_fast_dw_cl_scalar(y, x, w, rows, cols, xh, xw, wh, C, k);
+}
+
 static const nc_fast_kernels kernels_avx2 = {
     .name = "avx2",
     .conv = conv_avx2,
@@ -298,6 +316,7 @@ static const nc_fast_kernels kernels_avx2 = {
     .signed_if = signed_if_avx2,
     .signed_burst = signed_burst_avx2,
     .pool_cl = pool_cl_avx2,
+    .dw_cl = dw_cl_avx2,
 };
 
 #ifdef __clang__

@@ -436,6 +436,25 @@ static int64_t pool_cl_avx512(float *y, const float *x, int64_t rows, int64_t co
     return nz;
 }
 
+static int64_t dw_cl_avx512(float *y, const float *x, const float *w, int64_t rows, int64_t cols, int64_t xh,
+                            int64_t xw, int64_t wh, int64_t C)
+{
+    int64_t nz = 0;
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t k = 0; k < C; k += 16) {
+        __mmask16 live = C - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (C - k)) - 1);
+        __m512 acc = _mm512_maskz_loadu_ps(live, y + k);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                __m512 v = _mm512_maskz_loadu_ps(live, x + i * xh + j * xw + k);
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(v, _mm512_maskz_loadu_ps(live, w + i * wh + j * C + k)));
+                nz += __builtin_popcount((unsigned)_mm512_mask_cmp_ps_mask(live, v, zero, _CMP_NEQ_UQ));
+            }
+        _mm512_mask_storeu_ps(y + k, live, acc);
+    }
+    return nz;
+}
+
 static const nc_fast_kernels kernels_avx512 = {
     .name = "avx512",
     .conv = conv_regs_avx512,
@@ -446,6 +465,7 @@ static const nc_fast_kernels kernels_avx512 = {
     .signed_if = signed_if_avx512,
     .signed_burst = signed_burst_avx512,
     .pool_cl = pool_cl_avx512,
+    .dw_cl = dw_cl_avx512,
 };
 
 #ifdef __clang__

@@ -86,6 +86,7 @@ const nc_fast_kernels nc_fast_generic = {
     .signed_if = nc_fast_signed_if_scalar,
     .signed_burst = nc_fast_signed_burst_scalar,
     .pool_cl = nc_fast_pool_cl_generic,
+    .dw_cl = nc_fast_dw_cl_generic,
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)

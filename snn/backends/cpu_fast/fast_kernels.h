@@ -89,6 +89,14 @@ typedef struct nc_fast_kernels {
      * k < C, as the reference sums them. Returns the taps not zero. */
     int64_t (*pool_cl)(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh, int64_t xw, int64_t C,
                        float scale);
+    /* One output position of a depthwise convolution over channel-last
+     * values: y[k] += x[i·xh + j·xw + k] · w[i·wh + j·C + k] for the rows ×
+     * cols taps in (i, j) order, k < C (a multiply, then an add). The
+     * reference skips a zero input; adding its ±0 product changes no sum
+     * (an accumulator of −0 may become +0, equal in every comparison).
+     * Returns the taps whose input is not zero. */
+    int64_t (*dw_cl)(float *y, const float *x, const float *w, int64_t rows, int64_t cols, int64_t xh, int64_t xw,
+                     int64_t wh, int64_t C);
 } nc_fast_kernels;
 
 /* pool_cl for channels [k0, C), one at a time: every version's tail. */
@@ -113,6 +121,30 @@ static inline int64_t nc_fast_pool_cl_generic(float *y, const float *x, int64_t 
                                               int64_t xw, int64_t C, float scale)
 {
     return nc_fast_pool_cl_scalar(y, x, rows, cols, xh, xw, C, scale, 0);
+}
+
+/* dw_cl for channels [k0, C), one at a time: every version's tail. */
+static inline int64_t nc_fast_dw_cl_scalar(float *y, const float *x, const float *w, int64_t rows, int64_t cols,
+                                           int64_t xh, int64_t xw, int64_t wh, int64_t C, int64_t k0)
+{
+    int64_t nz = 0;
+    for (int64_t k = k0; k < C; k++) {
+        float acc = y[k];
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) {
+                float v = x[i * xh + j * xw + k], p = v * w[i * wh + j * C + k];
+                acc += p;
+                nz += v != 0.0f;
+            }
+        y[k] = acc;
+    }
+    return nz;
+}
+
+static inline int64_t nc_fast_dw_cl_generic(float *y, const float *x, const float *w, int64_t rows, int64_t cols,
+                                            int64_t xh, int64_t xw, int64_t wh, int64_t C)
+{
+    return nc_fast_dw_cl_scalar(y, x, w, rows, cols, xh, xw, wh, C, 0);
 }
 
 /* The signed IF step without branches, for every version's tail:

@@ -54,11 +54,26 @@ typedef struct fast_layer {
     int nir;
     float *vreset;
     int nir_kind;        /* LI, CubaLI, Integrator, Threshold, Scale, Delay, Reshape (fast_nir.c) */
+    /* Conv2d, depthwise over a channel-last dense input: a gather per
+     * output position, weights as wdw[kh][kw][C] (run_dwconv) */
+    int dw;
+    float *wdw;
+    int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
+                            serves the events of every slot of a block (see fast_ws) */
     int is_static;       /* set per run: output constant over time */
     int is_signed;       /* its spikes may be negative (nc_snn_mark_signed) */
 } fast_layer;
 
-/* One thread's buffers (pointers into one arena). */
+/* One thread's buffers (pointers into one arena).
+ *
+ * A sample runs in blocks of n_slots steps, layer by layer within a block
+ * (each layer's steps in order, then the next layer's): the values layers
+ * pass on (dense, bits, cnt, nz, in; the events) have one copy per slot,
+ * slot[k] being a view of the workspace with slot k's copies and the shared
+ * neuron state. A layer then reads its weights for a whole block while they
+ * are in cache, not once a step after every other layer's; its outputs for
+ * step t are the same as step by step, since no layer reads a later
+ * layer's value (cpu-fast runs no recurrent edge). */
 typedef struct fast_ws {
     void *arena;
     float **dense;       /* Affine, Conv2d, dense Pool2d, MaxPool2d, Add: the value */
@@ -75,11 +90,14 @@ typedef struct fast_ws {
     float *obuf;         /* a layer's value in NCHW order (output, traces) */
     float **ring;        /* Delay: (d + 1) frames of its size, a ring */
     int64_t *ring_pos;   /* Delay: the frame the next step writes */
+    struct fast_ws *slot; /* the n_slots views (slot[0] shares these arrays) */
+    int64_t ev_cap;      /* events a slot holds */
 } fast_ws;
 
 typedef struct fast_plan {
     const nc_snn *s;
     int N, n_ws;
+    int n_slots;         /* steps a block (fast_ws) */
     const nc_fast_kernels *K;
     fast_layer *L;
     fast_ws *ws;

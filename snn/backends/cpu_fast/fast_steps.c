@@ -174,6 +174,31 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
     return ops;
 }
 
+/* A depthwise convolution (plan_depthwise) of the channel-last x into the
+ * channel-last acc: each output position's valid taps, all channels at once. */
+static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                          const fast_layer *F, const float *restrict x, float *restrict acc)
+{
+    int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
+    int64_t dh = L->dilation[0], dw = L->dilation[1];
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t ih0 = oh * sh - L->padding[0];
+        int64_t i0 = ih0 < 0 ? (-ih0 + dh - 1) / dh : 0, i1 = H - 1 - ih0 < 0 ? 0 : (H - 1 - ih0) / dh + 1;
+        i1 = i1 < kh ? i1 : kh;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            int64_t iw0 = ow * sw - L->padding[1];
+            int64_t j0 = iw0 < 0 ? (-iw0 + dw - 1) / dw : 0, j1 = Wd - 1 - iw0 < 0 ? 0 : (Wd - 1 - iw0) / dw + 1;
+            j1 = j1 < kw ? j1 : kw;
+            if (i1 <= i0 || j1 <= j0)
+                continue;
+            ops += K->dw_cl(acc + (oh * OW + ow) * C, x + ((ih0 + i0 * dh) * Wd + iw0 + j0 * dw) * C,
+                            F->wdw + (i0 * kw + j0) * C, i1 - i0, j1 - j0, dh * Wd * C, dw * C, kw * C, C);
+        }
+    }
+    return ops;
+}
+
 static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x, int xcl,
                         float *y)
 {
@@ -344,10 +369,177 @@ static void poisson(const fast_plan *P, const nc_run_request *q, const float *sr
         }
 }
 
-void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n)
+/* Points every slot at its copy of each passed-on value, or for a static
+ * layer (computed once, at step 0 in slot 0) at slot 0's: the copies of a
+ * layer's value lie one after another, 64-byte aligned (plan_workspace). */
+static void bind_slots(const fast_plan *P, fast_ws *W)
+{
+    fast_ws *V = W->slot;
+    for (int i = 0; i < P->s->n_layers; i++) {
+        const fast_layer *F = &P->L[i];
+        int64_t k_off = !F->is_static;
+#define SLOT_STRIDE(count, type) ((int64_t)((((uint64_t)(count) * sizeof(type) + 63) & ~(uint64_t)63) / sizeof(type)))
+        for (int k = 1; k < P->n_slots; k++) {
+            if (V[0].dense[i])
+                V[k].dense[i] = V[0].dense[i] + k * k_off * SLOT_STRIDE(F->size, float);
+            if (V[0].bits[i])
+                V[k].bits[i] = V[0].bits[i] + k * k_off * SLOT_STRIDE(F->BC * F->wpc, uint64_t);
+            if (V[0].cnt[i])
+                V[k].cnt[i] = V[0].cnt[i] + k * k_off * SLOT_STRIDE(F->size, uint32_t);
+            if (V[0].nz[i])
+                V[k].nz[i] = V[0].nz[i] + k * k_off * SLOT_STRIDE(F->BC * F->wpc, uint64_t);
+        }
+#undef SLOT_STRIDE
+    }
+}
+
+/* A convolution's steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) in one pass
+ * over its weights: input channel by input channel, each slot's events of
+ * that channel. Each slot's accumulators still get their terms in
+ * ascending input index, so the sums are those of a step at a time. */
+static int64_t run_conv_merged(const fast_plan *P, fast_ws *W, int i, int t0, int nb)
+{
+    const fast_layer *F = &P->L[i];
+    const nc_snn_layer *L = &P->s->layers[i];
+    int x_view = P->L[L->inputs[0]].view;
+    fast_ws *V = W->slot;
+    int64_t ne[64], pos[64], ops = 0, HW = F->conv.HW;
+    for (int k = 0; k < nb; k++) {
+        if (!F->refilled || t0 + k < P->n_slots)
+            memcpy(V[k].dense[i], F->bias_img, (size_t)F->size * sizeof(float));
+        ne[k] = events(P, &V[k], x_view, V[k].ev_idx, V[k].ev_val);
+        pos[k] = 0;
+    }
+    for (;;) {
+        int64_t c = INT64_MAX;
+        for (int k = 0; k < nb; k++)
+            if (pos[k] < ne[k] && V[k].ev_idx[pos[k]] / HW < c)
+                c = V[k].ev_idx[pos[k]] / HW;
+        if (c == INT64_MAX)
+            break;
+        int64_t end_idx = (c + 1) * HW;
+        for (int k = 0; k < nb; k++) {
+            int64_t e = pos[k];
+            while (e < ne[k] && V[k].ev_idx[e] < end_idx)
+                e++;
+            if (e > pos[k])
+                ops += P->K->conv(&F->conv, F->wt, V[k].ev_idx + pos[k], V[k].ev_val + pos[k], e - pos[k],
+                                  V[k].dense[i]);
+            pos[k] = e;
+        }
+    }
+    return ops;
+}
+
+/* Layer i's step t of sample n, on slot view W. */
+static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t, int n, int64_t *spk,
+                      int64_t *ops)
 {
     const nc_snn *s = P->s;
     const nc_fast_kernels *K = P->K;
+    const nc_snn_layer *L = &s->layers[i];
+    const fast_layer *F = &P->L[i];
+    int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
+    const fast_layer *X = x_view >= 0 ? &P->L[x_view] : NULL;
+    switch (L->kind) {
+    case NC_SNN_INPUT: {
+        const float *src = q->input + ((q->series ? (int64_t)t * P->N : 0) + n) * F->size;
+        if (F->rep == REP_SPIKES)
+            poisson(P, q, src, W->bits[0], t, n);
+        else
+            W->in = src;
+        break;
+    }
+    case NC_SNN_AFFINE: {
+        float *y = W->dense[i];
+        memcpy(y, nc_f32(L->bias), (size_t)F->size * sizeof *y);
+        int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
+        ops[i] += K->affine(F->wt, F->size, W->ev_idx, W->ev_val, ne, y);
+        break;
+    }
+    case NC_SNN_CONV2D: {
+        float *acc = W->dense[i];
+        if (!F->refilled || t < P->n_slots) /* else the IF reading it put the bias back */
+            memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
+        if (F->dw) {
+            ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc);
+            break;
+        }
+        int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
+        ops[i] += K->conv(&F->conv, F->wt, W->ev_idx, W->ev_val, ne, acc);
+        break;
+    }
+    case NC_SNN_POOL2D:
+        if (F->rep == REP_COUNTS) {
+            ops[i] += run_pool_counts(P, W, L, i);
+        } else {
+            const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+            if (!F->in_dense)
+                materialize(P, W, x_view, W->tmp[i]);
+            ops[i] += run_pool_dense(K, L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
+        }
+        break;
+    case NC_SNN_MAXPOOL2D: {
+        const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+        if (!F->in_dense)
+            materialize(P, W, x_view, W->tmp[i]);
+        run_maxpool(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
+        break;
+    }
+    case NC_SNN_SPIKEMAXPOOL2D:
+        materialize(P, W, x_view, W->tmp[i]);
+        spk[i] += run_spikemax(P, L, W->mcnt[i], W->tmp[i], W->dense[i]);
+        break;
+    case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
+    case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
+        int64_t off = 0;
+        for (int k = 0; k < L->n_inputs; k++) {
+            int j = P->L[L->inputs[k]].view;
+            materialize(P, W, j, W->dense[i] + off);
+            off += P->L[j].size;
+        }
+        break;
+    }
+    case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
+        const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
+        if (!F->in_dense)
+            materialize(P, W, x_view, W->tmp[i]);
+        int rz = L->reset == NC_RESET_ZERO;
+        if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1) {
+            spk[i] += K->signed_burst(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, L->max_spikes,
+                                      W->dense[i]);
+        } else if (L->kind == NC_SNN_SIGNED_IF) {
+            spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
+        } else if (L->kind != NC_SNN_IF || F->nir) {
+            spk[i] += run_lif(L, F, W, i, cur);
+        } else if (F->state_cl) {
+            int fp = F->fused_pool;
+            if (fp >= 0)
+                memset(W->cnt[fp], 0, (size_t)P->L[fp].size * sizeof(uint32_t));
+            int rf = F->refill_of >= 0 && !P->L[F->refill_of].is_static ? F->refill_of : -1;
+            spk[i] += K->if_cl(W->v[i], rf >= 0 ? W->dense[rf] : (float *)cur, F->theta, F->theta_full, F->HW,
+                               F->C, rz, W->bits[i], fp >= 0 ? P->L[fp].pwin : NULL, fp >= 0 ? W->cnt[fp] : NULL,
+                               rf >= 0 ? nc_f32(s->layers[rf].bias) : NULL);
+        } else {
+            for (int64_t r = 0; r < F->BC; r++) /* a row of bits per channel */
+                spk[i] += K->if_flat(W->v[i] + r * F->BHW, cur + r * F->BHW, F->theta + r * F->BHW, F->BHW, rz,
+                                     W->bits[i] + r * F->wpc);
+        }
+        break;
+    }
+    case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
+    case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        materialize(P, W, x_view, W->tmp[i]);
+        nc_fast_nir_step(L, F, W, i);
+        break;
+    default: /* Flatten, Readout: views of their input */
+        break;
+    }
+}
+
+void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n)
+{
+    const nc_snn *s = P->s;
     int nl = s->n_layers, out_id = nc_snn_output_id(s), N = P->N;
     int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
     double *sec = q->layer_seconds ? P->sec + (int64_t)n * nl : NULL;
@@ -371,120 +563,41 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
         if (W->mcnt[i])
             memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }
+    fast_ws *V = W->slot;
+    bind_slots(P, W);
     float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * out_size;
-    for (int t = 0; t < q->T; t++) {
+    for (int t0 = 0; t0 < q->T; t0 += P->n_slots) {
+        int nb = q->T - t0 < P->n_slots ? q->T - t0 : P->n_slots;
         for (int i = 0; i < nl; i++) {
-            const nc_snn_layer *L = &s->layers[i];
             const fast_layer *F = &P->L[i];
-            double t0 = sec ? nc_monotonic_s() : 0.0;
-            if (F->is_static && t > 0)
-                goto rec;
-            int x_view = L->n_inputs > 0 ? P->L[L->inputs[0]].view : -1;
-            const fast_layer *X = x_view >= 0 ? &P->L[x_view] : NULL;
-            switch (L->kind) {
-            case NC_SNN_INPUT: {
-                const float *src = q->input + ((q->series ? (int64_t)t * N : 0) + n) * F->size;
-                if (F->rep == REP_SPIKES)
-                    poisson(P, q, src, W->bits[0], t, n);
-                else
-                    W->in = src;
-                break;
-            }
-            case NC_SNN_AFFINE: {
-                float *y = W->dense[i];
-                memcpy(y, nc_f32(L->bias), (size_t)F->size * sizeof *y);
-                int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
-                ops[i] += K->affine(F->wt, F->size, W->ev_idx, W->ev_val, ne, y);
-                break;
-            }
-            case NC_SNN_CONV2D: {
-                float *acc = W->dense[i];
-                if (!F->refilled || t == 0) /* else the IF reading it put the bias back */
-                    memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
-                int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
-                ops[i] += K->conv(&F->conv, F->wt, W->ev_idx, W->ev_val, ne, acc);
-                break;
-            }
-            case NC_SNN_POOL2D:
-                if (F->rep == REP_COUNTS) {
-                    ops[i] += run_pool_counts(P, W, L, i);
-                } else {
-                    const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
-                    if (!F->in_dense)
-                        materialize(P, W, x_view, W->tmp[i]);
-                    ops[i] += run_pool_dense(K, L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl,
-                                             W->dense[i]);
+            double start = sec ? nc_monotonic_s() : 0.0;
+            int merged = !F->is_static && F->merge_slots && nb > 1;
+            if (merged)
+                ops[i] += run_conv_merged(P, W, i, t0, nb);
+            for (int k = 0; k < nb; k++) {
+                if (F->is_static && t0 + k == 0) {
+                    run_layer(P, &V[0], q, i, 0, n, spk, ops);
+                    for (int j = 1; i == 0 && j < P->n_slots; j++) /* the one value not in a slot's buffers */
+                        V[j].in = V[0].in;
+                } else if (!F->is_static && !merged) {
+                    run_layer(P, &V[k], q, i, t0 + k, n, spk, ops);
                 }
-                break;
-            case NC_SNN_MAXPOOL2D: {
-                const float *x = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
-                if (!F->in_dense)
-                    materialize(P, W, x_view, W->tmp[i]);
-                run_maxpool(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
-                break;
+                /* a membrane is state: its trace is taken before the next step */
+                if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
+                    record(P, &V[k], q, i, t0 + k, n);
             }
-            case NC_SNN_SPIKEMAXPOOL2D:
-                materialize(P, W, x_view, W->tmp[i]);
-                spk[i] += run_spikemax(P, L, W->mcnt[i], W->tmp[i], W->dense[i]);
-                break;
-            case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
-            case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
-                int64_t off = 0;
-                for (int k = 0; k < L->n_inputs; k++) {
-                    int j = P->L[L->inputs[k]].view;
-                    materialize(P, W, j, W->dense[i] + off);
-                    off += P->L[j].size;
-                }
-                break;
-            }
-            case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF: {
-                const float *cur = F->in_dense ? dense_of(W, x_view, X) : W->tmp[i];
-                if (!F->in_dense)
-                    materialize(P, W, x_view, W->tmp[i]);
-                int rz = L->reset == NC_RESET_ZERO;
-                if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1) {
-                    spk[i] += K->signed_burst(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, L->max_spikes,
-                                              W->dense[i]);
-                } else if (L->kind == NC_SNN_SIGNED_IF) {
-                    spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
-                } else if (L->kind != NC_SNN_IF || F->nir) {
-                    spk[i] += run_lif(L, F, W, i, cur);
-                } else if (F->state_cl) {
-                    int fp = F->fused_pool;
-                    if (fp >= 0)
-                        memset(W->cnt[fp], 0, (size_t)P->L[fp].size * sizeof(uint32_t));
-                    int rf = F->refill_of >= 0 && !P->L[F->refill_of].is_static ? F->refill_of : -1;
-                    spk[i] += K->if_cl(W->v[i], rf >= 0 ? W->dense[rf] : (float *)cur, F->theta, F->theta_full,
-                                       F->HW, F->C, rz, W->bits[i], fp >= 0 ? P->L[fp].pwin : NULL,
-                                       fp >= 0 ? W->cnt[fp] : NULL, rf >= 0 ? nc_f32(s->layers[rf].bias) : NULL);
-                } else {
-                    for (int64_t r = 0; r < F->BC; r++) /* a row of bits per channel */
-                        spk[i] += K->if_flat(W->v[i] + r * F->BHW, cur + r * F->BHW, F->theta + r * F->BHW,
-                                             F->BHW, rz, W->bits[i] + r * F->wpc);
-                }
-                break;
-            }
-            case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-            case NC_SNN_DELAY: case NC_SNN_RESHAPE:
-                materialize(P, W, x_view, W->tmp[i]);
-                nc_fast_nir_step(L, F, W, i);
-                break;
-            default: /* Flatten, Readout: views of their input */
-                break;
-            }
-        rec:
-            if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
-                record(P, W, q, i, t, n);
             if (sec)
-                sec[i] += nc_monotonic_s() - t0;
+                sec[i] += nc_monotonic_s() - start;
         }
         int ov = P->L[out_id].view;
-        if (q->per_step) {
-            materialize(P, W, ov, q->output + ((int64_t)t * N + n) * out_size);
-        } else {
-            materialize(P, W, ov, W->obuf);
-            for (int64_t k = 0; k < out_size; k++)
-                acc_out[k] += W->obuf[k];
+        for (int k = 0; k < nb; k++) {
+            if (q->per_step) {
+                materialize(P, &V[k], ov, q->output + ((int64_t)(t0 + k) * N + n) * out_size);
+            } else {
+                materialize(P, &V[k], ov, W->obuf);
+                for (int64_t o = 0; o < out_size; o++)
+                    acc_out[o] += W->obuf[o];
+            }
         }
     }
 }
