@@ -348,6 +348,23 @@ NET_FN nc_snn *net_depthwise(void)
  * a Concat of signed and plain spikes feeds a fifth pool, and an average
  * pool reads signed spikes. pools (may
  * be NULL) gets the ids of the first four pools. */
+/* A wide spiking max pool of signed spikes: conv 70 (whole vectors of
+ * every width, a tail, and more than 64 channels) → signed IF, θ per
+ * channel → spiking max pool 3×3, stride 2, padding 1 → affine 4. */
+NET_FN nc_snn *net_spike_maxpool_wide(int *pool)
+{
+    int64_t in[3] = {2, 7, 7}, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 70, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_if(s, c1, 1, 0.4f), fl, ro;
+    NET_OK(nc_snn_add_spike_maxpool2d(s, i1, k3, s2, p1, NULL, pool)); /* 70 × 4 × 4 */
+    NET_OK(nc_snn_add_flatten(s, *pool, NULL, &fl));
+    int a1 = net_affine(s, fl, 4, 0.3f);
+    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
+    return s;
+}
+
 NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
 {
     int64_t in[3] = {3, 10, 10}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1};

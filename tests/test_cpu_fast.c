@@ -189,8 +189,10 @@ static void check_all_then_reference(const nc_snn *s, int T, int N, run_out *a)
     nc_tensor_free(x);
 }
 
-/* Spiking max pooling (net_spike_maxpool, plain and signed spikes): the
- * fast backend runs the reference's loop on a copy of its input. */
+/* Spiking max pooling (net_spike_maxpool, plain and signed spikes; pools of
+ * signed spikes held channel-last take cpu-fast's own loop, the others the
+ * reference's on a copy of the input) and a pool of 70 channels
+ * (net_spike_maxpool_wide: every vector width and tail). */
 static void test_spike_maxpool(void **state)
 {
     (void)state;
@@ -203,6 +205,13 @@ static void test_spike_maxpool(void **state)
         run_out_free(&a);
         nc_snn_free(s);
     }
+    int pool;
+    nc_snn *s = net_spike_maxpool_wide(&pool);
+    run_out a;
+    check_all_then_reference(s, 7, 2, &a);
+    assert_true(a.spikes[pool] > 0);
+    run_out_free(&a);
+    nc_snn_free(s);
 }
 
 /* Bursts (net_bursts, B = 2 and 3: 3·θ rounds where 2·θ does not): every

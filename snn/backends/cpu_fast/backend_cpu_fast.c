@@ -26,6 +26,10 @@
  *  - A depthwise convolution of signed spikes gathers each output's taps for
  *    all channels in vectors (plan_depthwise): scattered, a spike would add
  *    one float per tap. MobileNet-V2 (64 px) 1.9× faster.
+ *  - A spiking max pool of signed spikes keeps its counts channel-last and
+ *    takes each window's maxima for all channels in vectors, looking for
+ *    the input that moved a maximum only where one moved (run_spikemax_cl):
+ *    the trained VGG 1.75× faster.
  *  - Nothing is allocated in run: plan_create sizes every buffer.
  *
  * Results equal the reference's bit for bit: each output accumulates its
@@ -371,9 +375,13 @@ static nc_status plan_layers(fast_plan *P)
             F->rep = REP_DENSE;
             F->cl = F->in_dense && X->cl;
             break;
-        case NC_SNN_SPIKEMAXPOOL2D: /* the reference's loop over an NCHW copy of its input */
+        case NC_SNN_SPIKEMAXPOOL2D:
+            /* signed spikes held channel-last are read in place (run_spikemax_cl);
+             * else the reference's loop over an NCHW copy of the input */
             F->rep = REP_DENSE;
-            F->in_dense = 0;
+            F->in_dense = X && X->rep == REP_DENSE && x_view != 0 && X->cl && X->C == F->C &&
+                          X->HW == s->layers[x_view].shape[1] * s->layers[x_view].shape[2];
+            F->cl = F->in_dense && F->C > 1 && F->HW > 1;
             break;
         case NC_SNN_CONCAT: F->rep = REP_DENSE; break; /* NCHW: the inputs one after another */
         case NC_SNN_ADD:
@@ -495,9 +503,10 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 CARVE(W->ring[i], (L->kernel[0] + 1) * F->size, float);
             if (L->kind == NC_SNN_SIGNED_IF)
                 CARVE(W->net[i], F->size, int32_t);
-            if ((F->neuron || F->nir_kind || L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D ||
-                 (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
-                !F->in_dense)
+            if (((F->neuron || F->nir_kind || L->kind == NC_SNN_MAXPOOL2D ||
+                  (L->kind == NC_SNN_POOL2D && F->rep == REP_DENSE)) &&
+                 !F->in_dense) ||
+                L->kind == NC_SNN_SPIKEMAXPOOL2D) /* in place, the window maxima of a position's channels */
                 CARVE(W->tmp[i], in_size, float);
             if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
                 CARVE(W->mcnt[i], in_size + F->size, uint32_t);

@@ -306,6 +306,44 @@ static int64_t dw_cl_avx2(float *y, const float *x, const float *w, int64_t rows
     return nz + nc_fast_dw_cl_scalar(y, x, w, rows, cols, xh, xw, wh, C, k);
 }
 
+static void count_spikes_avx2(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) { /* a true comparison is −1: subtracting it adds one */
+        __m256 v = _mm256_loadu_ps(x + k);
+        __m256i c = _mm256_loadu_si256((const __m256i *)(cnt + k));
+        if (signed_in)
+            c = _mm256_add_epi32(_mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps(v, zero, _CMP_GT_OQ))),
+                                 _mm256_castps_si256(_mm256_cmp_ps(v, zero, _CMP_LT_OQ)));
+        else
+            c = _mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
+        _mm256_storeu_si256((__m256i *)(cnt + k), c);
+    }
+    nc_fast_count_spikes_scalar(cnt, x, n, signed_in, k);
+}
+
+static void umax_avx2(uint32_t *m, const uint32_t *row, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        _mm256_storeu_si256((__m256i *)(m + k), _mm256_max_epu32(_mm256_loadu_si256((const __m256i *)(m + k)),
+                                                                 _mm256_loadu_si256((const __m256i *)(row + k))));
+    nc_fast_umax_scalar(m, row, n, k);
+}
+
+static uint64_t ne_mask64_avx2(const uint32_t *a, const uint32_t *b, int64_t n)
+{
+    uint64_t bits = 0;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256i eq = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(a + k)),
+                                        _mm256_loadu_si256((const __m256i *)(b + k)));
+        bits |= (uint64_t)(~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(eq)) & 0xFFu) << k;
+    }
+    return bits | nc_fast_ne_mask64_scalar(a, b, n, k);
+}
+
 static const nc_fast_kernels kernels_avx2 = {
     .name = "avx2",
     .conv = conv_avx2,
@@ -317,6 +355,9 @@ static const nc_fast_kernels kernels_avx2 = {
     .signed_burst = signed_burst_avx2,
     .pool_cl = pool_cl_avx2,
     .dw_cl = dw_cl_avx2,
+    .count_spikes = count_spikes_avx2,
+    .umax = umax_avx2,
+    .ne_mask64 = ne_mask64_avx2,
 };
 
 #ifdef __clang__

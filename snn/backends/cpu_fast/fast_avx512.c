@@ -455,6 +455,50 @@ static int64_t dw_cl_avx512(float *y, const float *x, const float *w, int64_t ro
     return nz;
 }
 
+static inline __mmask16 live16(int64_t n, int64_t k)
+{
+    return n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+}
+
+static void count_spikes_avx512(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i one = _mm512_set1_epi32(1);
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = live16(n, k);
+        __m512 v = _mm512_maskz_loadu_ps(live, x + k);
+        __m512i c = _mm512_maskz_loadu_epi32(live, cnt + k);
+        if (signed_in) {
+            c = _mm512_mask_add_epi32(c, _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), c, one);
+            c = _mm512_mask_sub_epi32(c, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), c, one);
+        } else {
+            c = _mm512_mask_add_epi32(c, _mm512_cmp_ps_mask(v, zero, _CMP_NEQ_UQ), c, one);
+        }
+        _mm512_mask_storeu_epi32(cnt + k, live, c);
+    }
+}
+
+static void umax_avx512(uint32_t *m, const uint32_t *row, int64_t n)
+{
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = live16(n, k);
+        _mm512_mask_storeu_epi32(m + k, live, _mm512_max_epu32(_mm512_maskz_loadu_epi32(live, m + k),
+                                                               _mm512_maskz_loadu_epi32(live, row + k)));
+    }
+}
+
+static uint64_t ne_mask64_avx512(const uint32_t *a, const uint32_t *b, int64_t n)
+{
+    uint64_t bits = 0;
+    for (int64_t k = 0; k < n; k += 16) {
+        __mmask16 live = live16(n, k);
+        bits |= (uint64_t)_mm512_mask_cmpneq_epu32_mask(live, _mm512_maskz_loadu_epi32(live, a + k),
+                                                        _mm512_maskz_loadu_epi32(live, b + k))
+                << k;
+    }
+    return bits;
+}
+
 static const nc_fast_kernels kernels_avx512 = {
     .name = "avx512",
     .conv = conv_regs_avx512,
@@ -466,6 +510,9 @@ static const nc_fast_kernels kernels_avx512 = {
     .signed_burst = signed_burst_avx512,
     .pool_cl = pool_cl_avx512,
     .dw_cl = dw_cl_avx512,
+    .count_spikes = count_spikes_avx512,
+    .umax = umax_avx512,
+    .ne_mask64 = ne_mask64_avx512,
 };
 
 #ifdef __clang__

@@ -97,7 +97,51 @@ typedef struct nc_fast_kernels {
      * Returns the taps whose input is not zero. */
     int64_t (*dw_cl)(float *y, const float *x, const float *w, int64_t rows, int64_t cols, int64_t xh, int64_t xw,
                      int64_t wh, int64_t C);
+    /* Spiking max pooling's counts (run_spikemax_cl): cnt[k] += the spike
+     * count delta of x[k] (nc_spike_count_delta) for k < n; m[k] =
+     * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
+     * a[k] != b[k]. */
+    void (*count_spikes)(uint32_t *cnt, const float *x, int64_t n, int signed_in);
+    void (*umax)(uint32_t *m, const uint32_t *row, int64_t n);
+    uint64_t (*ne_mask64)(const uint32_t *a, const uint32_t *b, int64_t n);
 } nc_fast_kernels;
+
+/* count_spikes, umax and ne_mask64 from entry k0 on, one at a time: every
+ * version's tail. */
+static inline void nc_fast_count_spikes_scalar(uint32_t *cnt, const float *x, int64_t n, int signed_in, int64_t k0)
+{
+    for (int64_t k = k0; k < n; k++)
+        cnt[k] += signed_in ? (uint32_t)(x[k] > 0.0f) - (uint32_t)(x[k] < 0.0f) : (uint32_t)(x[k] != 0.0f);
+}
+
+static inline void nc_fast_umax_scalar(uint32_t *m, const uint32_t *row, int64_t n, int64_t k0)
+{
+    for (int64_t k = k0; k < n; k++)
+        m[k] = row[k] > m[k] ? row[k] : m[k];
+}
+
+static inline uint64_t nc_fast_ne_mask64_scalar(const uint32_t *a, const uint32_t *b, int64_t n, int64_t k0)
+{
+    uint64_t bits = 0;
+    for (int64_t k = k0; k < n; k++)
+        bits |= (uint64_t)(a[k] != b[k]) << k;
+    return bits;
+}
+
+static inline void nc_fast_count_spikes_generic(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+{
+    nc_fast_count_spikes_scalar(cnt, x, n, signed_in, 0);
+}
+
+static inline void nc_fast_umax_generic(uint32_t *m, const uint32_t *row, int64_t n)
+{
+    nc_fast_umax_scalar(m, row, n, 0);
+}
+
+static inline uint64_t nc_fast_ne_mask64_generic(const uint32_t *a, const uint32_t *b, int64_t n)
+{
+    return nc_fast_ne_mask64_scalar(a, b, n, 0);
+}
 
 /* pool_cl for channels [k0, C), one at a time: every version's tail. */
 static inline int64_t nc_fast_pool_cl_scalar(float *y, const float *x, int64_t rows, int64_t cols, int64_t xh,

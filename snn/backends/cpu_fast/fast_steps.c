@@ -231,6 +231,54 @@ static int64_t run_spikemax(const fast_plan *P, const nc_snn_layer *L, uint32_t 
                              P->L[L->inputs[0]].is_signed, y);
 }
 
+/* Spiking max pooling of signed spikes held channel-last (x [HW][C]):
+ * nc_spikemax_frame's rule with the counts kept channel-last, cnt_in [HW][C]
+ * then cnt_out [OHW][C], and for each output position the window maxima of
+ * all channels taken first (a vector max over the taps' rows, into m), so
+ * only the channels whose maximum moved look for the input that moved it.
+ * y is channel-last too (its readers take either layout). Returns the
+ * spikes. */
+static int64_t run_spikemax_cl(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                               int signed_in, const float *restrict x, uint32_t *restrict cnt,
+                               uint32_t *restrict m, float *restrict y)
+{
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
+    int64_t kh = L->kernel[0], kw = L->kernel[1], spikes = 0;
+    uint32_t *out = cnt + H * Wd * C;
+    K->count_spikes(cnt, x, H * Wd * C, signed_in);
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t ih0 = oh * L->stride[0] - L->padding[0];
+        int64_t i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < kh ? H - ih0 : kh;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            int64_t iw0 = ow * L->stride[1] - L->padding[1];
+            int64_t j0 = iw0 < 0 ? -iw0 : 0, j1 = Wd - iw0 < kw ? Wd - iw0 : kw, o = oh * OW + ow;
+            memset(m, 0, (size_t)C * sizeof *m);
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t j = j0; j < j1; j++)
+                    K->umax(m, cnt + ((ih0 + i) * Wd + iw0 + j) * C, C);
+            uint32_t *oc = out + o * C;
+            float *oy = y + o * C;
+            memset(oy, 0, (size_t)C * sizeof *oy);
+            for (int64_t c0 = 0; c0 < C; c0 += 64) /* the channels whose maximum moved */
+                for (uint64_t b = K->ne_mask64(m + c0, oc + c0, C - c0 < 64 ? C - c0 : 64); b; b &= b - 1) {
+                    int64_t c = c0 + __builtin_ctzll(b);
+                    int up = m[c] > oc[c];
+                    oc[c] = m[c];
+                    for (int64_t i = i0; i < i1 && oy[c] == 0.0f; i++)
+                        for (int64_t j = j0; j < j1; j++) {
+                            int64_t k = ((ih0 + i) * Wd + iw0 + j) * C + c;
+                            if (cnt[k] == m[c] && (up ? x[k] != 0.0f : x[k] < 0.0f)) {
+                                oy[c] = x[k];
+                                break;
+                            }
+                        }
+                    spikes++;
+                }
+        }
+    }
+    return spikes;
+}
+
 /* y = x0 + x1 + ... in input order, element by element (as the reference);
  * a spike or count input adds only its non-zero elements (adding zero
  * changes nothing). */
@@ -322,8 +370,11 @@ static void record(const fast_plan *P, const fast_ws *W, const nc_run_request *q
         if (q->rec_membrane && q->rec_membrane[i])
             materialize(P, W, F->view, q->rec_membrane[i] + off);
         if (q->rec_spikes && q->rec_spikes[i] && P->s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D)
-            for (int64_t k = 0; k < F->size; k++) /* NCHW already (F->cl = 0) */
-                q->rec_spikes[i][off + k] = (float)((W->dense[i][k] > 0.0f) - (W->dense[i][k] < 0.0f));
+            for (int64_t c = 0; c < F->C; c++)
+                for (int64_t p = 0; p < F->HW; p++) {
+                    float x = W->dense[i][at(F->cl, F->C, F->HW, c, p)];
+                    q->rec_spikes[i][off + c * F->HW + p] = (float)((x > 0.0f) - (x < 0.0f));
+                }
         return;
     }
     if (q->rec_spikes && q->rec_spikes[i] && F->rep == REP_DENSE) { /* SignedIF: s·(spike value) */
@@ -487,6 +538,11 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         break;
     }
     case NC_SNN_SPIKEMAXPOOL2D:
+        if (F->in_dense) {
+            spk[i] += run_spikemax_cl(K, L, &s->layers[L->inputs[0]], P->L[L->inputs[0]].is_signed, dense_of(W, x_view, X), W->mcnt[i],
+                                      (uint32_t *)(void *)W->tmp[i], W->dense[i]);
+            break;
+        }
         materialize(P, W, x_view, W->tmp[i]);
         spk[i] += run_spikemax(P, L, W->mcnt[i], W->tmp[i], W->dense[i]);
         break;
