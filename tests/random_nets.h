@@ -316,10 +316,11 @@ NET_FN nc_snn *net_bursts(int burst)
     return s;
 }
 
-/* Depthwise convolutions (groups = channels, MobileNet's) of signed
- * spikes: conv 20 → signed IF → depthwise 3×3 → signed IF, bursts of 2 →
- * depthwise 3×3, stride 2, padding 2, dilation 2 → signed IF, θ per neuron
- * → depthwise 5×5 over a 3×3 map, padding 1 (partial windows only) →
+/* Depthwise and 1×1 convolutions (MobileNet's) of signed spikes: conv 20
+ * → signed IF → depthwise 3×3 → signed IF, bursts of 2 → depthwise 3×3,
+ * stride 2, padding 2, dilation 2 (6×6) → signed IF, θ per neuron →
+ * depthwise 5×5, padding 1 (4×4) → signed IF → 1×1 conv 36, stride 2,
+ * padding 1 (3×3, a padded row and column) → signed IF → 1×1 conv 40 →
  * signed IF → affine 4 → readout. 20 channels: whole vectors and a tail. */
 NET_FN nc_snn *net_depthwise(void)
 {
@@ -334,7 +335,11 @@ NET_FN nc_snn *net_depthwise(void)
     int i3 = net_signed_if(s, d2, 2, 0.2f);
     int d3 = net_conv(s, i3, 20, 5, 1, 1, 1, 20, 0.7f);
     int i4 = net_signed_if(s, d3, 0, 0.15f), fl, ro;
-    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int p1 = net_conv(s, i4, 36, 1, 2, 1, 1, 1, 0.6f);
+    int i5 = net_signed_if(s, p1, 1, 0.15f);
+    int p2 = net_conv(s, i5, 40, 1, 1, 0, 1, 1, 0.5f);
+    int i6 = net_signed_if(s, p2, 1, 0.15f);
+    NET_OK(nc_snn_add_flatten(s, i6, NULL, &fl));
     int a1 = net_affine(s, fl, 4, 0.5f);
     NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
     return s;

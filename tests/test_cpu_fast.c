@@ -244,8 +244,8 @@ static void test_bursts(void **state)
     }
 }
 
-/* Depthwise convolutions of signed spikes (net_depthwise), which cpu-fast
- * gathers per output position: as the reference, and every depthwise
+/* Depthwise and 1×1 convolutions of signed spikes (net_depthwise), which
+ * cpu-fast gathers per output position: as the reference, and every
  * layer's neurons spike. */
 static void test_depthwise(void **state)
 {

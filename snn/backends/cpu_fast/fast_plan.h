@@ -58,6 +58,10 @@ typedef struct fast_layer {
      * output position, weights as wdw[kh][kw][C] (run_dwconv) */
     int dw;
     float *wdw;
+    /* Conv2d 1×1 (any stride, one group) over a channel-last dense input:
+     * per output position, the non-zero channels of its input position as
+     * the events of an affine layer (run_conv1x1), outputs in registers */
+    int pw;
     int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
                             serves the events of every slot of a block (see fast_ws) */
     int is_static;       /* set per run: output constant over time */

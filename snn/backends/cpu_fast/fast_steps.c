@@ -199,6 +199,41 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
     return ops;
 }
 
+/* A 1×1 convolution (fast_layer.pw) of the channel-last x into the
+ * channel-last acc: each output position gets the non-zero channels of its
+ * input position, in ascending order, through the affine kernel (the
+ * weights are [C_in][C_out] either way), which holds the outputs in
+ * registers instead of loading and storing them for every event. (The same
+ * gather for a 3×3 window, its inputs compacted in (c, i, j) order, was 2.9×
+ * slower than the scatter on the example ResNet.) */
+static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                           const fast_layer *F, const float *restrict x, float *restrict acc, int32_t *restrict idx,
+                           float *restrict val)
+{
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], Ko = F->C;
+    int64_t ops = 0;
+    for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t ih = oh * L->stride[0] - L->padding[0];
+        if (ih < 0 || ih >= H)
+            continue;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            int64_t iw = ow * L->stride[1] - L->padding[1];
+            if (iw < 0 || iw >= Wd)
+                continue;
+            const float *xp = x + (ih * Wd + iw) * C;
+            int64_t n = 0;
+            for (int64_t c = 0; c < C; c++) {
+                idx[n] = (int32_t)c;
+                val[n] = xp[c];
+                n += xp[c] != 0.0f;
+            }
+            if (n)
+                ops += K->affine(F->wt, Ko, idx, val, n, acc + (oh * OW + ow) * Ko);
+        }
+    }
+    return ops;
+}
+
 static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x, int xcl,
                         float *y)
 {
@@ -514,6 +549,11 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
             memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
         if (F->dw) {
             ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc);
+            break;
+        }
+        if (F->pw) {
+            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, W->ev_idx,
+                                  W->ev_val);
             break;
         }
         int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
