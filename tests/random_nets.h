@@ -353,6 +353,29 @@ NET_FN nc_snn *net_depthwise(void)
  * a Concat of signed and plain spikes feeds a fifth pool, and an average
  * pool reads signed spikes. pools (may
  * be NULL) gets the ids of the first four pools. */
+/* Strided 3×3 convolutions of 16 and 32 outputs (cpu-fast's register
+ * kernels): conv 16 → signed IF → conv 32, stride 2, padding 1 → IF →
+ * conv 16, stride 2, padding 2, dilation 2 → signed IF → conv 32, stride 3
+ * → signed IF → affine 4 → readout. */
+NET_FN nc_snn *net_strided(void)
+{
+    int64_t in[3] = {3, 13, 13};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 16, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_if(s, c1, 1, 0.3f);
+    int c2 = net_conv(s, i1, 32, 3, 2, 1, 1, 1, 0.5f);                     /* 7 × 7 */
+    int i2 = net_if(s, c2, 1, 0, NC_RESET_SUBTRACT, 0.3f);
+    int c3 = net_conv(s, i2, 16, 3, 2, 2, 2, 1, 0.5f);                     /* 4 × 4 */
+    int i3 = net_signed_if(s, c3, 1, 0.2f);
+    int c4 = net_conv(s, i3, 32, 3, 3, 1, 1, 1, 0.5f);                     /* 2 × 2 */
+    int i4 = net_signed_if(s, c4, 0, 0.2f), fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int a1 = net_affine(s, fl, 4, 0.5f);
+    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
+    return s;
+}
+
 /* A wide spiking max pool of signed spikes: conv 70 (whole vectors of
  * every width, a tail, and more than 64 channels) → signed IF, θ per
  * channel → spiking max pool 3×3, stride 2, padding 1 → affine 4. */

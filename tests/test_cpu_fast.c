@@ -263,6 +263,25 @@ static void test_depthwise(void **state)
     nc_snn_free(s);
 }
 
+/* Strided and dilated 3×3 convolutions of 16 and 32 outputs (net_strided),
+ * whose events reach accumulators at fixed distances from a base per
+ * input position: as the reference, and every IF layer spikes. */
+static void test_strided_convs(void **state)
+{
+    (void)state;
+    nc_snn *s = net_strided();
+    run_out a;
+    check_all_then_reference(s, 6, 3, &a);
+    for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
+        nc_snn_layer_info L;
+        NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
+        if (L.kind == NC_SNN_SIGNED_IF || L.kind == NC_SNN_IF)
+            assert_true(a.spikes[i] > 0);
+    }
+    run_out_free(&a);
+    nc_snn_free(s);
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
  * conv 16 → IF → avgpool 2 → conv 32 → IF → avgpool 2 → fc 128 → IF → fc 10
  * (the converted examples have thresholds per layer; here per channel and
@@ -477,7 +496,7 @@ int main(void)
         cmocka_unit_test(test_random_conv_layers), cmocka_unit_test(test_dense_fallbacks),
         cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_bursts),
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
-        cmocka_unit_test(test_depthwise),
+        cmocka_unit_test(test_depthwise),          cmocka_unit_test(test_strided_convs),
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),

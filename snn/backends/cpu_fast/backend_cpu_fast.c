@@ -174,26 +174,28 @@ static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F
         !build_taps(H, kh, L->stride[0], L->padding[0], L->dilation[0], OH, kw * kg, OW * K, &F->n_row, &F->rows) ||
         !build_taps(Wd, kw, L->stride[1], L->padding[1], L->dilation[1], OW, kg, K, &F->n_col, &F->cols))
         return 0;
-    if (L->stride[0] == 1 && L->stride[1] == 1) {
-        if (!(F->rel = nc_malloc((size_t)(kh * kw) * sizeof *F->rel)))
+    /* tap (i, j) of input row ih reaches output row oh = (ih + ph − i·dh)/sh
+     * where that divides, = ⌊(ih + ph)/sh⌋ − ⌊i·dh/sh⌋ (both sides agree
+     * modulo sh), columns alike: so every valid tap lies rel[t] below a0[p] */
+    int64_t sh = L->stride[0], sw = L->stride[1], dh = L->dilation[0], dw = L->dilation[1];
+    if (!(F->rel = nc_malloc((size_t)(kh * kw) * sizeof *F->rel)))
+        return 0;
+    for (int64_t i = 0; i < kh; i++)
+        for (int64_t j = 0; j < kw; j++)
+            F->rel[i * kw + j] = (i * dh / sh * OW + j * dw / sw) * K;
+    if (kh * kw <= 16) {
+        F->tap_mask = nc_malloc((size_t)(H * Wd) * sizeof *F->tap_mask);
+        F->a0 = nc_malloc((size_t)(H * Wd) * sizeof *F->a0);
+        if (!F->tap_mask || !F->a0)
             return 0;
-        for (int64_t i = 0; i < kh; i++)
-            for (int64_t j = 0; j < kw; j++)
-                F->rel[i * kw + j] = (i * L->dilation[0] * OW + j * L->dilation[1]) * K;
-        if (kh * kw <= 16) {
-            F->tap_mask = nc_malloc((size_t)(H * Wd) * sizeof *F->tap_mask);
-            F->a0 = nc_malloc((size_t)(H * Wd) * sizeof *F->a0);
-            if (!F->tap_mask || !F->a0)
-                return 0;
-            for (int64_t p = 0; p < H * Wd; p++) {
-                int64_t ih = p / Wd, iw = p % Wd;
-                uint16_t m = 0;
-                for (int r = 0; r < F->n_row[ih]; r++)
-                    for (int q = 0; q < F->n_col[iw]; q++)
-                        m |= (uint16_t)(1u << (F->rows[ih * kh + r].w_off / (kw * kg) * kw + F->cols[iw * kw + q].w_off / kg));
-                F->tap_mask[p] = m;
-                F->a0[p] = ((ih + L->padding[0]) * OW + (iw + L->padding[1])) * K;
-            }
+        for (int64_t p = 0; p < H * Wd; p++) {
+            int64_t ih = p / Wd, iw = p % Wd;
+            uint16_t m = 0;
+            for (int r = 0; r < F->n_row[ih]; r++)
+                for (int q = 0; q < F->n_col[iw]; q++)
+                    m |= (uint16_t)(1u << (F->rows[ih * kh + r].w_off / (kw * kg) * kw + F->cols[iw * kw + q].w_off / kg));
+            F->tap_mask[p] = m;
+            F->a0[p] = ((ih + L->padding[0]) / sh * OW + (iw + L->padding[1]) / sw) * K;
         }
     }
     F->conv = (nc_fast_conv){.HW = H * Wd, .cg = X->shape[0] / L->groups, .kg = kg, .wc = kh * kw * kg,

@@ -34,13 +34,14 @@ typedef struct nc_fast_conv {
     const int32_t *prow, *pcol;   /* per input position: ih, iw */
     const int32_t *n_row, *n_col; /* per input row / column: taps */
     const nc_fast_tap *rows, *cols;
-    /* Stride 1 (both axes): an input whose kh·kw taps are all inside the
-     * output reaches accumulators at fixed distances below the one of tap
-     * (0, 0): rel[i·kw + j] = (i·dil_h·OW + j·dil_w)·K; else NULL. */
+    /* An input's valid taps reach accumulators at fixed distances below a
+     * base of its own: rel[i·kw + j] = (⌊i·dil_h/s_h⌋·OW + ⌊j·dil_w/s_w⌋)·K
+     * (with stride 1, below the one of tap (0, 0) of an input whose kh·kw
+     * taps are all inside the output). */
     const int64_t *rel;
-    /* With rel and kh·kw <= 16: per input position p, the taps inside the
-     * output (bit i·kw + j) and the accumulator offset a0[p] that tap t is
-     * rel[t] below (the offset of tap (0, 0), inside or not). */
+    /* With kh·kw <= 16: per input position p, the taps that reach an output
+     * (bit i·kw + j) and the accumulator offset a0[p] = (⌊(ih + p_h)/s_h⌋·OW
+     * + ⌊(iw + p_w)/s_w⌋)·K that tap t's is rel[t] below. */
     const uint16_t *tap_mask;
     const int64_t *a0;
 } nc_fast_conv;

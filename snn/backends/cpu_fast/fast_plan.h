@@ -30,7 +30,7 @@ typedef struct fast_layer {
     nc_fast_conv conv;
     int32_t *prow, *pcol, *n_row, *n_col; /* also Pool2d of spikes (a_off = output index) */
     nc_fast_tap *rows, *cols;
-    int64_t *rel, *a0;   /* Conv2d of stride 1: see nc_fast_conv */
+    int64_t *rel, *a0;   /* Conv2d: see nc_fast_conv */
     uint16_t *tap_mask;
     int32_t *pwin;       /* Pool2d of spikes with disjoint windows: each input's window, or -1 */
     /* Pool2d of spikes: counts kept channel-last, cnt[o·C + c]; vtab[c·kk1 + n] =
