@@ -345,14 +345,6 @@ NET_FN nc_snn *net_depthwise(void)
     return s;
 }
 
-/* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ
- * (overlapping padded windows), of IF spikes with per-neuron values and
- * reset to zero, of a pool of its own, and of the input itself (static
- * under direct encoding). With signed_if the two IF layers send signed
- * spikes (per channel and per neuron θ), so the pools' counts also fall,
- * a Concat of signed and plain spikes feeds a fifth pool, and an average
- * pool reads signed spikes. pools (may
- * be NULL) gets the ids of the first four pools. */
 /* Strided 3×3 convolutions of 16 and 32 outputs (cpu-fast's register
  * kernels): conv 16 → signed IF → conv 32, stride 2, padding 1 → IF →
  * conv 16, stride 2, padding 2, dilation 2 → signed IF → conv 32, stride 3
@@ -393,6 +385,14 @@ NET_FN nc_snn *net_spike_maxpool_wide(int *pool)
     return s;
 }
 
+/* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ
+ * (overlapping padded windows), of IF spikes with per-neuron values and
+ * reset to zero, of a pool of its own, and of the input itself (static
+ * under direct encoding). With signed_if the two IF layers send signed
+ * spikes (per channel and per neuron θ), so the pools' counts also fall,
+ * a Concat of signed and plain spikes feeds a fifth pool, and an average
+ * pool reads signed spikes. pools (may
+ * be NULL) gets the ids of the first four pools. */
 NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
 {
     int64_t in[3] = {3, 10, 10}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1};

@@ -244,34 +244,12 @@ static void test_bursts(void **state)
     }
 }
 
-/* Depthwise and 1×1 convolutions of signed spikes (net_depthwise), which
- * cpu-fast gathers per output position: as the reference, and every
- * layer's neurons spike. */
-static void test_depthwise(void **state)
+/* check_all_then_reference on N = 3 inputs, and every IF layer (plain or
+ * signed) of s spiked on the reference. Frees s. */
+static void check_all_every_if_spikes(nc_snn *s, int T)
 {
-    (void)state;
-    nc_snn *s = net_depthwise();
     run_out a;
-    check_all_then_reference(s, 7, 3, &a);
-    for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
-        nc_snn_layer_info L;
-        NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
-        if (L.kind == NC_SNN_SIGNED_IF)
-            assert_true(a.spikes[i] > 0);
-    }
-    run_out_free(&a);
-    nc_snn_free(s);
-}
-
-/* Strided and dilated 3×3 convolutions of 16 and 32 outputs (net_strided),
- * whose events reach accumulators at fixed distances from a base per
- * input position: as the reference, and every IF layer spikes. */
-static void test_strided_convs(void **state)
-{
-    (void)state;
-    nc_snn *s = net_strided();
-    run_out a;
-    check_all_then_reference(s, 6, 3, &a);
+    check_all_then_reference(s, T, 3, &a);
     for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
         nc_snn_layer_info L;
         NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
@@ -280,6 +258,23 @@ static void test_strided_convs(void **state)
     }
     run_out_free(&a);
     nc_snn_free(s);
+}
+
+/* Depthwise and 1×1 convolutions of signed spikes (net_depthwise), which
+ * cpu-fast gathers per output position. */
+static void test_depthwise(void **state)
+{
+    (void)state;
+    check_all_every_if_spikes(net_depthwise(), 7);
+}
+
+/* Strided and dilated 3×3 convolutions of 16 and 32 outputs (net_strided),
+ * whose events reach accumulators at fixed distances from a base per
+ * input position. */
+static void test_strided_convs(void **state)
+{
+    (void)state;
+    check_all_every_if_spikes(net_strided(), 6);
 }
 
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
