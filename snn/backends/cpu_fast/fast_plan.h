@@ -117,9 +117,9 @@ static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
 }
 
 /* Runs all T steps of sample n on one thread's buffers W: resets the
- * neurons, computes every layer per step (static ones at the first step
- * only), writes traces and the output, and leaves the sample's spike and
- * synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
+ * neurons, computes every layer for each block of steps (static ones at the
+ * first step only), writes traces and the output, and leaves the sample's
+ * spike and synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
 void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n);
 
 /* fast_nir.c: the layers of NIR's other node types. */
