@@ -48,6 +48,12 @@ MODELS = {
     "shufflenet_v2_x0_5": (32, {}, True),
     "vgg11_bn": (224, {}, True),       # AdaptiveAvgPool(7) exports only from 7k px maps
     "alexnet": (224, {}, True),        # AdaptiveAvgPool(6) likewise; below 63 px the pools empty
+    # beyond the nine: grouped convolutions (ResNeXt, RegNet), MnasNet's depthwise blocks
+    "resnext50_32x4d": (32, {}, True),
+    "regnet_x_400mf": (32, {}, True),
+    "mnasnet0_5": (32, {}, True),
+    "inception_v3": (96, {"aux_logits": False, "init_weights": True}, True),  # 75 px at least
+    "shufflenet_v2_x1_0": (32, {}, True),
     "efficientnet_b0": (32, {}, False),   # SiLU, sigmoid gates: refused
     "mobilenet_v3_small": (32, {}, False),  # hardswish, hardsigmoid gates: refused
     # torchvision's VisionTransformer, small: LayerNorm, attention, GELU: refused
