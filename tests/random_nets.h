@@ -345,6 +345,56 @@ NET_FN nc_snn *net_depthwise(void)
     return s;
 }
 
+/* A channel selection as conversion writes a shuffle or a Slice: a 1×1
+ * convolution of one-hot weights and zero bias, out[o] = in[src[o]], or
+ * zero where src[o] < 0. */
+NET_FN int net_select(nc_snn *s, int from, int64_t cout, const int *src)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_layer_at(s, from, &X));
+    int64_t ws[4] = {cout, X.shape[0], 1, 1}, bs[1] = {cout};
+    nc_tensor *w = NULL, *b = NULL;
+    NET_OK(nc_tensor_create(NC_DTYPE_F32, 4, ws, &w));
+    NET_OK(nc_tensor_create(NC_DTYPE_F32, 1, bs, &b));
+    float *wd = nc_tensor_data(w);
+    memset(wd, 0, (size_t)nc_tensor_numel(w) * sizeof *wd);
+    memset(nc_tensor_data(b), 0, (size_t)cout * sizeof(float));
+    for (int64_t o = 0; o < cout; o++)
+        if (src[o] >= 0)
+            wd[o * X.shape[0] + src[o]] = 1.0f;
+    nc_conv2d_params p = {{1, 1}, {0, 0}, {1, 1}, 1};
+    int id;
+    NET_OK(nc_snn_add_conv2d(s, from, w, b, &p, NULL, &id));
+    nc_tensor_free(w);
+    nc_tensor_free(b);
+    return id;
+}
+
+/* Channel selections (net_select): conv 12 → signed IF → a shuffle with
+ * one output left empty (9 of 12, of channel-last spikes) → signed IF →
+ * Concat of both IF layers (21 channels, NCHW) → a Slice-like selection of
+ * 10 → signed IF → conv 8 → signed IF → affine 4 → readout. */
+NET_FN nc_snn *net_selections(void)
+{
+    int64_t in[3] = {3, 6, 6};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 12, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_if(s, c1, 1, 0.3f);
+    static const int src1[9] = {0, 4, 8, 1, 5, -1, 2, 6, 10}, src2[10] = {12, 13, 14, 15, 16, 17, 18, 19, 20, 3};
+    int sl1 = net_select(s, i1, 9, src1);
+    int i2 = net_signed_if(s, sl1, 1, 0.2f), parts[2] = {i1, i2}, cat;
+    NET_OK(nc_snn_add_concat(s, 2, parts, NULL, &cat));
+    int sl2 = net_select(s, cat, 10, src2);
+    int i3 = net_signed_if(s, sl2, 1, 0.2f);
+    int c2 = net_conv(s, i3, 8, 3, 1, 1, 1, 1, 0.6f);
+    int i4 = net_signed_if(s, c2, 1, 0.2f), fl, ro;
+    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
+    int a1 = net_affine(s, fl, 4, 0.5f);
+    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
+    return s;
+}
+
 /* Strided 3×3 convolutions of 16 and 32 outputs (cpu-fast's register
  * kernels): conv 16 → signed IF → conv 32, stride 2, padding 1 → IF →
  * conv 16, stride 2, padding 2, dilation 2 → signed IF → conv 32, stride 3

@@ -277,6 +277,14 @@ static void test_strided_convs(void **state)
     check_all_every_if_spikes(net_strided(), 6);
 }
 
+/* Channel selections (one-hot 1×1 convolutions, net_selections), which
+ * cpu-fast copies. */
+static void test_selections(void **state)
+{
+    (void)state;
+    check_all_every_if_spikes(net_selections(), 6);
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights:
  * conv 16 → IF → avgpool 2 → conv 32 → IF → avgpool 2 → fc 128 → IF → fc 10
  * (the converted examples have thresholds per layer; here per channel and
@@ -492,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_spike_maxpool),      cmocka_unit_test(test_bursts),
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
         cmocka_unit_test(test_depthwise),          cmocka_unit_test(test_strided_convs),
+        cmocka_unit_test(test_selections),
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),

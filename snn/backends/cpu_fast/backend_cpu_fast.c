@@ -33,6 +33,8 @@
  *  - A 1×1 convolution over signed spikes runs as an affine layer per output
  *    position (run_conv1x1), outputs held in registers: MobileNet-V2 1.3×,
  *    the example ResNet (a strided 1×1 shortcut) 1.2× faster.
+ *  - A 1×1 convolution that only selects channels (conversion's channel
+ *    shuffles and Slices) copies them (plan_selection): ShuffleNet-V2 1.34×.
  *  - Nothing is allocated in run: plan_create sizes every buffer.
  *
  * Results equal the reference's bit for bit: each output accumulates its
@@ -95,7 +97,7 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw};
+                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -221,6 +223,43 @@ static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, int x_view
         for (int64_t t = 0; t < kh * kw; t++)
             F->wdw[t * C + c] = nc_f32(L->weight)[c * kh * kw + t];
     F->dw = 1;
+    return 1;
+}
+
+/* A 1×1 convolution of a dense value that only selects channels
+ * (conversion writes a channel shuffle or a Slice so: weights 0 or 1, at
+ * most one 1 an output channel, bias +0, stride 1, no padding) copies them
+ * (F->sel[o] = the input channel of output o, or -1; run_select): the
+ * reference's sum is then exactly that input, or +0. Returns 0 when out of
+ * memory. */
+static int plan_selection(const nc_snn_layer *L, fast_layer *F)
+{
+    int64_t K = L->shape[0], C = L->weight->shape[1];
+    if (L->stride[0] != 1 || L->stride[1] != 1 || L->padding[0] || L->padding[1])
+        return 1;
+    const float *w = nc_f32(L->weight), *b = nc_f32(L->bias);
+    for (int64_t o = 0; o < K; o++) {
+        uint32_t bits;
+        memcpy(&bits, &b[o], sizeof bits);
+        if (bits != 0)
+            return 1;
+        int ones = 0;
+        for (int64_t c = 0; c < C; c++) {
+            if (w[o * C + c] != 0.0f && w[o * C + c] != 1.0f)
+                return 1;
+            ones += w[o * C + c] == 1.0f;
+        }
+        if (ones > 1)
+            return 1;
+    }
+    if (!(F->sel = nc_malloc((size_t)K * sizeof *F->sel)))
+        return 0;
+    for (int64_t o = 0; o < K; o++) {
+        F->sel[o] = -1;
+        for (int64_t c = 0; c < C; c++)
+            if (w[o * C + c] == 1.0f)
+                F->sel[o] = (int32_t)c;
+    }
     return 1;
 }
 
@@ -365,7 +404,11 @@ static nc_status plan_layers(fast_plan *P)
                     X->HW == F->conv.HW;
             /* few events a channel per step read a large weight tensor once
              * for a handful of adds: merge the block's steps over it */
-            F->merge_slots = ok && !F->dw && s->layers[L->inputs[0]].shape[0] * F->conv.wc * (int64_t)sizeof(float) >= NC_FAST_MERGE_BYTES;
+            if (ok && L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1 && X && x_view != 0 &&
+                X->rep == REP_DENSE && X->C == s->layers[L->inputs[0]].shape[0] && X->HW == F->conv.HW)
+                ok = plan_selection(L, F);
+            F->merge_slots = ok && !F->dw && !F->sel &&
+                             s->layers[L->inputs[0]].shape[0] * F->conv.wc * (int64_t)sizeof(float) >= NC_FAST_MERGE_BYTES;
             break;
         case NC_SNN_POOL2D: {
             int r = plan_pool_counts(s, L, P, F);

@@ -62,6 +62,7 @@ typedef struct fast_layer {
      * per output position, the non-zero channels of its input position as
      * the events of an affine layer (run_conv1x1), outputs in registers */
     int pw;
+    int32_t *sel;        /* Conv2d 1×1 that only selects channels: output o = input sel[o] (plan_selection) */
     int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
                             serves the events of every slot of a block (see fast_ws) */
     int is_static;       /* set per run: output constant over time */

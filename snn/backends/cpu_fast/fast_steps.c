@@ -234,6 +234,22 @@ static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, cons
     return ops;
 }
 
+/* A channel selection (fast_layer.sel) of the dense x (layout xcl) into y
+ * (layout F->cl): copies, + 0.0f turning −0 into the reference's +0; the
+ * synaptic ops are the reference's, every non-zero input times the outputs. */
+static int64_t run_select(const fast_layer *F, const fast_layer *X, const float *restrict x, float *restrict y)
+{
+    int64_t C = X->C, HW = F->HW, Ko = F->C, nz = 0;
+    for (int64_t k = 0; k < C * HW; k++)
+        nz += x[k] != 0.0f;
+    for (int64_t o = 0; o < Ko; o++) {
+        int32_t c = F->sel[o];
+        for (int64_t p = 0; p < HW; p++)
+            y[at(F->cl, Ko, HW, o, p)] = c >= 0 ? x[at(X->cl, C, HW, c, p)] + 0.0f : 0.0f;
+    }
+    return nz * Ko;
+}
+
 static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F, const float *x, int xcl,
                         float *y)
 {
@@ -547,6 +563,10 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         float *acc = W->dense[i];
         if (!F->refilled || t < P->n_slots) /* else the IF reading it put the bias back */
             memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
+        if (F->sel) {
+            ops[i] += run_select(F, X, dense_of(W, x_view, X), acc);
+            break;
+        }
         if (F->dw) {
             ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc);
             break;
