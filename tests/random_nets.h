@@ -316,6 +316,40 @@ NET_FN nc_snn *net_bursts(int burst)
     return s;
 }
 
+/* One stage of a chain of convolutions (net_chain): a convolution (as
+ * net_conv) and the IF layer after it: signed with up to `burst` spikes
+ * (0 or 1: one), or with `plain` an IF resetting by subtraction; θ as
+ * net_theta (per, theta). */
+typedef struct net_stage {
+    int64_t cout, k, stride, pad, dil, groups;
+    float wscale;
+    int per;
+    float theta;
+    int burst, plain;
+} net_stage;
+
+/* The stages one after another from layer `from`; returns the last IF. */
+NET_FN int net_chain(nc_snn *s, int from, const net_stage *st, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const net_stage *g = &st[k];
+        int c = net_conv(s, from, g->cout, g->k, g->stride, g->pad, g->dil, g->groups, g->wscale);
+        from = g->plain ? net_if(s, c, g->per, 0, NC_RESET_SUBTRACT, g->theta)
+                        : net_signed_burst(s, c, g->per, g->theta, g->burst > 1 ? g->burst : 1);
+    }
+    return from;
+}
+
+/* Flatten → affine `out` → readout after layer `from`; returns s. */
+NET_FN nc_snn *net_finish(nc_snn *s, int from, int64_t out, float wscale)
+{
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, from, NULL, &fl));
+    int a = net_affine(s, fl, out, wscale);
+    NET_OK(nc_snn_add_readout(s, a, NULL, &ro));
+    return s;
+}
+
 /* Depthwise and 1×1 convolutions (MobileNet's) of signed spikes: conv 20
  * → signed IF → depthwise 3×3 → signed IF, bursts of 2 → depthwise 3×3,
  * stride 2, padding 2, dilation 2 (6×6) → signed IF, θ per neuron →
@@ -324,25 +358,15 @@ NET_FN nc_snn *net_bursts(int burst)
  * signed IF → affine 4 → readout. 20 channels: whole vectors and a tail. */
 NET_FN nc_snn *net_depthwise(void)
 {
+    static const net_stage st[] = {
+        {20, 3, 1, 1, 1, 1, 0.8f, 1, 0.3f, 1, 0},   {20, 3, 1, 1, 1, 20, 0.9f, 1, 0.2f, 2, 0},
+        {20, 3, 2, 2, 2, 20, 0.9f, 2, 0.2f, 1, 0},  {20, 5, 1, 1, 1, 20, 0.7f, 0, 0.15f, 1, 0},
+        {36, 1, 2, 1, 1, 1, 0.6f, 1, 0.15f, 1, 0},  {40, 1, 1, 0, 1, 1, 0.5f, 1, 0.15f, 1, 0},
+    };
     int64_t in[3] = {3, 11, 11};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 20, 3, 1, 1, 1, 1, 0.8f);
-    int i1 = net_signed_if(s, c1, 1, 0.3f);
-    int d1 = net_conv(s, i1, 20, 3, 1, 1, 1, 20, 0.9f);
-    int i2 = net_signed_burst(s, d1, 1, 0.2f, 2);
-    int d2 = net_conv(s, i2, 20, 3, 2, 2, 2, 20, 0.9f);
-    int i3 = net_signed_if(s, d2, 2, 0.2f);
-    int d3 = net_conv(s, i3, 20, 5, 1, 1, 1, 20, 0.7f);
-    int i4 = net_signed_if(s, d3, 0, 0.15f), fl, ro;
-    int p1 = net_conv(s, i4, 36, 1, 2, 1, 1, 1, 0.6f);
-    int i5 = net_signed_if(s, p1, 1, 0.15f);
-    int p2 = net_conv(s, i5, 40, 1, 1, 0, 1, 1, 0.5f);
-    int i6 = net_signed_if(s, p2, 1, 0.15f);
-    NET_OK(nc_snn_add_flatten(s, i6, NULL, &fl));
-    int a1 = net_affine(s, fl, 4, 0.5f);
-    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
-    return s;
+    return net_finish(s, net_chain(s, 0, st, 6), 4, 0.5f);
 }
 
 /* A channel selection as conversion writes a shuffle or a Slice: a 1×1
@@ -379,20 +403,16 @@ NET_FN nc_snn *net_selections(void)
     int64_t in[3] = {3, 6, 6};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 12, 3, 1, 1, 1, 1, 0.8f);
-    int i1 = net_signed_if(s, c1, 1, 0.3f);
+    static const net_stage first = {12, 3, 1, 1, 1, 1, 0.8f, 1, 0.3f, 1, 0};
+    int i1 = net_chain(s, 0, &first, 1);
     static const int src1[9] = {0, 4, 8, 1, 5, -1, 2, 6, 10}, src2[10] = {12, 13, 14, 15, 16, 17, 18, 19, 20, 3};
     int sl1 = net_select(s, i1, 9, src1);
     int i2 = net_signed_if(s, sl1, 1, 0.2f), parts[2] = {i1, i2}, cat;
     NET_OK(nc_snn_add_concat(s, 2, parts, NULL, &cat));
     int sl2 = net_select(s, cat, 10, src2);
     int i3 = net_signed_if(s, sl2, 1, 0.2f);
-    int c2 = net_conv(s, i3, 8, 3, 1, 1, 1, 1, 0.6f);
-    int i4 = net_signed_if(s, c2, 1, 0.2f), fl, ro;
-    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
-    int a1 = net_affine(s, fl, 4, 0.5f);
-    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
-    return s;
+    static const net_stage last = {8, 3, 1, 1, 1, 1, 0.6f, 1, 0.2f, 1, 0};
+    return net_finish(s, net_chain(s, i3, &last, 1), 4, 0.5f);
 }
 
 /* Strided 3×3 convolutions of 16 and 32 outputs (cpu-fast's register
@@ -401,21 +421,15 @@ NET_FN nc_snn *net_selections(void)
  * → signed IF → affine 4 → readout. */
 NET_FN nc_snn *net_strided(void)
 {
+    static const net_stage st[] = {
+        {16, 3, 1, 1, 1, 1, 0.8f, 1, 0.3f, 1, 0}, {32, 3, 2, 1, 1, 1, 0.5f, 1, 0.3f, 1, 1}, /* 7 × 7 */
+        {16, 3, 2, 2, 2, 1, 0.5f, 1, 0.2f, 1, 0}, /* 4 × 4 */
+        {32, 3, 3, 1, 1, 1, 0.5f, 0, 0.2f, 1, 0}, /* 2 × 2 */
+    };
     int64_t in[3] = {3, 13, 13};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 16, 3, 1, 1, 1, 1, 0.8f);
-    int i1 = net_signed_if(s, c1, 1, 0.3f);
-    int c2 = net_conv(s, i1, 32, 3, 2, 1, 1, 1, 0.5f);                     /* 7 × 7 */
-    int i2 = net_if(s, c2, 1, 0, NC_RESET_SUBTRACT, 0.3f);
-    int c3 = net_conv(s, i2, 16, 3, 2, 2, 2, 1, 0.5f);                     /* 4 × 4 */
-    int i3 = net_signed_if(s, c3, 1, 0.2f);
-    int c4 = net_conv(s, i3, 32, 3, 3, 1, 1, 1, 0.5f);                     /* 2 × 2 */
-    int i4 = net_signed_if(s, c4, 0, 0.2f), fl, ro;
-    NET_OK(nc_snn_add_flatten(s, i4, NULL, &fl));
-    int a1 = net_affine(s, fl, 4, 0.5f);
-    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
-    return s;
+    return net_finish(s, net_chain(s, 0, st, 4), 4, 0.5f);
 }
 
 /* A wide spiking max pool of signed spikes: conv 70 (whole vectors of
@@ -426,13 +440,9 @@ NET_FN nc_snn *net_spike_maxpool_wide(int *pool)
     int64_t in[3] = {2, 7, 7}, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1};
     nc_snn *s = NULL;
     NET_OK(nc_snn_create(3, in, &s));
-    int c1 = net_conv(s, 0, 70, 3, 1, 1, 1, 1, 0.8f);
-    int i1 = net_signed_if(s, c1, 1, 0.4f), fl, ro;
-    NET_OK(nc_snn_add_spike_maxpool2d(s, i1, k3, s2, p1, NULL, pool)); /* 70 × 4 × 4 */
-    NET_OK(nc_snn_add_flatten(s, *pool, NULL, &fl));
-    int a1 = net_affine(s, fl, 4, 0.3f);
-    NET_OK(nc_snn_add_readout(s, a1, NULL, &ro));
-    return s;
+    static const net_stage st = {70, 3, 1, 1, 1, 1, 0.8f, 1, 0.4f, 1, 0};
+    NET_OK(nc_snn_add_spike_maxpool2d(s, net_chain(s, 0, &st, 1), k3, s2, p1, NULL, pool)); /* 70 × 4 × 4 */
+    return net_finish(s, *pool, 4, 0.3f);
 }
 
 /* Spiking max pooling (SpikeMaxPool2d): of IF spikes with per-channel θ

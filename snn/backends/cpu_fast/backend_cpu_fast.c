@@ -207,15 +207,21 @@ static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F
     return 1;
 }
 
+/* A convolution whose steps may share a pass over its weights (run_conv_merged):
+ * not one that gathers per output position or copies. */
+static int mergeable(const fast_layer *F)
+{
+    return !F->dw && !F->sel;
+}
+
 /* A depthwise convolution (one input channel an output channel) reading a
  * channel-last dense value (signed spikes) gathers each output's taps for
  * all channels at once (K->dw_cl): scattered, every spike would add one
  * float per tap. Returns 0 when out of memory. */
-static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, int x_view, fast_layer *F)
+static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, fast_layer *F)
 {
     int64_t C = L->shape[0], kh = L->weight->shape[2], kw = L->weight->shape[3];
-    if (L->groups != C || L->weight->shape[1] != 1 || !F->cl || !X || x_view == 0 || X->rep != REP_DENSE ||
-        !X->cl || X->C != C || X->HW != F->conv.HW)
+    if (L->groups != C || L->weight->shape[1] != 1 || !F->cl || !X->cl)
         return 1;
     if (!(F->wdw = nc_malloc((size_t)(C * kh * kw) * sizeof *F->wdw)))
         return 0;
@@ -398,16 +404,17 @@ static nc_status plan_layers(fast_plan *P)
             for (int64_t c = 0; ok && c < F->C; c++)
                 for (int64_t p = 0; p < F->HW; p++)
                     F->bias_img[at(F->cl, F->C, F->HW, c, p)] = nc_f32(L->bias)[c];
-            ok = ok && plan_depthwise(L, X, x_view, F);
-            F->pw = L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1 && F->cl && X &&
-                    x_view != 0 && X->rep == REP_DENSE && X->cl && X->C == s->layers[L->inputs[0]].shape[0] &&
-                    X->HW == F->conv.HW;
+            /* the dense input read in place, by the convolution's own geometry:
+             * what the gathers and the copy (below) read */
+            if (ok && X && x_view != 0 && X->rep == REP_DENSE && X->C == s->layers[L->inputs[0]].shape[0] &&
+                X->HW == F->conv.HW) {
+                int one = L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1;
+                ok = plan_depthwise(L, X, F) && (!one || plan_selection(L, F));
+                F->pw = one && !F->sel && F->cl && X->cl;
+            }
             /* few events a channel per step read a large weight tensor once
              * for a handful of adds: merge the block's steps over it */
-            if (ok && L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1 && X && x_view != 0 &&
-                X->rep == REP_DENSE && X->C == s->layers[L->inputs[0]].shape[0] && X->HW == F->conv.HW)
-                ok = plan_selection(L, F);
-            F->merge_slots = ok && !F->dw && !F->sel &&
+            F->merge_slots = ok && mergeable(F) &&
                              s->layers[L->inputs[0]].shape[0] * F->conv.wc * (int64_t)sizeof(float) >= NC_FAST_MERGE_BYTES;
             break;
         case NC_SNN_POOL2D: {
@@ -520,7 +527,7 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
     do {                                                                        \
         if (pass)                                                               \
             (ptr) = (type *)(void *)(base + off);                               \
-        off += ((uint64_t)(count) * sizeof(type) + 63) & ~(uint64_t)63;         \
+        off += nc_fast_carve_bytes(count, sizeof(type));                        \
     } while (0)
 /* a value layers pass on: one copy per slot */
 #define CARVE_SLOTS(field, i, count, type)                                      \
@@ -602,10 +609,10 @@ static int plan_slots(fast_plan *P)
 {
     const char *env = getenv("NEUROC_CPU_FAST_SLOTS");
     if (env && *env) {
-        int v = atoi(env);
+        long v = strtol(env, NULL, 10); /* garbage or out of range: clamped */
         for (int i = 0; i < P->s->n_layers; i++)
-            P->L[i].merge_slots = P->s->layers[i].kind == NC_SNN_CONV2D && !P->L[i].dw;
-        return v < 1 ? 1 : v > 64 ? 64 : v;
+            P->L[i].merge_slots = P->s->layers[i].kind == NC_SNN_CONV2D && mergeable(&P->L[i]);
+        return v < 1 ? 1 : v > NC_FAST_SLOTS_LIMIT ? NC_FAST_SLOTS_LIMIT : (int)v;
     }
     int64_t bytes = 0, merges = 0;
     for (int i = 0; i < P->s->n_layers; i++) {
@@ -686,6 +693,8 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
     int64_t out_size = P->L[nc_snn_output_id(s)].size;
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    for (int w = 0; w < P->n_ws; w++)
+        nc_fast_bind_slots(P, &P->ws[w]);
     int nt = P->n_ws;
 #ifdef _OPENMP
     if (omp_get_max_threads() < nt)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "kernels/neuron.h"
+#include "kernels/window_index.h"
 
 /* One tap of a convolution or pooling window seen from an input row (or
  * column): the offset it adds to the weights and to the output accumulators. */
@@ -112,7 +113,7 @@ typedef struct nc_fast_kernels {
 static inline void nc_fast_count_spikes_scalar(uint32_t *cnt, const float *x, int64_t n, int signed_in, int64_t k0)
 {
     for (int64_t k = k0; k < n; k++)
-        cnt[k] += signed_in ? (uint32_t)(x[k] > 0.0f) - (uint32_t)(x[k] < 0.0f) : (uint32_t)(x[k] != 0.0f);
+        cnt[k] += nc_spike_count_delta(x[k], signed_in);
 }
 
 static inline void nc_fast_umax_scalar(uint32_t *m, const uint32_t *row, int64_t n, int64_t k0)

@@ -111,6 +111,23 @@ typedef struct fast_plan {
     char *is_static;     /* [n_layers]: nc_snn_mark_static's answer for the run, copied into L[i].is_static */
 } fast_plan;
 
+/* The most steps a block (fast_plan.n_slots) */
+#define NC_FAST_SLOTS_LIMIT 64
+
+/* Bytes a buffer of count elements of elem bytes takes in a workspace's
+ * arena: each starts 64-byte aligned (plan_workspace). */
+static inline uint64_t nc_fast_carve_bytes(int64_t count, size_t elem)
+{
+    return ((uint64_t)count * elem + 63) & ~(uint64_t)63;
+}
+
+/* Elements from one slot's copy of a passed-on value to the next's (they
+ * are carved one after another). */
+static inline int64_t nc_fast_slot_stride(int64_t count, size_t elem)
+{
+    return (int64_t)(nc_fast_carve_bytes(count, elem) / elem);
+}
+
 /* Index of (c, p) in a dense value of C channels and HW positions. */
 static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
 {
@@ -122,6 +139,11 @@ static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
  * first step only), writes traces and the output, and leaves the sample's
  * spike and synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
 void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n);
+
+/* Points every slot of W at its copy of each passed-on value, or for a
+ * layer static in this run (computed once, at step 0 in slot 0) at slot
+ * 0's. Once per run, before the samples. */
+void nc_fast_bind_slots(const fast_plan *P, fast_ws *W);
 
 /* fast_nir.c: the layers of NIR's other node types. */
 int nc_fast_is_nir_kind(nc_snn_layer_kind k);

@@ -107,6 +107,17 @@ static int64_t events(const fast_plan *P, const fast_ws *W, int j, int32_t *idx,
 
 /* ------------------------------------------------------------ run: layers */
 
+/* The taps [*i0, *i1) of window o (k taps of dilation dil from *start =
+ * o·stride − pad) that lie inside [0, n); empty when *i1 <= *i0. */
+static inline void win_taps(int64_t o, int64_t k, int64_t stride, int64_t pad, int64_t dil, int64_t n,
+                            int64_t *start, int64_t *i0, int64_t *i1)
+{
+    int64_t s = o * stride - pad, hi = n - 1 - s < 0 ? 0 : (n - 1 - s) / dil + 1;
+    *start = s;
+    *i0 = s < 0 ? (-s + dil - 1) / dil : 0;
+    *i1 = hi < k ? hi : k;
+}
+
 /* Spikes per window (unless the IF kernel counted them already), then which
  * windows got any; the synaptic ops are the counts (a spike is added once
  * per window it falls in). */
@@ -151,9 +162,11 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
     nc_win_geom g = nc_snn_win_geom(L, X); /* per-window divisors: the reference's nc_pool_scale */
     for (int64_t c = 0; c < (cl ? 1 : C); c++)
         for (int64_t oh = 0; oh < OH; oh++) {
-            int64_t ih0 = oh * sh - ph, i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < kh ? H - ih0 : kh;
+            int64_t ih0, i0, i1;
+            win_taps(oh, kh, sh, ph, 1, H, &ih0, &i0, &i1);
             for (int64_t ow = 0; ow < OW; ow++) {
-                int64_t iw0 = ow * sw - pw, j0 = iw0 < 0 ? -iw0 : 0, j1 = Wd - iw0 < kw ? Wd - iw0 : kw;
+                int64_t iw0, j0, j1;
+                win_taps(ow, kw, sw, pw, 1, Wd, &iw0, &j0, &j1);
                 float scale = nc_pool_scale(g, L->scale, (int)oh, (int)ow);
                 if (cl) {
                     ops += K->pool_cl(y + (oh * OW + ow) * C, x + (ih0 + i0) * xh + (iw0 + j0) * xw, i1 - i0,
@@ -183,13 +196,11 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
     int64_t dh = L->dilation[0], dw = L->dilation[1];
     for (int64_t oh = 0; oh < OH; oh++) {
-        int64_t ih0 = oh * sh - L->padding[0];
-        int64_t i0 = ih0 < 0 ? (-ih0 + dh - 1) / dh : 0, i1 = H - 1 - ih0 < 0 ? 0 : (H - 1 - ih0) / dh + 1;
-        i1 = i1 < kh ? i1 : kh;
+        int64_t ih0, i0, i1;
+        win_taps(oh, kh, sh, L->padding[0], dh, H, &ih0, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ow++) {
-            int64_t iw0 = ow * sw - L->padding[1];
-            int64_t j0 = iw0 < 0 ? (-iw0 + dw - 1) / dw : 0, j1 = Wd - 1 - iw0 < 0 ? 0 : (Wd - 1 - iw0) / dw + 1;
-            j1 = j1 < kw ? j1 : kw;
+            int64_t iw0, j0, j1;
+            win_taps(ow, kw, sw, L->padding[1], dw, Wd, &iw0, &j0, &j1);
             if (i1 <= i0 || j1 <= j0)
                 continue;
             ops += K->dw_cl(acc + (oh * OW + ow) * C, x + ((ih0 + i0 * dh) * Wd + iw0 + j0 * dw) * C,
@@ -298,11 +309,11 @@ static int64_t run_spikemax_cl(const nc_fast_kernels *K, const nc_snn_layer *L, 
     uint32_t *out = cnt + H * Wd * C;
     K->count_spikes(cnt, x, H * Wd * C, signed_in);
     for (int64_t oh = 0; oh < OH; oh++) {
-        int64_t ih0 = oh * L->stride[0] - L->padding[0];
-        int64_t i0 = ih0 < 0 ? -ih0 : 0, i1 = H - ih0 < kh ? H - ih0 : kh;
+        int64_t ih0, i0, i1;
+        win_taps(oh, kh, L->stride[0], L->padding[0], 1, H, &ih0, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ow++) {
-            int64_t iw0 = ow * L->stride[1] - L->padding[1];
-            int64_t j0 = iw0 < 0 ? -iw0 : 0, j1 = Wd - iw0 < kw ? Wd - iw0 : kw, o = oh * OW + ow;
+            int64_t iw0, j0, j1, o = oh * OW + ow;
+            win_taps(ow, kw, L->stride[1], L->padding[1], 1, Wd, &iw0, &j0, &j1);
             memset(m, 0, (size_t)C * sizeof *m);
             for (int64_t i = i0; i < i1; i++)
                 for (int64_t j = j0; j < j1; j++)
@@ -471,28 +482,32 @@ static void poisson(const fast_plan *P, const nc_run_request *q, const float *sr
         }
 }
 
-/* Points every slot at its copy of each passed-on value, or for a static
- * layer (computed once, at step 0 in slot 0) at slot 0's: the copies of a
- * layer's value lie one after another, 64-byte aligned (plan_workspace). */
-static void bind_slots(const fast_plan *P, fast_ws *W)
+void nc_fast_bind_slots(const fast_plan *P, fast_ws *W)
 {
     fast_ws *V = W->slot;
     for (int i = 0; i < P->s->n_layers; i++) {
         const fast_layer *F = &P->L[i];
         int64_t k_off = !F->is_static;
-#define SLOT_STRIDE(count, type) ((int64_t)((((uint64_t)(count) * sizeof(type) + 63) & ~(uint64_t)63) / sizeof(type)))
         for (int k = 1; k < P->n_slots; k++) {
             if (V[0].dense[i])
-                V[k].dense[i] = V[0].dense[i] + k * k_off * SLOT_STRIDE(F->size, float);
+                V[k].dense[i] = V[0].dense[i] + k * k_off * nc_fast_slot_stride(F->size, sizeof(float));
             if (V[0].bits[i])
-                V[k].bits[i] = V[0].bits[i] + k * k_off * SLOT_STRIDE(F->BC * F->wpc, uint64_t);
+                V[k].bits[i] = V[0].bits[i] + k * k_off * nc_fast_slot_stride(F->BC * F->wpc, sizeof(uint64_t));
             if (V[0].cnt[i])
-                V[k].cnt[i] = V[0].cnt[i] + k * k_off * SLOT_STRIDE(F->size, uint32_t);
+                V[k].cnt[i] = V[0].cnt[i] + k * k_off * nc_fast_slot_stride(F->size, sizeof(uint32_t));
             if (V[0].nz[i])
-                V[k].nz[i] = V[0].nz[i] + k * k_off * SLOT_STRIDE(F->BC * F->wpc, uint64_t);
+                V[k].nz[i] = V[0].nz[i] + k * k_off * nc_fast_slot_stride(F->BC * F->wpc, sizeof(uint64_t));
         }
-#undef SLOT_STRIDE
     }
+}
+
+/* A convolution's accumulators at step t start from its bias: copied, or
+ * put back by the IF that reads it (refilled), which it does from the
+ * second use of a slot's buffer on. */
+static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int t)
+{
+    if (!F->refilled || t < P->n_slots)
+        memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
 }
 
 /* A convolution's steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) in one pass
@@ -505,10 +520,9 @@ static int64_t run_conv_merged(const fast_plan *P, fast_ws *W, int i, int t0, in
     const nc_snn_layer *L = &P->s->layers[i];
     int x_view = P->L[L->inputs[0]].view;
     fast_ws *V = W->slot;
-    int64_t ne[64], pos[64], ops = 0, HW = F->conv.HW;
+    int64_t ne[NC_FAST_SLOTS_LIMIT], pos[NC_FAST_SLOTS_LIMIT], ops = 0, HW = F->conv.HW;
     for (int k = 0; k < nb; k++) {
-        if (!F->refilled || t0 + k < P->n_slots)
-            memcpy(V[k].dense[i], F->bias_img, (size_t)F->size * sizeof(float));
+        conv_start(P, F, V[k].dense[i], t0 + k);
         ne[k] = events(P, &V[k], x_view, V[k].ev_idx, V[k].ev_val);
         pos[k] = 0;
     }
@@ -561,12 +575,11 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
     }
     case NC_SNN_CONV2D: {
         float *acc = W->dense[i];
-        if (!F->refilled || t < P->n_slots) /* else the IF reading it put the bias back */
-            memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
-        if (F->sel) {
+        if (F->sel) { /* writes every output: no bias (+0) to start from */
             ops[i] += run_select(F, X, dense_of(W, x_view, X), acc);
             break;
         }
+        conv_start(P, F, acc, t);
         if (F->dw) {
             ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc);
             break;
@@ -680,7 +693,6 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }
     fast_ws *V = W->slot;
-    bind_slots(P, W);
     float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * out_size;
     for (int t0 = 0; t0 < q->T; t0 += P->n_slots) {
         int nb = q->T - t0 < P->n_slots ? q->T - t0 : P->n_slots;
