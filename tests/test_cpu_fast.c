@@ -142,9 +142,33 @@ static void check_all(const nc_snn *s, int T)
     check_same(s, x, T, NC_ENCODING_DIRECT, 0);
     omp_set_num_threads(3);
     check_same(s, x, T, NC_ENCODING_DIRECT, 0);
-    omp_set_num_threads(was);
     nc_tensor_free(x);
+    /* fewer samples than threads: a team shares each sample, every layer
+     * it can split split (bands of rows, ranges of elements; uneven among
+     * three), also in blocks of merged steps */
+    setenv("NEUROC_CPU_FAST_TEAM", "all", 1);
+    nc_tensor *x1 = net_rand_input(s, 0, 1), *x2 = net_rand_input(s, 0, 2);
+    omp_set_num_threads(2);
+    check_same(s, x1, T, NC_ENCODING_DIRECT, 0);
+    check_same(s, x1, T, NC_ENCODING_POISSON, 1);
+    setenv("NEUROC_CPU_FAST_SLOTS", "3", 1); /* a state's traces between a block's steps */
+    check_same(s, x1, T, NC_ENCODING_DIRECT, 0);
+    unsetenv("NEUROC_CPU_FAST_SLOTS");
+    omp_set_num_threads(3);
+    check_same(s, x2, T, NC_ENCODING_DIRECT, 0);
+    unsetenv("NEUROC_CPU_FAST_TEAM");
+    omp_set_num_threads(was);
+    nc_tensor_free(x1);
+    nc_tensor_free(x2);
 #endif
+}
+
+static void log_into(nc_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    char *buf = user;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 4096 - used, "%s\n", msg);
 }
 
 /* ---- networks ---- */
@@ -407,6 +431,45 @@ static void test_example_models(void **state)
 /* Profiled sessions (nc_session_options.profile) time every layer on both
  * CPU backends: the synaptic layers take time, and the times are refused
  * without the option. */
+/* One sample on two threads: they share it as a team, first running
+ * samples with its candidate layers split and with none to see which
+ * pay (the log says how many it keeps split), every result the
+ * reference's whichever way a sample ran. */
+static void test_team_shares_a_sample(void **state)
+{
+    (void)state;
+#ifdef _OPENMP
+    nc_snn *s = net_random_layers((net_random_opts){.conv_out = 64, .hidden = 20, .out_wscale = 0.5f});
+    int was = omp_get_max_threads();
+    omp_set_num_threads(2);
+    static char log[4096];
+    log[0] = 0;
+    nc_set_log_callback(log_into, log);
+    nc_tensor *x = net_rand_input(s, 0, 1);
+    nc_session_options fo = {.backend = "cpu-fast", .timesteps = 5}, ro = {.backend = "cpu", .timesteps = 5};
+    nc_session *fast = NULL, *ref = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &fo, &fast));
+    NC_ASSERT_OK(nc_session_create(s, &ro, &ref));
+    for (int r = 0; r < 10; r++) { /* a warm-up, three trials each way, then decided */
+        nc_tensor *a = NULL, *b = NULL;
+        NC_ASSERT_OK(nc_session_run(ref, x, &a));
+        NC_ASSERT_OK(nc_session_run(fast, x, &b));
+        assert_same_tensor(a, b, "output", -1);
+        nc_tensor_free(a);
+        nc_tensor_free(b);
+    }
+    nc_set_log_callback(NULL, NULL);
+    assert_non_null(strstr(log, "cpu-fast: a team of 2 threads splits"));
+    nc_session_free(fast);
+    nc_session_free(ref);
+    nc_tensor_free(x);
+    omp_set_num_threads(was);
+    nc_snn_free(s);
+#else
+    skip();
+#endif
+}
+
 static void test_layer_seconds(void **state)
 {
     (void)state;
@@ -504,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_concat_layers),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
+        cmocka_unit_test(test_team_shares_a_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

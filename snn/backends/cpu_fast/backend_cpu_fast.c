@@ -129,6 +129,8 @@ static void fast_plan_free(void *p)
     nc_free(P->ops);
     nc_free(P->sec);
     nc_free(P->is_static);
+    nc_free(P->team_on);
+    nc_free(P->team_sec);
     nc_free(P);
 }
 
@@ -203,7 +205,8 @@ static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F
     F->conv = (nc_fast_conv){.HW = H * Wd, .cg = X->shape[0] / L->groups, .kg = kg, .wc = kh * kw * kg,
                              .kh = (int)kh, .kw = (int)kw, .prow = F->prow, .pcol = F->pcol,
                              .n_row = F->n_row, .n_col = F->n_col, .rows = F->rows, .cols = F->cols,
-                             .rel = F->rel, .tap_mask = F->tap_mask, .a0 = F->a0};
+                             .rel = F->rel, .tap_mask = F->tap_mask, .a0 = F->a0,
+                             .a_lo = 0, .a_hi = INT64_MAX};
     return 1;
 }
 
@@ -490,7 +493,7 @@ static nc_status plan_layers(fast_plan *P)
 
 /* Carves one thread's buffers out of a single arena, each 64-byte aligned:
  * a first pass adds up the sizes, a second sets the pointers. */
-static nc_status plan_workspace(fast_plan *P, fast_ws *W)
+static nc_status plan_workspace(fast_plan *P, fast_ws *W, int team)
 {
     const nc_snn *s = P->s;
     int n = s->n_layers;
@@ -572,8 +575,8 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W)
                 ev = in_size;
         }
         W->ev_cap = (ev + 15) & ~(int64_t)15;
-        CARVE(W->ev_idx, W->ev_cap * S, int32_t);
-        CARVE(W->ev_val, W->ev_cap * S, float);
+        CARVE(W->ev_idx, W->ev_cap * S * team, int32_t);
+        CARVE(W->ev_val, W->ev_cap * S * team, float);
         CARVE(W->obuf, obuf, float);
 #undef CARVE_SLOTS
 #undef CARVE
@@ -627,6 +630,99 @@ static int plan_slots(fast_plan *P)
     return n < 1 ? 1 : n > NC_FAST_MAX_SLOTS ? NC_FAST_MAX_SLOTS : (int)n;
 }
 
+/* Trial samples a team runs with its candidates split and with none, each
+ * (after one to warm up), and how much faster split must have been. */
+#define NC_FAST_TEAM_TRIALS 3
+#define NC_FAST_TEAM_GAIN 0.9
+
+/* Output rows a thread of a team takes at least (fast_layer.team): in
+ * narrower bands the scatter's events whose taps cross into the next band,
+ * which both threads handle, cost more than the split saves (tv_resnet18 at
+ * 64 px, batch 1, two threads: bands of >= 8 rows 1.16×, >= 4 1.37×, >= 2
+ * 1.32× one thread's speed). */
+#define NC_FAST_TEAM_ROWS 4
+/* Elements from which on an elementwise layer is a team's candidate:
+ * below, the two barriers alone cost more than half of it. (Which
+ * candidates pay is measured: nc_fast_team_choose.) */
+#define NC_FAST_TEAM_ELEMS ((int64_t)4 << 10)
+
+/* An Add whose inputs are all dense in its own layout (elementwise). */
+static int add_elementwise(const fast_plan *P, const nc_snn_layer *L, const fast_layer *F)
+{
+    for (int k = 0; k < L->n_inputs; k++) {
+        int j = P->L[L->inputs[k]].view;
+        if (j == 0 || P->L[j].rep != REP_DENSE || P->L[j].cl != F->cl || P->L[j].size != F->size)
+            return 0;
+    }
+    return 1;
+}
+
+/* Which convolutions scatter events (run_conv_block), and which layers a
+ * team of threads splits (fast_layer.team): scatters, depthwise and 1×1
+ * convolutions by bands of output rows; SignedIFs reading their input in
+ * place and Adds of same-layout values by ranges of elements. The other
+ * convolutions gather or copy, except that a 1×1 convolution merged over
+ * blocks scatters (one pass over its weights for a block beats a pass per
+ * output position on MobileNet-V2). After plan_slots, which may merge more. */
+static void plan_scatters(fast_plan *P)
+{
+    /* NEUROC_CPU_FAST_TEAM (tests, benchmarks): "all" splits every layer a
+     * team can split, whatever its size, in every sample; "off": no team */
+    const char *env = getenv("NEUROC_CPU_FAST_TEAM");
+    int all = env && !strcmp(env, "all");
+    if (env && !strcmp(env, "off"))
+        P->team = 1;
+    int64_t rows = all ? 1 : NC_FAST_TEAM_ROWS, elems = all ? 1 : NC_FAST_TEAM_ELEMS;
+    for (int i = 0; i < P->s->n_layers; i++) {
+        const nc_snn_layer *L = &P->s->layers[i];
+        fast_layer *F = &P->L[i];
+        F->scatter = L->kind == NC_SNN_CONV2D && mergeable(F) && (!F->pw || F->merge_slots);
+        if (P->team < 2)
+            continue;
+        if (L->kind == NC_SNN_CONV2D)
+            F->team = (F->scatter || F->dw || F->pw) && L->shape[1] >= 2 * rows;
+        else if (L->kind == NC_SNN_SIGNED_IF)
+            F->team = F->in_dense && F->size >= elems;
+        else if (L->kind == NC_SNN_ADD)
+            F->team = add_elementwise(P, L, F) && F->size >= elems;
+        P->team_on[i] = (char)(all && F->team);
+    }
+    if (all) /* decided */
+        P->team_trials = 1 + 2 * NC_FAST_TEAM_TRIALS;
+}
+
+
+void nc_fast_team_choose(fast_plan *P)
+{
+    if (P->team_trials >= 1 + 2 * NC_FAST_TEAM_TRIALS) {
+        P->team_mode = -1;
+        return;
+    }
+    P->team_mode = (P->team_trials + 1) % 2; /* the warm-up split, then alone, split, ... */
+    for (int i = 0; i < P->s->n_layers; i++)
+        P->team_on[i] = (char)(P->L[i].team && P->team_mode);
+}
+
+void nc_fast_team_learn(fast_plan *P)
+{
+    int nl = P->s->n_layers;
+    if (P->team_mode < 0)
+        return;
+    if (P->team_trials++ == 0)
+        memset(P->team_sec, 0, (size_t)(2 * nl) * sizeof *P->team_sec);
+    if (P->team_trials < 1 + 2 * NC_FAST_TEAM_TRIALS)
+        return;
+    int split = 0;
+    for (int i = 0; i < nl; i++) {
+        P->team_on[i] = (char)(P->L[i].team && P->team_sec[nl + i] < NC_FAST_TEAM_GAIN * P->team_sec[i]);
+        split += P->team_on[i];
+    }
+    P->team_mode = -1;
+    nc_log(NC_LOG_DEBUG, "cpu-fast: a team of %d threads splits %d layers of each sample", P->team, split);
+    if (!split) /* from the next run on, one thread a sample again */
+        P->team = 1;
+}
+
 static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
 {
     *out = NULL;
@@ -658,16 +754,27 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     P->ops = nc_calloc((size_t)counters, sizeof *P->ops);
     P->sec = nc_calloc((size_t)counters, sizeof *P->sec);
     P->is_static = nc_calloc((size_t)s->n_layers, 1);
+    P->team_on = nc_calloc((size_t)s->n_layers, 1);
+    P->team_sec = nc_calloc((size_t)(2 * s->n_layers), sizeof *P->team_sec);
     nc_status st = NC_OK;
-    if (!P->L || !P->ws || !P->spk || !P->ops || !P->sec || !P->is_static)
+    if (!P->L || !P->ws || !P->spk || !P->ops || !P->sec || !P->is_static || !P->team_on || !P->team_sec)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     if (st == NC_OK)
         st = plan_layers(P);
-    if (st == NC_OK)
+    P->team = N < threads ? threads : 1;
+    if (st == NC_OK) {
         P->n_slots = plan_slots(P);
+        plan_scatters(P);
+    }
+    int candidates = 0;
+    for (int i = 0; st == NC_OK && i < s->n_layers; i++)
+        candidates += P->L[i].team;
+    if (!candidates) /* nothing to share: no team, no parallel region for each sample */
+        P->team = 1;
+    P->team_mode = -1; /* no trial: nc_fast_team_choose starts them */
     for (int t = 0; st == NC_OK && t < n_ws; t++) {
         P->n_ws = t + 1;
-        st = plan_workspace(P, &P->ws[t]);
+        st = plan_workspace(P, &P->ws[t], t == 0 ? P->team : 1);
     }
     if (st != NC_OK) {
         fast_plan_free(P);
@@ -675,6 +782,8 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     }
     nc_log(NC_LOG_DEBUG, "cpu-fast: %s kernels, %d thread workspaces for batch %d, blocks of %d steps", K->name,
            n_ws, N, P->n_slots);
+    if (P->team > 1)
+        nc_log(NC_LOG_DEBUG, "cpu-fast: %d threads share each sample's convolutions", P->team);
     *out = P;
     return NC_OK;
 }
@@ -699,15 +808,26 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 #ifdef _OPENMP
     if (omp_get_max_threads() < nt)
         nt = omp_get_max_threads();
+    if (P->team > 1) { /* fewer samples than threads: a team runs each sample */
+#pragma omp parallel num_threads(P->team)
+        for (int n = 0; n < N; n++) {
+            int tid = omp_get_thread_num();
+            if (tid == 0)
+                nc_fast_team_choose(P);
+#pragma omp barrier
+            nc_fast_run_sample(P, &P->ws[0], q, n, tid, omp_get_num_threads());
+            if (tid == 0)
+                nc_fast_team_learn(P);
+        }
+    } else {
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
-#endif
-    for (int n = 0; n < N; n++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        nc_fast_run_sample(P, &P->ws[tid], q, n);
+        for (int n = 0; n < N; n++)
+            nc_fast_run_sample(P, &P->ws[omp_get_thread_num()], q, n, 0, 1);
     }
+#else
+    for (int n = 0; n < N; n++)
+        nc_fast_run_sample(P, &P->ws[0], q, n, 0, 1);
+#endif
     (void)nt;
     for (int i = 0; i < nl; i++) {
         q->spike_counts[i] = 0;

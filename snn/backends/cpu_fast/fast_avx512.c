@@ -44,6 +44,15 @@ static inline void axpy_avx512(float *y, const float *w, float a, int64_t n)
 #define FAST_FN(name) name##_avx512
 #include "fast_scatter_impl.h"
 
+/* The taps t < 9 whose accumulator a0 − rel[t] lies in [lo, hi). */
+static inline unsigned band_mask(int64_t a0, const int64_t *rel, int64_t lo, int64_t hi)
+{
+    unsigned m = 0;
+    for (int t = 0; t < 9; t++)
+        m |= (unsigned)(a0 - rel[t] >= lo && a0 - rel[t] < hi) << t;
+    return m;
+}
+
 /* 3×3 stride-1 convolutions with 16 or 32 output channels a group (KG): the
  * nine taps' weights of the current input channel stay in registers over
  * all of that channel's events, so an interior event costs one load, one
@@ -68,6 +77,11 @@ static inline __attribute__((always_inline)) int64_t conv3x3_avx512(const nc_fas
         for (; e < n && idx[e] < end; e++) {
             int64_t p = idx[e] - base, a0 = g->a0[p];
             unsigned mask = g->tap_mask[p];
+            if (a0 - rel[8] < g->a_lo || a0 >= g->a_hi) { /* not all inside the band of rows */
+                if (a0 < g->a_lo || a0 - rel[8] >= g->a_hi)
+                    continue;
+                mask &= band_mask(a0, rel, g->a_lo, g->a_hi);
+            }
             __m512 va = _mm512_set1_ps(val[e]);
             ops += (int64_t)__builtin_popcount(mask) * KG;
 #pragma GCC unroll 9

@@ -45,6 +45,10 @@ typedef struct nc_fast_conv {
      * + ⌊(iw + p_w)/s_w⌋)·K that tap t's is rel[t] below. */
     const uint16_t *tap_mask;
     const int64_t *a0;
+    /* The accumulators this call may add to, [a_lo, a_hi): whole output
+     * rows (a thread's band, run_conv_block); a tap that reaches another
+     * row is skipped and not counted. 0 and INT64_MAX: all. */
+    int64_t a_lo, a_hi;
 } nc_fast_conv;
 
 typedef struct nc_fast_kernels {

@@ -63,6 +63,9 @@ typedef struct fast_layer {
      * the events of an affine layer (run_conv1x1), outputs in registers */
     int pw;
     int32_t *sel;        /* Conv2d 1×1 that only selects channels: output o = input sel[o] (plan_selection) */
+    int scatter;         /* Conv2d that scatters its input's events (not dw, pw or sel) */
+    int team;            /* ... whose output rows a team of threads splits
+                            (fast_plan.team, run_conv_block) */
     int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
                             serves the events of every slot of a block (see fast_ws) */
     int is_static;       /* set per run: output constant over time */
@@ -90,7 +93,8 @@ typedef struct fast_ws {
     int32_t **net;       /* SignedIF: net spike count per neuron (state layout) */
     float **tmp;         /* materialised input of a neuron, Pool2d, MaxPool2d or SpikeMaxPool2d */
     const float *in;     /* the Input layer's analog value for this sample and step */
-    int32_t *ev_idx;     /* events for Affine / Conv2d */
+    int32_t *ev_idx;     /* events for Affine / Conv2d: a slot's, and in ws[0] of a
+                            team (fast_plan.team) each thread's for each slot */
     float *ev_val;
     float *obuf;         /* a layer's value in NCHW order (output, traces) */
     float **ring;        /* Delay: (d + 1) frames of its size, a ring */
@@ -103,6 +107,16 @@ typedef struct fast_plan {
     const nc_snn *s;
     int N, n_ws;
     int n_slots;         /* steps a block (fast_ws) */
+    int team;            /* threads that share each sample (fewer samples than
+                            threads; fast_layer.team), else 1 */
+    /* Which candidates (fast_layer.team) a team splits is measured: the
+     * first samples are trials, alternately with none split (mode 0) and
+     * all (mode 1), thread 0 timing each layer; then each layer is split
+     * where that was clearly faster (nc_fast_team_choose, _learn). */
+    char *team_on;       /* [n_layers]: split in this sample */
+    double *team_sec;    /* [2][n_layers]: seconds in trials, per mode */
+    int team_trials;     /* trial samples done */
+    int team_mode;       /* this sample's trial mode, or -1 once decided */
     const nc_fast_kernels *K;
     fast_layer *L;
     fast_ws *ws;
@@ -134,11 +148,20 @@ static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
     return cl ? p * C + c : c * HW + p;
 }
 
-/* Runs all T steps of sample n on one thread's buffers W: resets the
- * neurons, computes every layer for each block of steps (static ones at the
- * first step only), writes traces and the output, and leaves the sample's
- * spike and synaptic-op counts in P->spk / P->ops row n. Allocates nothing. */
-void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n);
+/* Runs all T steps of sample n on the buffers W: resets the neurons,
+ * computes every layer for each block of steps (static ones at the first
+ * step only), writes traces and the output, and leaves the sample's spike
+ * and synaptic-op counts in P->spk / P->ops row n. Allocates nothing.
+ * Called by every thread of a team of nt (tid 0 .. nt - 1, all with the same
+ * W) from inside one parallel region: thread 0 runs the sample and the
+ * others join it for the convolutions they split (fast_layer.team);
+ * nt = 1 outside a team. */
+void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n, int tid, int nt);
+
+/* Before a sample run by a team (thread 0): sets team_on and team_mode. */
+void nc_fast_team_choose(fast_plan *P);
+/* After it: counts the trial, and after the last decides team_on. */
+void nc_fast_team_learn(fast_plan *P);
 
 /* Points every slot of W at its copy of each passed-on value, or for a
  * layer static in this run (computed once, at step 0 in slot 0) at slot

@@ -17,7 +17,7 @@ static inline __attribute__((always_inline)) int64_t FAST_FN(conv_body)(const nc
     const float *wch = wt;
     float *ach = acc;
     const int64_t HW = g->HW, kh = g->kh, kw = g->kw;
-    const int64_t *rel = g->rel;
+    const int64_t *rel = g->rel, a_lo = g->a_lo, a_hi = g->a_hi;
     for (int64_t e = 0; e < n; e++) {
         int64_t x = idx[e];
         if (x >= base + HW) { /* next non-empty channel */
@@ -30,19 +30,23 @@ static inline __attribute__((always_inline)) int64_t FAST_FN(conv_body)(const nc
         int64_t p = x - base, ih = g->prow[p], iw = g->pcol[p];
         int nr = g->n_row[ih], nc = g->n_col[iw];
         const nc_fast_tap *R = g->rows + ih * kh, *Q = g->cols + iw * kw;
-        if (NT && nr * nc == NT) {
+        /* rows in ascending i: R[0] reaches the last output row, R[nr - 1] the first */
+        if (NT && nr * nc == NT && R[0].a_off < a_hi && R[nr - 1].a_off >= a_lo) {
             float *a0 = ach + R[0].a_off + Q[0].a_off;
             for (int t = 0; t < NT; t++)
                 FAST_AXPY(a0 - rel[t], wch + t * KG, a, KG);
+            ops += (int64_t)NT * KG;
         } else {
             for (int r = 0; r < nr; r++) {
+                if (R[r].a_off < a_lo || R[r].a_off >= a_hi)
+                    continue;
                 const float *wr = wch + R[r].w_off;
                 float *ar = ach + R[r].a_off;
                 for (int q = 0; q < nc; q++)
                     FAST_AXPY(ar + Q[q].a_off, wr + Q[q].w_off, a, KG);
+                ops += (int64_t)nc * KG;
             }
         }
-        ops += (int64_t)nr * nc * KG;
     }
     return ops;
 }

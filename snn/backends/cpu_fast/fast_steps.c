@@ -52,35 +52,49 @@ static void materialize(const fast_plan *P, const fast_ws *W, int j, float *dst)
     }
 }
 
-/* The non-zero values of view layer j as events in ascending NCHW index
- * (the order the reference visits them in). Returns their number. Dense
- * values and counts are compacted without branches: every element is
- * written and the count advances only for non-zeros (which spikes would
- * otherwise make unpredictable). */
-static int64_t events(const fast_plan *P, const fast_ws *W, int j, int32_t *idx, float *val)
+/* The bits of word wi (positions wi·64 ..) that lie in [p0, p1). */
+static inline uint64_t word_range(int64_t wi, int64_t p0, int64_t p1)
+{
+    int64_t lo = p0 - wi * 64, hi = p1 - wi * 64;
+    uint64_t m = hi >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << hi) - 1;
+    return lo > 0 ? m & ~((UINT64_C(1) << lo) - 1) : m;
+}
+
+/* The non-zero values of view layer j at positions [p0, p1) of each
+ * channel (all: 0 and HW) as events in ascending NCHW index (the order
+ * the reference visits them in). Returns their number. Dense values and
+ * counts are compacted without branches: every element is written and the
+ * count advances only for non-zeros (which spikes would otherwise make
+ * unpredictable). */
+static int64_t events(const fast_plan *P, const fast_ws *W, int j, int64_t p0, int64_t p1, int32_t *idx, float *val)
 {
     const fast_layer *F = &P->L[j];
     int64_t n = 0;
     const float *x = dense_of(W, j, F);
-    if (x && !F->cl) {
+    if (x && !F->cl && p0 == 0 && p1 == F->HW) { /* all of it, in storage order */
         for (int64_t k = 0; k < F->size; k++) {
             idx[n] = (int32_t)k;
             val[n] = x[k];
             n += x[k] != 0.0f;
         }
     } else if (x) {
+        int64_t xc = F->cl ? 1 : F->HW, xp = F->cl ? F->C : 1;
         for (int64_t c = 0; c < F->C; c++)
-            for (int64_t p = 0; p < F->HW; p++) {
-                float v = x[p * F->C + c];
+            for (int64_t p = p0; p < p1; p++) {
+                float v = x[c * xc + p * xp];
                 idx[n] = (int32_t)(c * F->HW + p);
                 val[n] = v;
                 n += v != 0.0f;
             }
     } else if (F->rep == REP_SPIKES) {
         const uint64_t *b = W->bits[j];
+        if (F->BC != F->C) { /* one row of all the neurons (not rank 3): the whole range */
+            p0 = 0;
+            p1 = F->BHW;
+        }
         for (int64_t c = 0; c < F->BC; c++)
-            for (int64_t wi = 0; wi < F->wpc; wi++)
-                for (uint64_t m = b[c * F->wpc + wi]; m; m &= m - 1) {
+            for (int64_t wi = p0 / 64; wi * 64 < p1; wi++)
+                for (uint64_t m = b[c * F->wpc + wi] & word_range(wi, p0, p1); m; m &= m - 1) {
                     int64_t k = c * F->BHW + wi * 64 + __builtin_ctzll(m);
                     float v = F->sval ? F->sval[k] : 1.0f;
                     idx[n] = (int32_t)k;
@@ -92,8 +106,8 @@ static int64_t events(const fast_plan *P, const fast_ws *W, int j, int32_t *idx,
         const uint64_t *nz = W->nz[j];
         for (int64_t c = 0; c < F->BC; c++) {
             const float *tab = F->vtab + c * F->kk1;
-            for (int64_t wi = 0; wi < F->wpc; wi++)
-                for (uint64_t m = nz[c * F->wpc + wi]; m; m &= m - 1) {
+            for (int64_t wi = p0 / 64; wi * 64 < p1; wi++)
+                for (uint64_t m = nz[c * F->wpc + wi] & word_range(wi, p0, p1); m; m &= m - 1) {
                     int64_t o = wi * 64 + __builtin_ctzll(m), k = c * F->HW + o;
                     float v = tab[cnt[o * F->C + c]];
                     idx[n] = (int32_t)k;
@@ -187,15 +201,17 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
     return ops;
 }
 
-/* A depthwise convolution (plan_depthwise) of the channel-last x into the
- * channel-last acc: each output position's valid taps, all channels at once. */
+/* Output rows [oh0, oh1) of a depthwise convolution (plan_depthwise) of the
+ * channel-last x into the channel-last acc: each output position's valid
+ * taps, all channels at once. */
 static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                          const fast_layer *F, const float *restrict x, float *restrict acc)
+                          const fast_layer *F, const float *restrict x, float *restrict acc, int64_t oh0,
+                          int64_t oh1)
 {
-    int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], ops = 0;
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
     int64_t dh = L->dilation[0], dw = L->dilation[1];
-    for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ih0, i0, i1;
         win_taps(oh, kh, sh, L->padding[0], dh, H, &ih0, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ow++) {
@@ -210,20 +226,20 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
     return ops;
 }
 
-/* A 1×1 convolution (fast_layer.pw) of the channel-last x into the
- * channel-last acc: each output position gets the non-zero channels of its
+/* Output rows [oh0, oh1) of a 1×1 convolution (fast_layer.pw) of the
+ * channel-last x into the channel-last acc: each output position gets the non-zero channels of its
  * input position, in ascending order, through the affine kernel (the
  * weights are [C_in][C_out] either way), which holds the outputs in
  * registers instead of loading and storing them for every event. (The same
  * gather for a 3×3 window, its inputs compacted in (c, i, j) order, was 2.9×
  * slower than the scatter on the example ResNet.) */
 static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                           const fast_layer *F, const float *restrict x, float *restrict acc, int32_t *restrict idx,
-                           float *restrict val)
+                           const fast_layer *F, const float *restrict x, float *restrict acc, int64_t oh0,
+                           int64_t oh1, int32_t *restrict idx, float *restrict val)
 {
-    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], Ko = F->C;
+    int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], Ko = F->C;
     int64_t ops = 0;
-    for (int64_t oh = 0; oh < OH; oh++) {
+    for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ih = oh * L->stride[0] - L->padding[0];
         if (ih < 0 || ih >= H)
             continue;
@@ -501,50 +517,211 @@ void nc_fast_bind_slots(const fast_plan *P, fast_ws *W)
     }
 }
 
-/* A convolution's accumulators at step t start from its bias: copied, or
- * put back by the IF that reads it (refilled), which it does from the
- * second use of a slot's buffer on. */
-static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int t)
+/* A convolution's accumulators [lo, hi) at step t start from its bias:
+ * copied, or put back by the IF that reads it (refilled), which it does
+ * from the second use of a slot's buffer on. */
+static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int t, int64_t lo, int64_t hi)
 {
     if (!F->refilled || t < P->n_slots)
-        memcpy(acc, F->bias_img, (size_t)F->size * sizeof *acc);
+        memcpy(acc + lo, F->bias_img + lo, (size_t)(hi - lo) * sizeof *acc);
 }
 
-/* A convolution's steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) in one pass
- * over its weights: input channel by input channel, each slot's events of
- * that channel. Each slot's accumulators still get their terms in
- * ascending input index, so the sums are those of a step at a time. */
-static int64_t run_conv_merged(const fast_plan *P, fast_ws *W, int i, int t0, int nb)
+/* Thread tid's event buffers for slot k: in a team, each thread has its own
+ * in ws[0] (plan_workspace); thread 0's are the slot's. */
+static int32_t *team_idx(const fast_plan *P, const fast_ws *W, int tid, int k)
 {
-    const fast_layer *F = &P->L[i];
-    const nc_snn_layer *L = &P->s->layers[i];
-    int x_view = P->L[L->inputs[0]].view;
-    fast_ws *V = W->slot;
-    int64_t ne[NC_FAST_SLOTS_LIMIT], pos[NC_FAST_SLOTS_LIMIT], ops = 0, HW = F->conv.HW;
-    for (int k = 0; k < nb; k++) {
-        conv_start(P, F, V[k].dense[i], t0 + k);
-        ne[k] = events(P, &V[k], x_view, V[k].ev_idx, V[k].ev_val);
-        pos[k] = 0;
+    return W->ev_idx + ((int64_t)tid * P->n_slots + k) * W->ev_cap;
+}
+
+static float *team_val(const fast_plan *P, const fast_ws *W, int tid, int k)
+{
+    return W->ev_val + ((int64_t)tid * P->n_slots + k) * W->ev_cap;
+}
+
+/* Output rows [*r0, *r1) of thread tid's band of OH among nt: as even as
+ * they go, empty for a thread beyond OH bands. */
+static void team_rows(int64_t OH, int tid, int nt, int64_t *r0, int64_t *r1)
+{
+    int64_t bands = OH < nt ? OH : nt;
+    *r0 = *r1 = 0;
+    if (tid < bands) {
+        *r0 = OH * tid / bands;
+        *r1 = OH * (tid + 1) / bands;
     }
+}
+
+/* Events of slots 0 .. nb - 1 (one list each) scattered into each slot's
+ * accumulators of convolution i with geometry g (whose band of rows they
+ * may be). Merged: in one pass over the weights, input channel by input
+ * channel, each slot's events of that channel; each slot's accumulators
+ * still get their terms in ascending input index, so the sums are those of
+ * a step at a time. */
+static int64_t scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int merged, const nc_fast_conv *g,
+                             int32_t *const *idx, float *const *val, const int64_t *ne)
+{
+    int64_t ops = 0;
+    const float *wt = P->L[i].wt;
+    if (!merged) {
+        for (int k = 0; k < nb; k++)
+            ops += P->K->conv(g, wt, idx[k], val[k], ne[k], V[k].dense[i]);
+        return ops;
+    }
+    int64_t pos[NC_FAST_SLOTS_LIMIT], HW = g->HW;
+    for (int k = 0; k < nb; k++)
+        pos[k] = 0;
     for (;;) {
         int64_t c = INT64_MAX;
         for (int k = 0; k < nb; k++)
-            if (pos[k] < ne[k] && V[k].ev_idx[pos[k]] / HW < c)
-                c = V[k].ev_idx[pos[k]] / HW;
+            if (pos[k] < ne[k] && idx[k][pos[k]] / HW < c)
+                c = idx[k][pos[k]] / HW;
         if (c == INT64_MAX)
             break;
         int64_t end_idx = (c + 1) * HW;
         for (int k = 0; k < nb; k++) {
             int64_t e = pos[k];
-            while (e < ne[k] && V[k].ev_idx[e] < end_idx)
+            while (e < ne[k] && idx[k][e] < end_idx)
                 e++;
             if (e > pos[k])
-                ops += P->K->conv(&F->conv, F->wt, V[k].ev_idx + pos[k], V[k].ev_val + pos[k], e - pos[k],
-                                  V[k].dense[i]);
+                ops += P->K->conv(g, wt, idx[k] + pos[k], val[k] + pos[k], e - pos[k], V[k].dense[i]);
             pos[k] = e;
         }
     }
     return ops;
+}
+
+/* Steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) of the scattering convolution
+ * i, merged over its weights (fast_layer.merge_slots) or slot by slot, by
+ * thread tid of a team of nt (nt = 1: alone). Each thread takes a band of
+ * the output rows (team_rows): it lists the events of the input rows that
+ * reach its band into event buffers of its own, starts its band's
+ * accumulators and scatters, skipping the taps that leave the band. Every
+ * output still gets its terms in ascending input index, from one thread:
+ * the bands change which thread adds, not what or in which order. A band
+ * is contiguous in the channel-last accumulators, so the threads share no
+ * cache line of them (splitting the channels instead did, and made the
+ * scatter slower than one thread's). */
+static void run_conv_block(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int nt,
+                           int64_t *ops)
+{
+    const fast_layer *F = &P->L[i];
+    const nc_snn_layer *L = &P->s->layers[i], *X = &P->s->layers[L->inputs[0]];
+    int x_view = P->L[L->inputs[0]].view;
+    int64_t H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], row = F->size / OH, r0 = 0, r1 = OH;
+    if (nt > 1) {
+#pragma omp barrier
+        team_rows(OH, tid, nt, &r0, &r1);
+    }
+    int64_t part = 0;
+    if (r1 > r0) {
+        /* the input rows whose taps reach output rows [r0, r1) */
+        int64_t ih0 = r0 * L->stride[0] - L->padding[0];
+        int64_t ih1 = (r1 - 1) * L->stride[0] - L->padding[0] + (L->weight->shape[2] - 1) * L->dilation[0] + 1;
+        ih0 = ih0 < 0 ? 0 : ih0;
+        ih1 = ih1 > H ? H : ih1;
+        int32_t *idx[NC_FAST_SLOTS_LIMIT];
+        float *val[NC_FAST_SLOTS_LIMIT];
+        int64_t ne[NC_FAST_SLOTS_LIMIT];
+        fast_ws *V = W->slot;
+        for (int k = 0; k < nb; k++) {
+            idx[k] = team_idx(P, W, tid, k);
+            val[k] = team_val(P, W, tid, k);
+            ne[k] = ih1 > ih0 ? events(P, &V[k], x_view, ih0 * Wd, ih1 * Wd, idx[k], val[k]) : 0;
+            conv_start(P, F, V[k].dense[i], t0 + k, r0 * row, r1 * row);
+        }
+        nc_fast_conv g = F->conv;
+        g.a_lo = r0 * row;
+        g.a_hi = r1 * row;
+        part = scatter_slots(P, V, i, nb, merged, &g, idx, val, ne);
+    }
+    if (nt == 1) {
+        ops[i] += part;
+        return;
+    }
+#pragma omp atomic
+    ops[i] += part;
+#pragma omp barrier
+}
+
+/* Thread tid's part [*lo, *hi) of n elements among nt: whole multiples of
+ * 16 (64 bytes: no cache line is two threads'), as even as they go. */
+static void team_elems(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
+{
+    int64_t units = (n + 15) / 16;
+    *lo = units * tid / nt * 16;
+    *hi = tid == nt - 1 ? n : units * (tid + 1) / nt * 16;
+    *lo = *lo < n ? *lo : n;
+    *hi = *hi < n ? *hi : n;
+}
+
+/* Thread tid's part of layer i's step t on slot view W, for the layers a
+ * team splits besides the scatters (fast_layer.team): a depthwise or 1×1
+ * convolution by bands of output rows, a SignedIF or an Add of same-layout
+ * values by ranges of elements (each element independent of the others):
+ * channel-last ones by the same bands of rows.
+ * idx, val: the thread's event buffers. Adds its synaptic ops to *ops;
+ * returns its spikes. */
+static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int tid, int nt, int32_t *idx,
+                              float *val, int64_t *ops)
+{
+    const nc_snn_layer *L = &P->s->layers[i], *XL = &P->s->layers[L->inputs[0]];
+    const fast_layer *F = &P->L[i];
+    int x_view = P->L[L->inputs[0]].view;
+    const float *x = dense_of(W, x_view, &P->L[x_view]);
+    float *y = W->dense[i];
+    int64_t lo, hi;
+    if (L->kind == NC_SNN_CONV2D) {
+        int64_t OH = L->shape[1], row = F->size / OH;
+        team_rows(OH, tid, nt, &lo, &hi);
+        if (hi <= lo)
+            return 0;
+        conv_start(P, F, y, t, lo * row, hi * row);
+        if (F->dw)
+            *ops += run_dwconv(P->K, L, XL, F, x, y, lo, hi);
+        else
+            *ops += run_conv1x1(P->K, L, XL, F, x, y, lo, hi, idx, val);
+        return 0;
+    }
+    if (L->ndim == 3 && F->cl) { /* the bands of the convolutions: each thread's values stay in its cache */
+        int64_t row = F->size / L->shape[1];
+        team_rows(L->shape[1], tid, nt, &lo, &hi);
+        lo *= row;
+        hi *= row;
+    } else {
+        team_elems(F->size, tid, nt, &lo, &hi);
+    }
+    if (hi <= lo)
+        return 0;
+    if (L->kind == NC_SNN_ADD) {
+        for (int k = 0; k < L->n_inputs; k++) {
+            int j = P->L[L->inputs[k]].view;
+            const float *xk = dense_of(W, j, &P->L[j]);
+            if (k == 0)
+                memcpy(y + lo, xk + lo, (size_t)(hi - lo) * sizeof *y);
+            else
+                for (int64_t e = lo; e < hi; e++)
+                    y[e] += xk[e];
+        }
+        return 0;
+    }
+    if (L->max_spikes > 1) /* SignedIF */
+        return P->K->signed_burst(W->v[i] + lo, W->net[i] + lo, x + lo, F->theta + lo, F->sval + lo, hi - lo,
+                                  L->max_spikes, y + lo);
+    return P->K->signed_if(W->v[i] + lo, W->net[i] + lo, x + lo, F->theta + lo, F->sval + lo, hi - lo, y + lo);
+}
+
+/* Step t (slot k) of layer i (one a team splits, not a scatter), by thread
+ * tid of a team of nt: each thread its part. */
+static void run_part_step(const fast_plan *P, fast_ws *W, int i, int t, int k, int tid, int nt, int64_t *spk,
+                          int64_t *ops)
+{
+    int64_t o = 0;
+#pragma omp barrier
+    int64_t s = run_layer_part(P, &W->slot[k], i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
+#pragma omp atomic
+    spk[i] += s;
+#pragma omp atomic
+    ops[i] += o;
+#pragma omp barrier
 }
 
 /* Layer i's step t of sample n, on slot view W. */
@@ -569,28 +746,22 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
     case NC_SNN_AFFINE: {
         float *y = W->dense[i];
         memcpy(y, nc_f32(L->bias), (size_t)F->size * sizeof *y);
-        int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
+        int64_t ne = events(P, W, x_view, 0, X->HW, W->ev_idx, W->ev_val);
         ops[i] += K->affine(F->wt, F->size, W->ev_idx, W->ev_val, ne, y);
         break;
     }
-    case NC_SNN_CONV2D: {
+    case NC_SNN_CONV2D: { /* one that scatters runs in run_conv_block */
         float *acc = W->dense[i];
         if (F->sel) { /* writes every output: no bias (+0) to start from */
             ops[i] += run_select(F, X, dense_of(W, x_view, X), acc);
             break;
         }
-        conv_start(P, F, acc, t);
-        if (F->dw) {
-            ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc);
-            break;
-        }
-        if (F->pw) {
-            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, W->ev_idx,
-                                  W->ev_val);
-            break;
-        }
-        int64_t ne = events(P, W, x_view, W->ev_idx, W->ev_val);
-        ops[i] += K->conv(&F->conv, F->wt, W->ev_idx, W->ev_val, ne, acc);
+        conv_start(P, F, acc, t, 0, F->size);
+        if (F->dw)
+            ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, 0, L->shape[1]);
+        else
+            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, 0, L->shape[1],
+                                  W->ev_idx, W->ev_val);
         break;
     }
     case NC_SNN_POOL2D:
@@ -666,15 +837,13 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
     }
 }
 
-void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n)
+/* Sample n's start: neuron state reset, counters cleared. */
+static void reset_sample(const fast_plan *P, fast_ws *W, int64_t *spk, int64_t *ops, double *sec)
 {
     const nc_snn *s = P->s;
-    int nl = s->n_layers, out_id = nc_snn_output_id(s), N = P->N;
-    int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
-    double *sec = q->layer_seconds ? P->sec + (int64_t)n * nl : NULL;
+    int nl = s->n_layers;
     if (sec)
         memset(sec, 0, (size_t)nl * sizeof *sec);
-    int64_t out_size = P->L[out_id].size;
     memset(spk, 0, (size_t)nl * sizeof *spk);
     memset(ops, 0, (size_t)nl * sizeof *ops);
     for (int i = 0; i < nl; i++) {
@@ -692,40 +861,70 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
         if (W->mcnt[i])
             memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }
+}
+
+/* The readout of steps t0 .. t0 + nb - 1 of sample n: into the per-step
+ * output, or added to acc_out. */
+static void add_output(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n, int t0, int nb,
+                       float *acc_out)
+{
+    int out_id = nc_snn_output_id(P->s), ov = P->L[out_id].view;
+    int64_t out_size = P->L[out_id].size;
+    for (int k = 0; k < nb; k++) {
+        if (q->per_step) {
+            materialize(P, &W->slot[k], ov, q->output + ((int64_t)(t0 + k) * P->N + n) * out_size);
+        } else {
+            materialize(P, &W->slot[k], ov, W->obuf);
+            for (int64_t o = 0; o < out_size; o++)
+                acc_out[o] += W->obuf[o];
+        }
+    }
+}
+
+void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n, int tid, int nt)
+{
+    const nc_snn *s = P->s;
+    int nl = s->n_layers, out_id = nc_snn_output_id(s);
+    int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
+    double *sec = q->layer_seconds ? P->sec + (int64_t)n * nl : NULL;
+    if (tid == 0)
+        reset_sample(P, W, spk, ops, sec);
     fast_ws *V = W->slot;
-    float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * out_size;
+    float *acc_out = q->per_step ? NULL : q->output + (int64_t)n * P->L[out_id].size;
     for (int t0 = 0; t0 < q->T; t0 += P->n_slots) {
         int nb = q->T - t0 < P->n_slots ? q->T - t0 : P->n_slots;
         for (int i = 0; i < nl; i++) {
             const fast_layer *F = &P->L[i];
-            double start = sec ? nc_monotonic_s() : 0.0;
-            int merged = !F->is_static && F->merge_slots && nb > 1;
-            if (merged)
-                ops[i] += run_conv_merged(P, W, i, t0, nb);
+            int steps = F->is_static ? t0 == 0 : nb; /* of this block, from slot 0 */
+            double start = (sec || P->team_mode >= 0) && tid == 0 ? nc_monotonic_s() : 0.0;
+            int team = P->team_on[i] && nt > 1 && steps, merged = !F->is_static && F->merge_slots && nb > 1;
+            if (team && F->scatter)
+                run_conv_block(P, W, i, t0, steps, merged, tid, nt, ops);
+            else if (F->scatter && steps && tid == 0)
+                run_conv_block(P, W, i, t0, steps, merged, 0, 1, ops);
             for (int k = 0; k < nb; k++) {
-                if (F->is_static && t0 + k == 0) {
-                    run_layer(P, &V[0], q, i, 0, n, spk, ops);
-                    for (int j = 1; i == 0 && j < P->n_slots; j++) /* the one value not in a slot's buffers */
-                        V[j].in = V[0].in;
-                } else if (!F->is_static && !merged) {
+                if (team && !F->scatter && k < steps) /* a step at a time: a membrane's trace is between them */
+                    run_part_step(P, W, i, t0 + k, k, tid, nt, spk, ops);
+                if (tid != 0)
+                    continue;
+                if (!F->scatter && !team && k < steps) {
                     run_layer(P, &V[k], q, i, t0 + k, n, spk, ops);
+                    for (int j = 1; i == 0 && F->is_static && j < P->n_slots; j++) /* the one value not in a slot's buffers */
+                        V[j].in = V[0].in;
                 }
                 /* a membrane is state: its trace is taken before the next step */
                 if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
                     record(P, &V[k], q, i, t0 + k, n);
             }
-            if (sec)
-                sec[i] += nc_monotonic_s() - start;
-        }
-        int ov = P->L[out_id].view;
-        for (int k = 0; k < nb; k++) {
-            if (q->per_step) {
-                materialize(P, &V[k], ov, q->output + ((int64_t)(t0 + k) * N + n) * out_size);
-            } else {
-                materialize(P, &V[k], ov, W->obuf);
-                for (int64_t o = 0; o < out_size; o++)
-                    acc_out[o] += W->obuf[o];
+            if (tid == 0 && (sec || P->team_mode >= 0)) {
+                double dt = nc_monotonic_s() - start;
+                if (sec)
+                    sec[i] += dt;
+                if (P->team_mode >= 0)
+                    P->team_sec[P->team_mode * nl + i] += dt;
             }
         }
+        if (tid == 0)
+            add_output(P, W, q, n, t0, nb, acc_out);
     }
 }
