@@ -63,9 +63,10 @@ typedef struct fast_layer {
      * the events of an affine layer (run_conv1x1), outputs in registers */
     int pw;
     int32_t *sel;        /* Conv2d 1×1 that only selects channels: output o = input sel[o] (plan_selection) */
-    int scatter;         /* Conv2d that scatters its input's events (not dw, pw or sel) */
-    int team;            /* ... whose output rows a team of threads splits
-                            (fast_plan.team, run_conv_block) */
+    int scatter;         /* Conv2d that scatters its input's events (not dw, or pw
+                            unless merged, or sel): run_conv_block */
+    int team;            /* a layer a team of threads may split (plan_scatters);
+                            whether it does is measured (fast_plan.team_on) */
     int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
                             serves the events of every slot of a block (see fast_ws) */
     int is_static;       /* set per run: output constant over time */
@@ -113,6 +114,7 @@ typedef struct fast_plan {
      * first samples are trials, alternately with none split (mode 0) and
      * all (mode 1), thread 0 timing each layer; then each layer is split
      * where that was clearly faster (nc_fast_team_choose, _learn). */
+    struct nc_fast_barrier *bar; /* the team's (nc_fast_team_barrier) */
     char *team_on;       /* [n_layers]: split in this sample */
     double *team_sec;    /* [2][n_layers]: seconds in trials, per mode */
     int team_trials;     /* trial samples done */
@@ -157,6 +159,14 @@ static inline int64_t at(int cl, int64_t C, int64_t HW, int64_t c, int64_t p)
  * others join it for the convolutions they split (fast_layer.team);
  * nt = 1 outside a team. */
 void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q, int n, int tid, int nt);
+
+/* A team's barrier: threads spin, then yield, whatever OMP_WAIT_POLICY
+ * says (a team's barriers come every few microseconds; an OpenMP barrier
+ * under the passive policy sleeps and costs tens of them to wake from). */
+typedef struct nc_fast_barrier {
+    unsigned count, gen;
+} nc_fast_barrier;
+void nc_fast_team_barrier(const fast_plan *P, int nt);
 
 /* Before a sample run by a team (thread 0): sets team_on and team_mode. */
 void nc_fast_team_choose(fast_plan *P);

@@ -4,6 +4,7 @@
  * Poisson input, and one sample's run over all steps. See the design notes
  * at the top of snn/backends/cpu_fast/backend_cpu_fast.c. */
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 
 #include "fast_plan.h"
@@ -227,8 +228,9 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
 }
 
 /* Output rows [oh0, oh1) of a 1×1 convolution (fast_layer.pw) of the
- * channel-last x into the channel-last acc: each output position gets the non-zero channels of its
- * input position, in ascending order, through the affine kernel (the
+ * channel-last x into the channel-last acc: each output position gets the
+ * non-zero channels of its input position, in ascending order, through the
+ * affine kernel (the
  * weights are [C_in][C_out] either way), which holds the outputs in
  * registers instead of loading and storing them for every event. (The same
  * gather for a 3×3 window, its inputs compacted in (c, i, j) order, was 2.9×
@@ -526,6 +528,28 @@ static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int 
         memcpy(acc + lo, F->bias_img + lo, (size_t)(hi - lo) * sizeof *acc);
 }
 
+/* Spins before a barrier's waiter yields its core: a few milliseconds. */
+#define NC_FAST_SPINS (1u << 16)
+
+void nc_fast_team_barrier(const fast_plan *P, int nt)
+{
+    nc_fast_barrier *b = P->bar;
+    unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == (unsigned)nt) {
+        __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED); /* before the release: the next barrier counts from 0 */
+        __atomic_add_fetch(&b->gen, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    for (unsigned spins = 0; __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen; spins++) {
+        if (spins >= NC_FAST_SPINS)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+    }
+}
+
 /* Thread tid's event buffers for slot k: in a team, each thread has its own
  * in ws[0] (plan_workspace); thread 0's are the slot's. */
 static int32_t *team_idx(const fast_plan *P, const fast_ws *W, int tid, int k)
@@ -589,57 +613,64 @@ static int64_t scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int 
     return ops;
 }
 
-/* Steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) of the scattering convolution
- * i, merged over its weights (fast_layer.merge_slots) or slot by slot, by
- * thread tid of a team of nt (nt = 1: alone). Each thread takes a band of
- * the output rows (team_rows): it lists the events of the input rows that
- * reach its band into event buffers of its own, starts its band's
- * accumulators and scatters, skipping the taps that leave the band. Every
- * output still gets its terms in ascending input index, from one thread:
- * the bands change which thread adds, not what or in which order. A band
- * is contiguous in the channel-last accumulators, so the threads share no
- * cache line of them (splitting the channels instead did, and made the
- * scatter slower than one thread's). */
-static void run_conv_block(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int nt,
-                           int64_t *ops)
+/* Output rows [r0, r1) of the scattering convolution i for slots 0 .. nb - 1
+ * (steps t0 ..), by thread tid: the events of the input rows that reach
+ * them into the thread's event buffers, the rows' accumulators started,
+ * the events scattered, skipping the taps that leave the rows. Returns the
+ * synaptic ops. */
+static int64_t conv_rows(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int64_t r0,
+                         int64_t r1)
 {
     const fast_layer *F = &P->L[i];
     const nc_snn_layer *L = &P->s->layers[i], *X = &P->s->layers[L->inputs[0]];
     int x_view = P->L[L->inputs[0]].view;
-    int64_t H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], row = F->size / OH, r0 = 0, r1 = OH;
+    int64_t H = X->shape[1], Wd = X->shape[2], row = F->size / L->shape[1];
+    int64_t ih0 = r0 * L->stride[0] - L->padding[0];
+    int64_t ih1 = (r1 - 1) * L->stride[0] - L->padding[0] + (L->weight->shape[2] - 1) * L->dilation[0] + 1;
+    ih0 = ih0 < 0 ? 0 : ih0;
+    ih1 = ih1 > H ? H : ih1;
+    int32_t *idx[NC_FAST_SLOTS_LIMIT];
+    float *val[NC_FAST_SLOTS_LIMIT];
+    int64_t ne[NC_FAST_SLOTS_LIMIT];
+    fast_ws *V = W->slot;
+    for (int k = 0; k < nb; k++) {
+        idx[k] = team_idx(P, W, tid, k);
+        val[k] = team_val(P, W, tid, k);
+        ne[k] = ih1 > ih0 ? events(P, &V[k], x_view, ih0 * Wd, ih1 * Wd, idx[k], val[k]) : 0;
+        conv_start(P, F, V[k].dense[i], t0 + k, r0 * row, r1 * row);
+    }
+    nc_fast_conv g = F->conv;
+    g.a_lo = r0 * row;
+    g.a_hi = r1 * row;
+    return scatter_slots(P, V, i, nb, merged, &g, idx, val, ne);
+}
+
+/* Steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) of the scattering convolution
+ * i, merged over its weights (fast_layer.merge_slots) or slot by slot, by
+ * thread tid of a team of nt (nt = 1: alone): each thread a band of the
+ * output rows (team_rows, conv_rows). Every output still gets its terms in
+ * ascending input index, from one thread: the bands change which thread
+ * adds, not what or in which order. A band is contiguous in the
+ * channel-last accumulators, so the threads share no cache line of them
+ * (splitting the channels instead did, and made the scatter slower than
+ * one thread's). Run alone in bands small enough for the accumulators to
+ * stay in the first-level cache, it was no faster (tv_resnet18, 64 px). */
+static void run_conv_block(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int nt,
+                           int64_t *ops)
+{
+    int64_t OH = P->s->layers[i].shape[1], r0 = 0, r1 = OH, part = 0;
     if (nt > 1) {
-#pragma omp barrier
+        nc_fast_team_barrier(P, nt);
         team_rows(OH, tid, nt, &r0, &r1);
     }
-    int64_t part = 0;
-    if (r1 > r0) {
-        /* the input rows whose taps reach output rows [r0, r1) */
-        int64_t ih0 = r0 * L->stride[0] - L->padding[0];
-        int64_t ih1 = (r1 - 1) * L->stride[0] - L->padding[0] + (L->weight->shape[2] - 1) * L->dilation[0] + 1;
-        ih0 = ih0 < 0 ? 0 : ih0;
-        ih1 = ih1 > H ? H : ih1;
-        int32_t *idx[NC_FAST_SLOTS_LIMIT];
-        float *val[NC_FAST_SLOTS_LIMIT];
-        int64_t ne[NC_FAST_SLOTS_LIMIT];
-        fast_ws *V = W->slot;
-        for (int k = 0; k < nb; k++) {
-            idx[k] = team_idx(P, W, tid, k);
-            val[k] = team_val(P, W, tid, k);
-            ne[k] = ih1 > ih0 ? events(P, &V[k], x_view, ih0 * Wd, ih1 * Wd, idx[k], val[k]) : 0;
-            conv_start(P, F, V[k].dense[i], t0 + k, r0 * row, r1 * row);
-        }
-        nc_fast_conv g = F->conv;
-        g.a_lo = r0 * row;
-        g.a_hi = r1 * row;
-        part = scatter_slots(P, V, i, nb, merged, &g, idx, val, ne);
-    }
+    if (r1 > r0)
+        part = conv_rows(P, W, i, t0, nb, merged, tid, r0, r1);
     if (nt == 1) {
         ops[i] += part;
         return;
     }
-#pragma omp atomic
-    ops[i] += part;
-#pragma omp barrier
+    __atomic_add_fetch(&ops[i], part, __ATOMIC_RELAXED);
+    nc_fast_team_barrier(P, nt);
 }
 
 /* Thread tid's part [*lo, *hi) of n elements among nt: whole multiples of
@@ -715,13 +746,11 @@ static void run_part_step(const fast_plan *P, fast_ws *W, int i, int t, int k, i
                           int64_t *ops)
 {
     int64_t o = 0;
-#pragma omp barrier
+    nc_fast_team_barrier(P, nt);
     int64_t s = run_layer_part(P, &W->slot[k], i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
-#pragma omp atomic
-    spk[i] += s;
-#pragma omp atomic
-    ops[i] += o;
-#pragma omp barrier
+    __atomic_add_fetch(&spk[i], s, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ops[i], o, __ATOMIC_RELAXED);
+    nc_fast_team_barrier(P, nt);
 }
 
 /* Layer i's step t of sample n, on slot view W. */
