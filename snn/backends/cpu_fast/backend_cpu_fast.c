@@ -583,7 +583,7 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W, int team)
             if (nc_snn_kind_is_synaptic(L->kind) && in_size > ev)
                 ev = in_size;
         }
-        W->ev_cap = (ev + 15) & ~(int64_t)15;
+        W->ev_cap = ((ev + 15) & ~(int64_t)15) + 16; /* + what K->compact may write beyond */
         CARVE(W->ev_idx, W->ev_cap * S * team, int32_t);
         CARVE(W->ev_val, W->ev_cap * S * team, float);
         CARVE(W->obuf, obuf, float);

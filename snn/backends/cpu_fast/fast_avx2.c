@@ -358,6 +358,7 @@ static const nc_fast_kernels kernels_avx2 = {
     .count_spikes = count_spikes_avx2,
     .umax = umax_avx2,
     .ne_mask64 = ne_mask64_avx2,
+    .compact = nc_fast_compact_generic, /* no compress instruction before AVX-512 */
 };
 
 #ifdef __clang__

@@ -513,6 +513,26 @@ static uint64_t ne_mask64_avx512(const uint32_t *a, const uint32_t *b, int64_t n
     return bits;
 }
 
+/* compact: 16 elements a vector (gathered where strided), the non-zero
+ * ones' indices and values compressed to the front and stored whole. */
+static int64_t compact_avx512(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx, float *val)
+{
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i offs = _mm512_mullo_epi32(iota, _mm512_set1_epi32((int)stride));
+    int64_t m = 0, k = 0;
+    if (stride > INT32_MAX / 16) /* offsets of a gather are 32-bit */
+        return nc_fast_compact_scalar(x, stride, n, base, idx, val, 0);
+    for (; k + 16 <= n; k += 16) {
+        __m512 v = stride == 1 ? _mm512_loadu_ps(x + k) : _mm512_i32gather_ps(offs, x + k * stride, 4);
+        __mmask16 nz = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_UQ); /* NaN too, as != */
+        __m512i id = _mm512_add_epi32(iota, _mm512_set1_epi32(base + (int32_t)k));
+        _mm512_storeu_si512(idx + m, _mm512_maskz_compress_epi32(nz, id));
+        _mm512_storeu_ps(val + m, _mm512_maskz_compress_ps(nz, v));
+        m += __builtin_popcount((unsigned)nz);
+    }
+    return m + nc_fast_compact_scalar(x, stride, n, base, idx + m, val + m, k);
+}
+
 static const nc_fast_kernels kernels_avx512 = {
     .name = "avx512",
     .conv = conv_regs_avx512,
@@ -527,6 +547,7 @@ static const nc_fast_kernels kernels_avx512 = {
     .count_spikes = count_spikes_avx512,
     .umax = umax_avx512,
     .ne_mask64 = ne_mask64_avx512,
+    .compact = compact_avx512,
 };
 
 #ifdef __clang__

@@ -87,6 +87,7 @@ const nc_fast_kernels nc_fast_generic = {
     .signed_burst = nc_fast_signed_burst_scalar,
     .pool_cl = nc_fast_pool_cl_generic,
     .dw_cl = nc_fast_dw_cl_generic,
+    .compact = nc_fast_compact_generic,
     .count_spikes = nc_fast_count_spikes_generic,
     .umax = nc_fast_umax_generic,
     .ne_mask64 = nc_fast_ne_mask64_generic,

@@ -107,10 +107,35 @@ typedef struct nc_fast_kernels {
      * count delta of x[k] (nc_spike_count_delta) for k < n; m[k] =
      * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
      * a[k] != b[k]. */
+    /* The non-zero x[k·stride] (k < n) as events, in ascending k: idx =
+     * base + k, val = the value; returns their number. Writes up to 16
+     * entries beyond it (the event buffers have room). */
+    int64_t (*compact)(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx, float *val);
     void (*count_spikes)(uint32_t *cnt, const float *x, int64_t n, int signed_in);
     void (*umax)(uint32_t *m, const uint32_t *row, int64_t n);
     uint64_t (*ne_mask64)(const uint32_t *a, const uint32_t *b, int64_t n);
 } nc_fast_kernels;
+
+/* compact from element k0 on, one at a time (branchless: every entry is
+ * written, the count advances only for non-zeros): every version's tail. */
+static inline int64_t nc_fast_compact_scalar(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx,
+                                             float *val, int64_t k0)
+{
+    int64_t m = 0;
+    for (int64_t k = k0; k < n; k++) {
+        float v = x[k * stride];
+        idx[m] = base + (int32_t)k;
+        val[m] = v;
+        m += v != 0.0f;
+    }
+    return m;
+}
+
+static inline int64_t nc_fast_compact_generic(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx,
+                                              float *val)
+{
+    return nc_fast_compact_scalar(x, stride, n, base, idx, val, 0);
+}
 
 /* count_spikes, umax and ne_mask64 from entry k0 on, one at a time: every
  * version's tail. */

@@ -63,30 +63,21 @@ static inline uint64_t word_range(int64_t wi, int64_t p0, int64_t p1)
 
 /* The non-zero values of view layer j at positions [p0, p1) of each
  * channel (all: 0 and HW) as events in ascending NCHW index (the order
- * the reference visits them in). Returns their number. Dense values and
- * counts are compacted without branches: every element is written and the
- * count advances only for non-zeros (which spikes would otherwise make
- * unpredictable). */
+ * the reference visits them in). Returns their number. Dense values are
+ * compacted by K->compact, counts without branches: every element is
+ * written and the count advances only for non-zeros (which spikes would
+ * otherwise make unpredictable). */
 static int64_t events(const fast_plan *P, const fast_ws *W, int j, int64_t p0, int64_t p1, int32_t *idx, float *val)
 {
     const fast_layer *F = &P->L[j];
     int64_t n = 0;
     const float *x = dense_of(W, j, F);
     if (x && !F->cl && p0 == 0 && p1 == F->HW) { /* all of it, in storage order */
-        for (int64_t k = 0; k < F->size; k++) {
-            idx[n] = (int32_t)k;
-            val[n] = x[k];
-            n += x[k] != 0.0f;
-        }
+        n = P->K->compact(x, 1, F->size, 0, idx, val);
     } else if (x) {
         int64_t xc = F->cl ? 1 : F->HW, xp = F->cl ? F->C : 1;
         for (int64_t c = 0; c < F->C; c++)
-            for (int64_t p = p0; p < p1; p++) {
-                float v = x[c * xc + p * xp];
-                idx[n] = (int32_t)(c * F->HW + p);
-                val[n] = v;
-                n += v != 0.0f;
-            }
+            n += P->K->compact(x + c * xc + p0 * xp, xp, p1 - p0, (int32_t)(c * F->HW + p0), idx + n, val + n);
     } else if (F->rep == REP_SPIKES) {
         const uint64_t *b = W->bits[j];
         if (F->BC != F->C) { /* one row of all the neurons (not rank 3): the whole range */
@@ -249,13 +240,7 @@ static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, cons
             int64_t iw = ow * L->stride[1] - L->padding[1];
             if (iw < 0 || iw >= Wd)
                 continue;
-            const float *xp = x + (ih * Wd + iw) * C;
-            int64_t n = 0;
-            for (int64_t c = 0; c < C; c++) {
-                idx[n] = (int32_t)c;
-                val[n] = xp[c];
-                n += xp[c] != 0.0f;
-            }
+            int64_t n = K->compact(x + (ih * Wd + iw) * C, 1, C, 0, idx, val);
             if (n)
                 ops += K->affine(F->wt, Ko, idx, val, n, acc + (oh * OW + ow) * Ko);
         }
