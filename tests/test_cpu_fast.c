@@ -431,6 +431,34 @@ static void test_example_models(void **state)
 /* Profiled sessions (nc_session_options.profile) time every layer on both
  * CPU backends: the synaptic layers take time, and the times are refused
  * without the option. */
+/* Every kernel set compacts like the scalar loop: strided and not, lengths
+ * around the vector width, zeros of both signs (not events) and NaN (one). */
+static void test_compact_kernels(void **state)
+{
+    (void)state;
+    static const char *isas[] = {"generic", "avx2", "avx512"};
+    float x[3 * 53];
+    for (int k = 0; k < 3 * 53; k++)
+        x[k] = k % 3 == 0 ? 0.0f : k % 7 == 0 ? -0.0f : k % 11 == 0 ? NAN : (float)k - 40.0f;
+    for (size_t a = 0; a < sizeof isas / sizeof isas[0]; a++) {
+        const nc_fast_kernels *K = nc_fast_kernels_select(isas[a]);
+        if (!K)
+            continue;
+        for (int stride = 1; stride <= 3; stride += 2)
+            for (int n = 0; n <= 53; n += n < 20 ? 1 : 11) {
+                int32_t idx[53 + 16], ridx[53];
+                float val[53 + 16], rval[53];
+                int64_t m = K->compact(x + 1, stride, n, 100, idx, val);
+                int64_t r = nc_fast_compact_scalar(x + 1, stride, n, 100, ridx, rval, 0);
+                assert_int_equal(m, r);
+                for (int64_t e = 0; e < m; e++) {
+                    assert_int_equal(idx[e], ridx[e]);
+                    assert_memory_equal(&val[e], &rval[e], sizeof(float));
+                }
+            }
+    }
+}
+
 /* One sample on two threads: they share it as a team, first running
  * samples with its candidate layers split and with none to see which
  * pay (the log says how many it keeps split), every result the
@@ -568,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
         cmocka_unit_test(test_team_shares_a_sample),
+        cmocka_unit_test(test_compact_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
