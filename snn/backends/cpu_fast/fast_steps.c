@@ -575,16 +575,10 @@ static int64_t scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int 
             ops += P->K->conv(g, wt, idx[k], val[k], ne[k], V[k].dense[i]);
         return ops;
     }
-    int64_t pos[NC_FAST_SLOTS_LIMIT], HW = g->HW;
+    int64_t pos[NC_FAST_SLOTS_LIMIT], HW = g->HW, C = P->s->layers[P->s->layers[i].inputs[0]].shape[0];
     for (int k = 0; k < nb; k++)
         pos[k] = 0;
-    for (;;) {
-        int64_t c = INT64_MAX;
-        for (int k = 0; k < nb; k++)
-            if (pos[k] < ne[k] && idx[k][pos[k]] / HW < c)
-                c = idx[k][pos[k]] / HW;
-        if (c == INT64_MAX)
-            break;
+    for (int64_t c = 0; c < C; c++) { /* channel by channel: no division to find one */
         int64_t end_idx = (c + 1) * HW;
         for (int k = 0; k < nb; k++) {
             int64_t e = pos[k];
