@@ -40,8 +40,8 @@
  *    sample as a team (fast_plan.team): convolutions split by bands of
  *    output rows, SignedIFs and Adds by the same bands, thread 0 running
  *    the rest; which layers gain is measured on the first samples
- *    (nc_fast_team_choose). At batch 1 on two threads: tv_resnet18 (64 px)
- *    1.2×, the example ResNet 1.5× one thread's speed.
+ *    (nc_fast_team_choose). At batch 1 on two threads: the example ResNet
+ *    and torchvision's MobileNet-V2 (64 px) 1.2× one thread's speed.
  *  - Nothing is allocated in run: plan_create sizes every buffer.
  *
  * Results equal the reference's bit for bit: each output accumulates its
@@ -670,10 +670,10 @@ static int add_elementwise(const fast_plan *P, const nc_snn_layer *L, const fast
  * team of threads may split (fast_layer.team): scatters, depthwise and 1×1
  * convolutions by bands of output rows; SignedIFs reading their input in
  * place and Adds of same-layout values by the same bands, or ranges of
- * elements (not channel-last). The other
- * convolutions gather or copy, except that a 1×1 convolution merged over
- * blocks scatters (one pass over its weights for a block beats a pass per
- * output position on MobileNet-V2). After plan_slots, which may merge more. */
+ * elements (not channel-last). The other convolutions gather or copy,
+ * except that a 1×1 convolution merged over blocks scatters (one pass over
+ * its weights for a block beats a pass per output position on
+ * MobileNet-V2). */
 static void plan_scatters(fast_plan *P)
 {
     /* NEUROC_CPU_FAST_TEAM (tests, benchmarks): "all" splits every layer a
@@ -700,7 +700,6 @@ static void plan_scatters(fast_plan *P)
     if (all) /* decided */
         P->team_trials = 1 + 2 * NC_FAST_TEAM_TRIALS;
 }
-
 
 void nc_fast_team_choose(fast_plan *P)
 {
@@ -776,7 +775,7 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     P->team = N < threads ? threads : 1;
     if (st == NC_OK) {
         P->n_slots = plan_slots(P);
-        plan_scatters(P);
+        plan_scatters(P); /* after plan_slots, which may merge more */
     }
     int candidates = 0;
     for (int i = 0; st == NC_OK && i < s->n_layers; i++)
@@ -795,7 +794,7 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     nc_log(NC_LOG_DEBUG, "cpu-fast: %s kernels, %d thread workspaces for batch %d, blocks of %d steps", K->name,
            n_ws, N, P->n_slots);
     if (P->team > 1)
-        nc_log(NC_LOG_DEBUG, "cpu-fast: %d threads share each sample's convolutions", P->team);
+        nc_log(NC_LOG_DEBUG, "cpu-fast: %d threads share each sample as a team", P->team);
     *out = P;
     return NC_OK;
 }
@@ -828,6 +827,9 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
                 nc_fast_team_choose(P);
             nc_fast_team_barrier(P, omp_get_num_threads());
             nc_fast_run_sample(P, &P->ws[0], q, n, tid, omp_get_num_threads());
+            /* every thread past the sample's last layer before thread 0
+             * changes which layers are split */
+            nc_fast_team_barrier(P, omp_get_num_threads());
             if (tid == 0)
                 nc_fast_team_learn(P);
         }
