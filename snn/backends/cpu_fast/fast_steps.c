@@ -195,10 +195,11 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
 
 /* Output rows [oh0, oh1) of a depthwise convolution (plan_depthwise) of the
  * channel-last x into the channel-last acc: each output position's valid
- * taps, all channels at once. */
+ * taps, all channels at once, after its start (conv_bias) is copied, while
+ * the row is in cache. */
 static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                          const fast_layer *F, const float *restrict x, float *restrict acc, int64_t oh0,
-                          int64_t oh1)
+                          const fast_layer *F, const float *restrict x, float *restrict acc, const float *start,
+                          int64_t oh0, int64_t oh1)
 {
     int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], ops = 0;
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
@@ -208,6 +209,8 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
         win_taps(oh, kh, sh, L->padding[0], dh, H, &ih0, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ow++) {
             int64_t iw0, j0, j1;
+            if (start)
+                memcpy(acc + (oh * OW + ow) * C, start + (oh * OW + ow) * C, (size_t)C * sizeof *acc);
             win_taps(ow, kw, sw, L->padding[1], dw, Wd, &iw0, &j0, &j1);
             if (i1 <= i0 || j1 <= j0)
                 continue;
@@ -219,26 +222,26 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
 }
 
 /* Output rows [oh0, oh1) of a 1×1 convolution (fast_layer.pw) of the
- * channel-last x into the channel-last acc: each output position gets the
- * non-zero channels of its input position, in ascending order, through the
- * affine kernel (the
+ * channel-last x into the channel-last acc: each output position gets its
+ * start (conv_bias) and then the non-zero channels of its input position,
+ * in ascending order, through the affine kernel (the
  * weights are [C_in][C_out] either way), which holds the outputs in
  * registers instead of loading and storing them for every event. (The same
  * gather for a 3×3 window, its inputs compacted in (c, i, j) order, was 2.9×
  * slower than the scatter on the example ResNet.) */
 static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                           const fast_layer *F, const float *restrict x, float *restrict acc, int64_t oh0,
-                           int64_t oh1, int32_t *restrict idx, float *restrict val)
+                           const fast_layer *F, const float *restrict x, float *restrict acc, const float *start,
+                           int64_t oh0, int64_t oh1, int32_t *restrict idx, float *restrict val)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], Ko = F->C;
     int64_t ops = 0;
     for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ih = oh * L->stride[0] - L->padding[0];
-        if (ih < 0 || ih >= H)
-            continue;
         for (int64_t ow = 0; ow < OW; ow++) {
             int64_t iw = ow * L->stride[1] - L->padding[1];
-            if (iw < 0 || iw >= Wd)
+            if (start)
+                memcpy(acc + (oh * OW + ow) * Ko, start + (oh * OW + ow) * Ko, (size_t)Ko * sizeof *acc);
+            if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
                 continue;
             int64_t n = K->compact(x + (ih * Wd + iw) * C, 1, C, 0, idx, val);
             if (n)
@@ -504,13 +507,20 @@ void nc_fast_bind_slots(const fast_plan *P, fast_ws *W)
     }
 }
 
-/* A convolution's accumulators [lo, hi) at step t start from its bias:
- * copied, or put back by the IF that reads it (refilled), which it does
- * from the second use of a slot's buffer on. */
+/* A convolution's accumulators at step t start from its bias: copied
+ * (conv_bias gives it), or put back by the IF that reads them (refilled),
+ * which it does from the second use of a slot's buffer on (conv_bias:
+ * NULL). conv_start copies [lo, hi). */
+static const float *conv_bias(const fast_plan *P, const fast_layer *F, int t)
+{
+    return !F->refilled || t < P->n_slots ? F->bias_img : NULL;
+}
+
 static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int t, int64_t lo, int64_t hi)
 {
-    if (!F->refilled || t < P->n_slots)
-        memcpy(acc + lo, F->bias_img + lo, (size_t)(hi - lo) * sizeof *acc);
+    const float *b = conv_bias(P, F, t);
+    if (b)
+        memcpy(acc + lo, b + lo, (size_t)(hi - lo) * sizeof *acc);
 }
 
 /* Spins before a barrier's waiter yields its core: a few milliseconds. */
@@ -680,15 +690,14 @@ static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int 
     float *y = W->dense[i];
     int64_t lo, hi;
     if (L->kind == NC_SNN_CONV2D) {
-        int64_t OH = L->shape[1], row = F->size / OH;
+        int64_t OH = L->shape[1];
         team_rows(OH, tid, nt, &lo, &hi);
         if (hi <= lo)
             return 0;
-        conv_start(P, F, y, t, lo * row, hi * row);
         if (F->dw)
-            *ops += run_dwconv(P->K, L, XL, F, x, y, lo, hi);
+            *ops += run_dwconv(P->K, L, XL, F, x, y, conv_bias(P, F, t), lo, hi);
         else
-            *ops += run_conv1x1(P->K, L, XL, F, x, y, lo, hi, idx, val);
+            *ops += run_conv1x1(P->K, L, XL, F, x, y, conv_bias(P, F, t), lo, hi, idx, val);
         return 0;
     }
     if (L->ndim == 3 && F->cl) { /* the bands of the convolutions: each thread's values stay in its cache */
@@ -764,12 +773,12 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
             ops[i] += run_select(F, X, dense_of(W, x_view, X), acc);
             break;
         }
-        conv_start(P, F, acc, t, 0, F->size);
         if (F->dw)
-            ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, 0, L->shape[1]);
+            ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc,
+                                 conv_bias(P, F, t), 0, L->shape[1]);
         else
-            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc, 0, L->shape[1],
-                                  W->ev_idx, W->ev_val);
+            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc,
+                                  conv_bias(P, F, t), 0, L->shape[1], W->ev_idx, W->ev_val);
         break;
     }
     case NC_SNN_POOL2D:
