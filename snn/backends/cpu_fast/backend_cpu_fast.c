@@ -707,7 +707,9 @@ void nc_fast_team_choose(fast_plan *P)
         P->team_mode = -1;
         return;
     }
-    P->team_mode = (P->team_trials + 1) % 2; /* the warm-up split, then alone, split, ... */
+    /* the warm-up alone (a process that runs one sample runs it as a
+     * thread per sample would), then split, alone, ... */
+    P->team_mode = P->team_trials % 2;
     for (int i = 0; i < P->s->n_layers; i++)
         P->team_on[i] = (char)(P->L[i].team && P->team_mode);
 }
