@@ -96,17 +96,18 @@ static int split_list(char *s, const char **out, int max)
     return n;
 }
 
-/* Captures the backend's note of which kernels it chose. */
-static char g_kernels[128];
+/* Captures cpu-fast's notes of its plan: which kernels and blocks it chose,
+ * and (at batch 1) how its team shares a sample. Warnings are printed. */
+static char g_kernels[128], g_team[128];
 static void log_cb(nc_log_level level, const char *msg, void *user)
 {
     (void)user;
-    if (strncmp(msg, "cpu-fast: ", 10) == 0) {
-        snprintf(g_kernels, sizeof g_kernels, "%s", msg + 10);
+    if (level <= NC_LOG_WARN) {
+        fprintf(stderr, "neuroc: %s\n", msg);
         return;
     }
-    if (level <= NC_LOG_WARN)
-        fprintf(stderr, "neuroc: %s\n", msg);
+    if (strncmp(msg, "cpu-fast: ", 10) == 0)
+        snprintf(strstr(msg, " kernels, ") ? g_kernels : g_team, sizeof g_kernels, "%s", msg + 10);
 }
 
 /* The batch: rows of x in order, repeated to fill it (random if x is NULL). */
@@ -523,6 +524,8 @@ int cmd_bench(int argc, char **argv)
         }
     if (g_kernels[0])
         printf("cpu-fast: %s\n", g_kernels);
+    if (g_team[0])
+        printf("cpu-fast: %s\n", g_team);
     putchar('\n');
     print_table(s, cfg, n_cfg, nb);
     if (a.json && (rc = write_json(a.json, model, s, (int)T, (int)threads,

@@ -22,7 +22,7 @@
  *  - Where a convolution's weights outgrow the cache and each input channel
  *    sends few events a step (ResNet's and VGG's deep layers), steps run in
  *    blocks, layer by layer within a block, and one pass over the weights
- *    serves every step of the block (fast_ws, run_conv_merged): ResNet-18
+ *    serves every step of the block (fast_ws, run_conv_block): ResNet-18
  *    (Fashion-MNIST, 32 px) 1.37× faster.
  *  - A depthwise convolution of signed spikes gathers each output's taps for
  *    all channels in vectors (plan_depthwise): scattered, a spike would add
@@ -219,7 +219,7 @@ static int plan_conv(const nc_snn_layer *L, const nc_snn_layer *X, fast_layer *F
     return 1;
 }
 
-/* A convolution whose steps may share a pass over its weights (run_conv_merged):
+/* A convolution whose steps may share a pass over its weights (scatter_slots):
  * not one that gathers per output position or copies. */
 static int mergeable(const fast_layer *F)
 {
@@ -639,9 +639,7 @@ static int plan_slots(fast_plan *P)
     return n < 1 ? 1 : n > NC_FAST_MAX_SLOTS ? NC_FAST_MAX_SLOTS : (int)n;
 }
 
-/* Trial samples a team runs with its candidates split and with none, each
- * (after one to warm up), and how much faster split must have been. */
-#define NC_FAST_TEAM_TRIALS 3
+/* How much faster than alone a layer must have run split in the trials. */
 #define NC_FAST_TEAM_GAIN 0.9
 
 /* Output rows a thread of a team takes at least (fast_layer.team): in
@@ -666,22 +664,25 @@ static int add_elementwise(const fast_plan *P, const nc_snn_layer *L, const fast
     return 1;
 }
 
-/* Which convolutions scatter events (run_conv_block), and which layers a
- * team of threads may split (fast_layer.team): scatters, depthwise and 1×1
- * convolutions by bands of output rows; SignedIFs reading their input in
- * place and Adds of same-layout values by the same bands, or ranges of
- * elements (not channel-last). The other convolutions gather or copy,
- * except that a 1×1 convolution merged over blocks scatters (one pass over
- * its weights for a block beats a pass per output position on
- * MobileNet-V2). */
-static void plan_scatters(fast_plan *P)
+/* How each layer runs, once the blocks are known (plan_slots may merge
+ * more): which convolutions scatter events (run_conv_block), and which
+ * layers a team of threads may split (fast_layer.team): scatters,
+ * depthwise and 1×1 convolutions by bands of output rows; SignedIFs
+ * reading their input in place and Adds of same-layout values by the same
+ * bands, or ranges of elements (not channel-last). The other convolutions
+ * gather or copy, except that a 1×1 convolution merged over blocks
+ * scatters (one pass over its weights for a block beats a pass per output
+ * position on MobileNet-V2). Without a layer to split, there is no team. */
+static void plan_paths(fast_plan *P)
 {
     /* NEUROC_CPU_FAST_TEAM (tests, benchmarks): "all" splits every layer a
      * team can split, whatever its size, in every sample; "off": no team */
     const char *env = getenv("NEUROC_CPU_FAST_TEAM");
-    int all = env && !strcmp(env, "all");
+    int all = env && !strcmp(env, "all"), candidates = 0;
     if (env && !strcmp(env, "off"))
         P->team = 1;
+    else if (env && *env && !all)
+        nc_log(NC_LOG_WARN, "cpu-fast: NEUROC_CPU_FAST_TEAM=%s is neither all nor off; ignored", env);
     int64_t rows = all ? 1 : NC_FAST_TEAM_ROWS, elems = all ? 1 : NC_FAST_TEAM_ELEMS;
     for (int i = 0; i < P->s->n_layers; i++) {
         const nc_snn_layer *L = &P->s->layers[i];
@@ -696,39 +697,37 @@ static void plan_scatters(fast_plan *P)
         else if (L->kind == NC_SNN_ADD)
             F->team = add_elementwise(P, L, F) && F->size >= elems;
         P->team_on[i] = (char)(all && F->team);
+        candidates += F->team;
     }
+    if (!candidates) /* nothing to share: no parallel region for each sample */
+        P->team = 1;
     if (all) /* decided */
-        P->team_trials = 1 + 2 * NC_FAST_TEAM_TRIALS;
+        P->team_trials = NC_FAST_TEAM_SAMPLES;
 }
 
 void nc_fast_team_choose(fast_plan *P)
 {
-    if (P->team_trials >= 1 + 2 * NC_FAST_TEAM_TRIALS) {
-        P->team_mode = -1;
-        return;
-    }
     /* the warm-up alone (a process that runs one sample runs it as a
      * thread per sample would), then split, alone, ... */
-    P->team_mode = P->team_trials % 2;
-    for (int i = 0; i < P->s->n_layers; i++)
-        P->team_on[i] = (char)(P->L[i].team && P->team_mode);
+    int mode = nc_fast_team_mode(P);
+    for (int i = 0; mode >= 0 && i < P->s->n_layers; i++)
+        P->team_on[i] = (char)(P->L[i].team && mode);
 }
 
 void nc_fast_team_learn(fast_plan *P)
 {
     int nl = P->s->n_layers;
-    if (P->team_mode < 0)
+    if (nc_fast_team_mode(P) < 0)
         return;
-    if (P->team_trials++ == 0)
+    if (P->team_trials++ == 0) /* the warm-up's times: not a trial's */
         memset(P->team_sec, 0, (size_t)(2 * nl) * sizeof *P->team_sec);
-    if (P->team_trials < 1 + 2 * NC_FAST_TEAM_TRIALS)
+    if (P->team_trials < NC_FAST_TEAM_SAMPLES)
         return;
     int split = 0;
     for (int i = 0; i < nl; i++) {
         P->team_on[i] = (char)(P->L[i].team && P->team_sec[nl + i] < NC_FAST_TEAM_GAIN * P->team_sec[i]);
         split += P->team_on[i];
     }
-    P->team_mode = -1;
     nc_log(NC_LOG_DEBUG, "cpu-fast: a team of %d threads splits %d layers of each sample", P->team, split);
     if (!split) /* from the next run on, one thread a sample again */
         P->team = 1;
@@ -777,14 +776,8 @@ static nc_status fast_plan_create(const nc_snn *s, int N, void **out)
     P->team = N < threads ? threads : 1;
     if (st == NC_OK) {
         P->n_slots = plan_slots(P);
-        plan_scatters(P); /* after plan_slots, which may merge more */
+        plan_paths(P);
     }
-    int candidates = 0;
-    for (int i = 0; st == NC_OK && i < s->n_layers; i++)
-        candidates += P->L[i].team;
-    if (!candidates) /* nothing to share: no team, no parallel region for each sample */
-        P->team = 1;
-    P->team_mode = -1; /* no trial: nc_fast_team_choose starts them */
     for (int t = 0; st == NC_OK && t < n_ws; t++) {
         P->n_ws = t + 1;
         st = plan_workspace(P, &P->ws[t], t == 0 ? P->team : 1);
@@ -821,8 +814,9 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 #ifdef _OPENMP
     if (omp_get_max_threads() < nt)
         nt = omp_get_max_threads();
-    if (P->team > 1) { /* fewer samples than threads: a team runs each sample */
-#pragma omp parallel num_threads(P->team)
+    int team = P->team < omp_get_max_threads() ? P->team : omp_get_max_threads(); /* the caller's threads now */
+    if (team > 1) { /* fewer samples than threads: a team runs each sample */
+#pragma omp parallel num_threads(team)
         for (int n = 0; n < N; n++) {
             int tid = omp_get_thread_num();
             if (tid == 0)

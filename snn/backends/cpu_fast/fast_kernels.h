@@ -103,14 +103,14 @@ typedef struct nc_fast_kernels {
      * Returns the taps whose input is not zero. */
     int64_t (*dw_cl)(float *y, const float *x, const float *w, int64_t rows, int64_t cols, int64_t xh, int64_t xw,
                      int64_t wh, int64_t C);
-    /* Spiking max pooling's counts (run_spikemax_cl): cnt[k] += the spike
-     * count delta of x[k] (nc_spike_count_delta) for k < n; m[k] =
-     * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
-     * a[k] != b[k]. */
     /* The non-zero x[k·stride] (k < n) as events, in ascending k: idx =
      * base + k, val = the value; returns their number. Writes up to 16
      * entries beyond it (the event buffers have room). */
     int64_t (*compact)(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx, float *val);
+    /* Spiking max pooling's counts (run_spikemax_cl): cnt[k] += the spike
+     * count delta of x[k] (nc_spike_count_delta) for k < n; m[k] =
+     * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
+     * a[k] != b[k]. */
     void (*count_spikes)(uint32_t *cnt, const float *x, int64_t n, int signed_in);
     void (*umax)(uint32_t *m, const uint32_t *row, int64_t n);
     uint64_t (*ne_mask64)(const uint32_t *a, const uint32_t *b, int64_t n);

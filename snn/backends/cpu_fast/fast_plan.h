@@ -65,7 +65,7 @@ typedef struct fast_layer {
     int32_t *sel;        /* Conv2d 1×1 that only selects channels: output o = input sel[o] (plan_selection) */
     int scatter;         /* Conv2d that scatters its input's events (not dw, or pw
                             unless merged, or sel): run_conv_block */
-    int team;            /* a layer a team of threads may split (plan_scatters);
+    int team;            /* a layer a team of threads may split (plan_paths);
                             whether it does is measured (fast_plan.team_on) */
     int merge_slots;     /* Conv2d whose weights outgrow the cache: one pass over them
                             serves the events of every slot of a block (see fast_ws) */
@@ -117,8 +117,7 @@ typedef struct fast_plan {
     struct nc_fast_barrier *bar; /* the team's (nc_fast_team_barrier) */
     char *team_on;       /* [n_layers]: split in this sample */
     double *team_sec;    /* [2][n_layers]: seconds in trials, per mode */
-    int team_trials;     /* trial samples done */
-    int team_mode;       /* this sample's trial mode, or -1 once decided */
+    int team_trials;     /* trial samples done (NC_FAST_TEAM_SAMPLES: decided) */
     const nc_fast_kernels *K;
     fast_layer *L;
     fast_ws *ws;
@@ -168,7 +167,19 @@ typedef struct nc_fast_barrier {
 } nc_fast_barrier;
 void nc_fast_team_barrier(const fast_plan *P, int nt);
 
-/* Before a sample run by a team (thread 0): sets team_on and team_mode. */
+/* Trial samples a team runs with its candidates split and with none, each,
+ * and the samples before it decides: those and one to warm up. */
+#define NC_FAST_TEAM_TRIALS 3
+#define NC_FAST_TEAM_SAMPLES (1 + 2 * NC_FAST_TEAM_TRIALS)
+
+/* The current sample's trial mode: 0 (none split; also the warm-up) or 1
+ * (every candidate split), or -1 (no trial: decided, or no team). */
+static inline int nc_fast_team_mode(const fast_plan *P)
+{
+    return P->team > 1 && P->team_trials < NC_FAST_TEAM_SAMPLES ? P->team_trials % 2 : -1;
+}
+
+/* Before a sample run by a team (thread 0): sets team_on for it. */
 void nc_fast_team_choose(fast_plan *P);
 /* After it: counts the trial, and after the last decides team_on. */
 void nc_fast_team_learn(fast_plan *P);

@@ -350,6 +350,17 @@ static int64_t run_spikemax_cl(const nc_fast_kernels *K, const nc_snn_layer *L, 
 /* y = x0 + x1 + ... in input order, element by element (as the reference);
  * a spike or count input adds only its non-zero elements (adding zero
  * changes nothing). */
+/* Elements [lo, hi) of an Add's k-th input x in its own layout: copied for
+ * the first, added after (the reference's order). */
+static void add_same_layout(float *restrict y, const float *restrict x, int k, int64_t lo, int64_t hi)
+{
+    if (k == 0)
+        memcpy(y + lo, x + lo, (size_t)(hi - lo) * sizeof *y);
+    else
+        for (int64_t e = lo; e < hi; e++)
+            y[e] += x[e];
+}
+
 static void run_add(const fast_plan *P, const fast_ws *W, const nc_snn_layer *L, const fast_layer *F, float *y)
 {
     for (int k = 0; k < L->n_inputs; k++) {
@@ -357,11 +368,7 @@ static void run_add(const fast_plan *P, const fast_ws *W, const nc_snn_layer *L,
         const fast_layer *X = &P->L[j];
         const float *x = dense_of(W, j, X);
         if (x && X->cl == F->cl) {
-            if (k == 0)
-                memcpy(y, x, (size_t)F->size * sizeof *y);
-            else
-                for (int64_t e = 0; e < F->size; e++)
-                    y[e] += x[e];
+            add_same_layout(y, x, k, 0, F->size);
             continue;
         }
         if (x) { /* another layout; when y is channel-last, x has y's geometry */
@@ -523,6 +530,19 @@ static void conv_start(const fast_plan *P, const fast_layer *F, float *acc, int 
         memcpy(acc + lo, b + lo, (size_t)(hi - lo) * sizeof *acc);
 }
 
+/* A SignedIF's step for the neurons [lo, hi) of its state layout, from
+ * the currents cur (same layout); returns the spikes. */
+static int64_t signed_if_range(const fast_plan *P, fast_ws *W, int i, const float *cur, int64_t lo, int64_t hi)
+{
+    const fast_layer *F = &P->L[i];
+    int burst = P->s->layers[i].max_spikes;
+    if (burst > 1)
+        return P->K->signed_burst(W->v[i] + lo, W->net[i] + lo, cur + lo, F->theta + lo, F->sval + lo, hi - lo,
+                                  burst, W->dense[i] + lo);
+    return P->K->signed_if(W->v[i] + lo, W->net[i] + lo, cur + lo, F->theta + lo, F->sval + lo, hi - lo,
+                           W->dense[i] + lo);
+}
+
 /* Spins before a barrier's waiter yields its core: a few milliseconds. */
 #define NC_FAST_SPINS (1u << 16)
 
@@ -662,15 +682,13 @@ static void run_conv_block(const fast_plan *P, fast_ws *W, int i, int t0, int nb
     nc_fast_team_barrier(P, nt);
 }
 
-/* Thread tid's part [*lo, *hi) of n elements among nt: whole multiples of
- * 16 (64 bytes: no cache line is two threads'), as even as they go. */
+/* Thread tid's part [*lo, *hi) of n elements among nt: team_rows over
+ * units of 16 (64 bytes: no cache line is two threads'). */
 static void team_elems(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
 {
-    int64_t units = (n + 15) / 16;
-    *lo = units * tid / nt * 16;
-    *hi = tid == nt - 1 ? n : units * (tid + 1) / nt * 16;
-    *lo = *lo < n ? *lo : n;
-    *hi = *hi < n ? *hi : n;
+    team_rows((n + 15) / 16, tid, nt, lo, hi);
+    *lo = *lo * 16 < n ? *lo * 16 : n;
+    *hi = *hi * 16 < n ? *hi * 16 : n;
 }
 
 /* Thread tid's part of layer i's step t on slot view W, for the layers a
@@ -713,19 +731,11 @@ static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int 
     if (L->kind == NC_SNN_ADD) {
         for (int k = 0; k < L->n_inputs; k++) {
             int j = P->L[L->inputs[k]].view;
-            const float *xk = dense_of(W, j, &P->L[j]);
-            if (k == 0)
-                memcpy(y + lo, xk + lo, (size_t)(hi - lo) * sizeof *y);
-            else
-                for (int64_t e = lo; e < hi; e++)
-                    y[e] += xk[e];
+            add_same_layout(y, dense_of(W, j, &P->L[j]), k, lo, hi);
         }
         return 0;
     }
-    if (L->max_spikes > 1) /* SignedIF */
-        return P->K->signed_burst(W->v[i] + lo, W->net[i] + lo, x + lo, F->theta + lo, F->sval + lo, hi - lo,
-                                  L->max_spikes, y + lo);
-    return P->K->signed_if(W->v[i] + lo, W->net[i] + lo, x + lo, F->theta + lo, F->sval + lo, hi - lo, y + lo);
+    return signed_if_range(P, W, i, x, lo, hi);
 }
 
 /* Step t (slot k) of layer i (one a team splits, not a scatter), by thread
@@ -822,11 +832,8 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         if (!F->in_dense)
             materialize(P, W, x_view, W->tmp[i]);
         int rz = L->reset == NC_RESET_ZERO;
-        if (L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1) {
-            spk[i] += K->signed_burst(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, L->max_spikes,
-                                      W->dense[i]);
-        } else if (L->kind == NC_SNN_SIGNED_IF) {
-            spk[i] += K->signed_if(W->v[i], W->net[i], cur, F->theta, F->sval, F->size, W->dense[i]);
+        if (L->kind == NC_SNN_SIGNED_IF) {
+            spk[i] += signed_if_range(P, W, i, cur, 0, F->size);
         } else if (L->kind != NC_SNN_IF || F->nir) {
             spk[i] += run_lif(L, F, W, i, cur);
         } else if (F->state_cl) {
@@ -904,6 +911,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
     int nl = s->n_layers, out_id = nc_snn_output_id(s);
     int64_t *spk = P->spk + (int64_t)n * nl, *ops = P->ops + (int64_t)n * nl;
     double *sec = q->layer_seconds ? P->sec + (int64_t)n * nl : NULL;
+    int trial = nt > 1 ? nc_fast_team_mode(P) : -1; /* a team's trial: thread 0 times each layer */
     if (tid == 0)
         reset_sample(P, W, spk, ops, sec);
     fast_ws *V = W->slot;
@@ -913,7 +921,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
         for (int i = 0; i < nl; i++) {
             const fast_layer *F = &P->L[i];
             int steps = F->is_static ? t0 == 0 : nb; /* of this block, from slot 0 */
-            double start = (sec || P->team_mode >= 0) && tid == 0 ? nc_monotonic_s() : 0.0;
+            double start = (sec || trial >= 0) && tid == 0 ? nc_monotonic_s() : 0.0;
             int team = P->team_on[i] && nt > 1 && steps, merged = !F->is_static && F->merge_slots && nb > 1;
             if (team && F->scatter)
                 run_conv_block(P, W, i, t0, steps, merged, tid, nt, ops);
@@ -933,12 +941,12 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                 if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
                     record(P, &V[k], q, i, t0 + k, n);
             }
-            if (tid == 0 && (sec || P->team_mode >= 0)) {
+            if (tid == 0 && (sec || trial >= 0)) {
                 double dt = nc_monotonic_s() - start;
                 if (sec)
                     sec[i] += dt;
-                if (P->team_mode >= 0)
-                    P->team_sec[P->team_mode * nl + i] += dt;
+                if (trial >= 0)
+                    P->team_sec[trial * nl + i] += dt;
             }
         }
         if (tid == 0)
