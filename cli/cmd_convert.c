@@ -35,7 +35,7 @@ const char CMD_CONVERT_HELP[] =
     "                     extension nodes) and spell grouped convolutions densely\n"
     "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
     "                     (spike when v > θ, reset to 0, v(0) = 0) that other tools run\n"
-    "                     as neuroc does; the reset to zero costs accuracy (README, NIR)\n"
+    "                     as neuroc does; the reset to zero costs accuracy (docs/nir.md)\n"
     "      --v0 M         with --portable, the old v(0): drop (default), spread (over\n"
     "                     -T steps of bias) or pulse (see neuroc export --help)\n"
     "      --threshold-scale S  with --portable, thresholds times S (see neuroc export)\n"

@@ -1,6 +1,6 @@
 """Installs the neuroc Python package with libneuroc bundled into it.
 
-Where the C library comes from (see the README's Python section):
+Where the C library comes from (see docs/python.md):
   NEUROC_BUILD_DIR=<a CMake build of neuroc>  `cmake --install` of that build
                      into a temporary prefix; its libneuroc.so (and backend
                      modules, lib/neuroc/*.so) are copied into neuroc/_lib/
