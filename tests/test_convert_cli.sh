@@ -51,11 +51,16 @@ run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --mean 0.5,x
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --potential-correction --correction-rounds 0
 expect_in "$TMP/err" "--correction-rounds"
 
-check "convert without --calib: data-free from BatchNorm statistics, or one error naming every layer"
-run_cli 1 convert "$MODEL" -o "$TMP/bad.nir"
+check "convert without --calib: data-free from BatchNorm or assumed input statistics, or one error naming every layer"
+run_cli 0 convert "$MODEL" -o "$TMP/free.nir" --report "$TMP/free.json"
+expect_in "$TMP/out" "2 IF layers have no BatchNorm statistics before them"
+expect_in "$TMP/out" "'/net/net.2/Relu', '/net/net.4/Relu'"
+expect_in "$TMP/out" "calibrate with data (--calib"
+expect_in "$TMP/free.json" '"source": "assumed-input"'
+expect_file "$TMP/free.nir"
+run_cli 1 convert "$SRC/tests/fixtures/shuffle/shuffle.onnx" -o "$TMP/bad.nir"
 expect_one_error_line
-expect_in "$TMP/err" "2 IF layers need calibration data (--calib)"
-expect_in "$TMP/err" "'/net/net.2/Relu', '/net/net.4/Relu'"
+expect_in "$TMP/err" "7 IF layers need calibration data (--calib)"
 expect_no_file "$TMP/bad.nir"
 mkdir -p "$TMP/cwd"
 (cd "$TMP/cwd" && "$NEUROC" convert "$SRC/tests/fixtures/convert/bn.onnx" --report r.json >"$TMP/out" 2>"$TMP/err")
