@@ -392,7 +392,8 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
 /* ---------------------------------------------------------------- command */
 
 /* No -o: the model's base name with .nir, in the current directory (said
- * once on stderr). NULL when the name is empty. */
+ * with the "wrote" line, once it is written: nothing is announced that a
+ * later error would leave unwritten). NULL when the name is empty. */
 static const char *default_output(const char *model, char *buf, size_t len)
 {
     const char *base = strrchr(model, '/');
@@ -403,8 +404,6 @@ static const char *default_output(const char *model, char *buf, size_t len)
     if (n == 0 || n + 5 > len)
         return NULL;
     snprintf(buf, len, "%.*s.nir", (int)n, base);
-    if (cli_is_root())
-        fprintf(stderr, "neuroc convert: no -o given: writing %s\n", buf);
     return buf;
 }
 
@@ -553,7 +552,7 @@ loaded:
         rc = cli_fail(st);
         goto done;
     }
-    printf("wrote %s\n", output);
+    printf("wrote %s%s\n", output, output == default_out ? " (no -o given: the model's name, in the current directory)" : "");
     if (report && cli_is_root()) {
         if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
             goto done;

@@ -66,11 +66,26 @@ mkdir -p "$TMP/cwd"
 (cd "$TMP/cwd" && "$NEUROC" convert "$SRC/tests/fixtures/convert/bn.onnx" --report r.json >"$TMP/out" 2>"$TMP/err")
 RC=$?
 if [ "$RC" -eq 0 ]; then pass "data-free convert exit 0"; else fail "data-free convert exit $RC"; cat "$TMP/err"; fi
-expect_in "$TMP/err" "no -o given: writing bn.nir"
+expect_in "$TMP/out" "wrote bn.nir (no -o given: the model's name, in the current directory)"
+expect_not_in "$TMP/err" "writing"
 expect_file "$TMP/cwd/bn.nir"
 expect_in "$TMP/cwd/r.json" '"source": "bn-stats"'
 expect_in "$TMP/cwd/r.json" '"data_free": true'
 run_cli 0 info "$TMP/cwd/bn.nir"
+
+check "convert without -o announces no file it has not written: missing, malformed, refused model, bad flag"
+mkdir -p "$TMP/none"
+echo "not a model" >"$TMP/none/junk.onnx"
+for args in "missing.onnx" "junk.onnx" "$SRC/tests/fixtures/convert/sigmoid.onnx" "$SRC/tests/fixtures/convert/bn.onnx -T abc"; do
+    # shellcheck disable=SC2086 # the flag is a separate word on purpose
+    (cd "$TMP/none" && "$NEUROC" convert $args >"$TMP/out" 2>"$TMP/err")
+    RC=$?
+    if [ "$RC" -ne 0 ]; then pass "convert $args fails ($RC)"; else fail "convert $args exit 0"; fi
+    expect_not_in "$TMP/err" "writing"
+    expect_not_in "$TMP/out" "wrote"
+    left=$(cd "$TMP/none" && ls -A | grep -v '^junk.onnx$')
+    if [ -z "$left" ]; then pass "nothing written"; else fail "files left: $left"; fi
+done
 run_cli 0 convert --help
 expect_in "$TMP/out" "[--calib DATA] [-o MODEL.nir]"
 
