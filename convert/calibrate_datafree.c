@@ -515,7 +515,7 @@ static nc_status warn_assumed(const nc_snn *s, const nc_if_site *sites, int n_si
         return NC_OK;
     return nc_strlist_addf(warnings, "%d IF layer%s no BatchNorm statistics before %s, so %s threshold%s %s estimated "
                            "from the weights alone, taking the input as normalised (mean 0, variance 1 a channel): "
-                           "%s%s; calibrate with data (--calib; Python: calib=) for thresholds that fit your inputs",
+                           "%s%s; calibrate with data (--calib) for thresholds that fit your inputs",
                            n, n == 1 ? " has" : "s have", n == 1 ? "it" : "them", n == 1 ? "its" : "their",
                            n == 1 ? "" : "s", n == 1 ? "is" : "are", names, len >= sizeof names - 1 ? "..." : "");
 }
