@@ -542,7 +542,9 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
             continue;
         pre[i] = site_preactivation(g, &sites[i], &kk[i]);
         const nc_snn_layer *L = &s->layers[sites[i].layer];
-        if (pre[i] >= 0 && st[pre[i]].kind != ST_NONE && st[pre[i]].C == nc_snn_layer_channels(L))
+        /* a Clip(0, c) keeps θ = c rather than a guess from assumed input statistics */
+        if (pre[i] >= 0 && st[pre[i]].kind != ST_NONE && st[pre[i]].C == nc_snn_layer_channels(L) &&
+            !(st[pre[i]].assumed && !isinf(sites[i].cap)))
             continue;
         pre[i] = -1;
         if (!isinf(sites[i].cap))
