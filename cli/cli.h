@@ -130,8 +130,10 @@ int cli_parse_choice(const char *cmd, const char *opt, const char *s, const char
 /* --encoding direct|poisson and the reset options subtract|zero. */
 int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out);
 int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out);
-/* 1 if the file starts with HDF5's signature (a .nir file). */
-int cli_is_hdf5(const char *path);
+/* 1 if the file is to be read as a spiking network (NIR, HDF5): it starts
+ * with HDF5's signature, or its name ends in .nir, so that a damaged .nir is
+ * reported by the NIR reader as a bad NIR file, not as a bad ONNX model. */
+int cli_is_nir(const char *path);
 
 /* ---- data options shared by convert, eval and run (data_opts.c) */
 

@@ -35,7 +35,7 @@ const char CMD_CONVERT_HELP[] =
     "                     extension nodes) and spell grouped convolutions densely\n"
     "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
     "                     (spike when v > θ, reset to 0, v(0) = 0) that other tools run\n"
-    "                     as neuroc does; the reset to zero costs accuracy (README, NIR)\n"
+    "                     as neuroc does; the reset to zero costs accuracy (docs/nir.md)\n"
     "      --v0 M         with --portable, the old v(0): drop (default), spread (over\n"
     "                     -T steps of bias) or pulse (see neuroc export --help)\n"
     "      --threshold-scale S  with --portable, thresholds times S (see neuroc export)\n"
@@ -392,7 +392,8 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
 /* ---------------------------------------------------------------- command */
 
 /* No -o: the model's base name with .nir, in the current directory (said
- * once on stderr). NULL when the name is empty. */
+ * with the "wrote" line, once it is written: nothing is announced that a
+ * later error would leave unwritten). NULL when the name is empty. */
 static const char *default_output(const char *model, char *buf, size_t len)
 {
     const char *base = strrchr(model, '/');
@@ -403,8 +404,6 @@ static const char *default_output(const char *model, char *buf, size_t len)
     if (n == 0 || n + 5 > len)
         return NULL;
     snprintf(buf, len, "%.*s.nir", (int)n, base);
-    if (cli_is_root())
-        fprintf(stderr, "neuroc convert: no -o given: writing %s\n", buf);
     return buf;
 }
 
@@ -553,7 +552,7 @@ loaded:
         rc = cli_fail(st);
         goto done;
     }
-    printf("wrote %s\n", output);
+    printf("wrote %s%s\n", output, output == default_out ? " (no -o given: the model's name, in the current directory)" : "");
     if (report && cli_is_root()) {
         if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
             goto done;

@@ -17,7 +17,7 @@ const char CMD_EXPORT_HELP[] =
     "                     NIR's own (spike when v > θ⁻ = the float below θ, reset to 0,\n"
     "                     v(0) = 0), so that a tool following NIR's definitions runs\n"
     "                     what neuroc runs; reset to zero instead of by subtraction\n"
-    "                     costs accuracy (README, NIR: portable export)\n"
+    "                     costs accuracy (docs/nir.md)\n"
     "      --v0 M         the old v(0): drop (default), spread (v(0)/T more bias a\n"
     "                     step, with -T) or pulse (a first-step current from a one-shot\n"
     "                     neuron that resets to v_reset = -1e30: exact where v_reset is\n"

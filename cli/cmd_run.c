@@ -429,7 +429,7 @@ int cmd_run(int argc, char **argv)
     if (!parse_batch(a.batch, &batch))
         return cli_usage_error("run", "--batch must be a whole number from 1 to 2^30, not '%s'",
                                a.batch);
-    if (cli_is_hdf5(a.model))
+    if (cli_is_nir(a.model))
         return cli_run_snn(&a, batch);
     if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
         cli_nir_given(&a.nir) || a.cuda_strategy || a.cuda_threshold || a.cuda_precision || a.rate_limit)

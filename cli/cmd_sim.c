@@ -297,7 +297,7 @@ int cmd_sim(int argc, char **argv)
     const char *path = pos[0];
     if ((rc = cli_dist_same_file("model", path)) != CLI_OK)
         return rc;
-    if (!cli_is_hdf5(path))
+    if (!cli_is_nir(path))
         return cli_usage_error("sim", "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
                                path);
 

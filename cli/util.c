@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -146,8 +147,11 @@ size_t cli_dtype_size(nc_dtype dt)
     return 0;
 }
 
-int cli_is_hdf5(const char *path)
+int cli_is_nir(const char *path)
 {
+    size_t len = strlen(path);
+    if (len >= 4 && strcasecmp(path + len - 4, ".nir") == 0)
+        return 1;
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8];
     FILE *f = fopen(path, "rb");

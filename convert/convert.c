@@ -149,7 +149,7 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
 
 /* The default burst: two spikes a step, measured on torchvision's deep
  * networks, where one spike a step leaves ResNet-50 and MobileNet-V2 short
- * of the ANN at T = 256 (README, Conversion); one where a QCFS pattern gave a
+ * of the ANN at T = 256 (docs/zoo.md); one where a QCFS pattern gave a
  * threshold, since a QCFS-trained network is exact at T = L with one spike
  * a step (finer levels are not the network it was trained as). */
 static int default_burst(const nc_cgraph *cg)
@@ -241,7 +241,7 @@ calibrated:
         goto done;
     if (o.burst > 1 && (st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
         goto done;
-    if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (README, Semantics): say so */
+    if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (docs/signed-spikes.md): say so */
         int n_if = 0;
         for (int i = 0; i < cg.snn->n_layers; i++)
             n_if += cg.snn->layers[i].kind == NC_SNN_IF;

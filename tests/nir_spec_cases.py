@@ -8,7 +8,7 @@ Writes OUTDIR/<case>.nir, <case>.x.npy (input, T x 1 x shape) and
 OUTDIR/cases.txt: one line per case, "<case> <neuroc run options>".
 
 The reference follows the docstrings with neuroc's documented
-discretisation (README, NIR): a step of dt; IF and I add r*I a step; LIF,
+discretisation (docs/nir.md): a step of dt; IF and I add r*I a step; LIF,
 CubaLIF, LI, CubaLI forward Euler v += dt/tau*(v_leak - v + r*I) (or
 exact: 1 - exp(-dt/tau) for dt/tau); a spike when v > v_threshold, then
 v = v_reset; v(0) = 0; every node sees its inputs of the same step; Delay

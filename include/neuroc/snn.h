@@ -280,7 +280,7 @@ typedef struct nc_portable_options {
      * for part of it */
     float threshold_scale;
 } nc_portable_options;
-/* The portable form of s (DESIGN §4; README, NIR): a network that plain
+/* The portable form of s (DESIGN §4; docs/nir.md): a network that plain
  * NIR describes completely, so that a tool following NIR's own definitions
  * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
  * reproduces neuroc's run of it up to float rounding. Each IF layer of

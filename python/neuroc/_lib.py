@@ -54,7 +54,7 @@ def _load():
         except OSError as e:
             tried.append(f"{path} ({how}): {e}")
     raise ImportError("neuroc: libneuroc not found; set NEUROC_LIBRARY to its path, or reinstall the "
-                      "package where the C library builds (the Python section of neuroc's README). "
+                      "package where the C library builds (neuroc's docs/python.md). "
                       "Tried: " + ("; ".join(tried) or "no candidates"))
 
 

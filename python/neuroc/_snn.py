@@ -2,7 +2,9 @@
 and the Loihi-style simulator, each one C call (or one per batch)."""
 import ctypes
 import json
+import logging
 import os
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -10,10 +12,13 @@ import numpy as np
 from . import _lib
 from ._data import export_onnx, features, gather, is_torch_module, labels as _labels
 from ._errors import InvalidArgument, check
+from ._messages import pythonic
 from ._model import Model
 from ._progress import Progress
 from ._results import EvalResult, LoihiResult
 from ._tensor import Tensor, take, to_numpy_input
+
+_log = logging.getLogger("neuroc")
 
 SnnLayer = namedtuple("SnnLayer", "name kind inputs shape params")
 
@@ -393,4 +398,22 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
         report = _lib.nc_convert_report_json(rep).decode() if rep.value else None
     finally:
         _lib.nc_convert_report_free(rep)
-    return SNN(h, model, report)
+    snn = SNN(h, model, report)
+    _announce(snn.report)
+    return snn
+
+
+class ConversionWarning(UserWarning):
+    """A warning of neuroc.convert (the same text `neuroc convert` prints)."""
+
+
+def _announce(report):
+    """The conversion's warnings, as the program prints them: to the "neuroc"
+    logger (WARNING) and to Python's warnings (ConversionWarning); its notes
+    to the logger (INFO). Each also stays in snn.report."""
+    for w in (report or {}).get("warnings", []):
+        w = pythonic(w)
+        _log.warning("%s", w)
+        warnings.warn(w, ConversionWarning, stacklevel=3)
+    for n in (report or {}).get("notes", []):
+        _log.info("%s", pythonic(n))

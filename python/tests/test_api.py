@@ -164,7 +164,7 @@ def test_simulate_loihi(cnn, cnn_snn, test_xy):
     x, y = test_xy
     signed = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)  # the default: signed spikes, on Loihi 2
     assert signed.network["layers"][1]["signed_spikes"] is True
-    with pytest.raises(neuroc.UnsupportedError, match="--plain-spikes"):  # Loihi 1 spikes have no sign
+    with pytest.raises(neuroc.UnsupportedError, match="spikes='plain'"):  # Loihi 1 spikes have no sign
         cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8, target="loihi1")
     plain = neuroc.convert(cnn, calib=x, spikes="plain", progress=False)
     assert plain.report["options"]["spikes"] == "plain" and cnn_snn.report["options"]["spikes"] == "signed"

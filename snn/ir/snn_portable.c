@@ -15,7 +15,7 @@
  *    input, a sum NIR writes as two edges. v(0) + I(1) is the same float
  *    as 0 + (I(1) + v(0)), and I(t) + 0 is I(t) later, so this is exact;
  *  - the reset: to zero (NIR's), the one difference left: what it costs in
- *    accuracy is measured (README, NIR: portable export).
+ *    accuracy is measured (docs/nir.md: portable export).
  * Spike values stay: the NIR writer folds them into the next weights. */
 #include <math.h>
 #include <stdio.h>
