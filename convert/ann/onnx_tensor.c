@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "onnx/onnx.pb-c.h"
+#include "pb_nesting.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
 
@@ -404,14 +405,11 @@ nc_status nc_onnx_tensor_load_file(const char *path, nc_tensor **out)
     nc_status st = nc_onnx_read_file(path, &data, &size);
     if (st != NC_OK)
         return st;
-    ProtobufCAllocator pa;
-    int oom;
-    nc_onnx_pb_allocator_init(&pa, &oom);
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
+    Onnx__TensorProto *tp = nc_pb_unpack(&onnx__tensor_proto__descriptor, data, size, path,
+                                         "a serialized ONNX TensorProto", &st);
     nc_free(data);
     if (!tp)
-        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing it", path)
-                   : nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
+        return st;
     char *dir = nc_strdup(path);
     if (!dir) {
         onnx__tensor_proto__free_unpacked(tp, &nc_onnx_pb_allocator);
