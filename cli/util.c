@@ -69,6 +69,8 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int 
             continue;
         }
         if (only_pos || a[0] != '-' || a[1] == '\0') {
+            if (!a[0]) /* every argument of neuroc's names something: '' is a slip ("$UNSET") */
+                return cli_usage_error(cmd, "an empty argument ('') names no file");
             if (*n_pos >= max_pos)
                 return cli_usage_error(cmd, "unexpected argument '%s'", a);
             pos[(*n_pos)++] = a;
@@ -90,6 +92,8 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int 
         } else {
             return cli_usage_error(cmd, "option '%s' needs a value", o->name);
         }
+        if (!o->flag && !**o->value)
+            return cli_usage_error(cmd, "option '%s' needs a value, not an empty string", o->name);
     }
     return CLI_OK;
 }
