@@ -132,6 +132,10 @@ int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out);
 int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out);
 /* 1 if the file starts with HDF5's signature (a .nir file). */
 int cli_is_hdf5(const char *path);
+/* CLI_OK if `path` is a file that holds a spiking network (.nir, HDF5);
+ * else prints why (a missing file, a directory: exit 1; an ONNX model: a
+ * usage error) and returns the exit status. */
+int cli_need_nir(const char *cmd, const char *path);
 
 /* ---- data options shared by convert, eval and run (data_opts.c) */
 

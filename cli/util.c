@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -154,12 +155,24 @@ int cli_is_hdf5(const char *path)
 {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8];
-    FILE *f = fopen(path, "rb");
+    struct stat sb; /* opening a FIFO would wait for a writer: the loader names what it is */
+    FILE *f = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
     if (!f)
         return 0; /* the loader reports the missing file */
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+int cli_need_nir(const char *cmd, const char *path)
+{
+    nc_status st = nc_check_input_file(path);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (!cli_is_hdf5(path))
+        return cli_usage_error(cmd, "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
+                               path);
+    return CLI_OK;
 }
 
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
@@ -230,7 +243,8 @@ int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mo
 unsigned long long cli_file_fnv1a(const char *path, int *ok)
 {
     unsigned long long h = 0xcbf29ce484222325ull;
-    FILE *f = fopen(path, "rb");
+    struct stat sb;
+    FILE *f = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
     *ok = f != NULL;
     if (!f)
         return 0;

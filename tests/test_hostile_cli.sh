@@ -55,4 +55,59 @@ expect_in "$TMP/err" "needs a value, not an empty string"
 run_cli 2 info ''
 expect_in "$TMP/err" "empty argument"
 
+check "external data: never read through a symbolic link out of the model's folder, nor from a FIFO"
+run_bounded() { # EXPECTED_RC ARGS...: run_cli under a 20 s timeout (a FIFO used to block forever)
+    local want=$1
+    shift
+    timeout 20 "$NEUROC" "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    if [ "$RC" -eq "$want" ]; then pass "exit status $RC"; else
+        fail "exit status $RC, expected $want (neuroc $*)"; sed 's/^/    stderr: /' "$TMP/err" | head -5; fi
+}
+mkdir -p "$TMP/ext" "$TMP/outside"
+cp "$SRC/tests/fixtures/ext_ok.onnx" "$TMP/ext/"
+cp "$SRC/tests/fixtures/ext_ok.bin" "$TMP/outside/secret.bin"
+ln -s "$TMP/outside/secret.bin" "$TMP/ext/ext_ok.bin"
+run_bounded 1 info "$TMP/ext/ext_ok.onnx"
+expect_one_error_line
+expect_in "$TMP/err" "outside the model's folder"
+expect_in "$TMP/err" "secret.bin"
+rm "$TMP/ext/ext_ok.bin"
+mkdir "$TMP/ext/sub"
+cp "$SRC/tests/fixtures/ext_ok.bin" "$TMP/ext/sub/real.bin"
+ln -s sub/real.bin "$TMP/ext/ext_ok.bin"
+run_bounded 0 info "$TMP/ext/ext_ok.onnx" # a link that stays inside the folder is fine
+rm "$TMP/ext/ext_ok.bin"
+mkfifo "$TMP/ext/ext_ok.bin"
+run_bounded 1 info "$TMP/ext/ext_ok.onnx"
+expect_one_error_line
+expect_in "$TMP/err" "is a FIFO (named pipe); a file was expected"
+rm "$TMP/ext/ext_ok.bin"
+mkdir "$TMP/ext/ext_ok.bin"
+run_bounded 1 info "$TMP/ext/ext_ok.onnx"
+expect_in "$TMP/err" "is a directory"
+
+check "a directory, FIFO or device as any input file is called what it is, by every command"
+mkdir "$TMP/adir" "$TMP/adir.nir" "$TMP/adir.onnx"
+mkfifo "$TMP/in_fifo"
+NIR=$TMP/model.nir
+run_cli 0 convert "$MODEL" --calib "$X8" -o "$NIR"
+for bad in "$TMP/adir" "$TMP/adir.nir" "$TMP/adir.onnx" "$TMP/in_fifo" /dev/zero; do
+    case $bad in
+    */adir*) what="is a directory; a file was expected" ;;
+    */in_fifo) what="is a FIFO (named pipe); a file was expected" ;;
+    *) what="is a character device; a file was expected" ;;
+    esac
+    for args in "info $bad" "convert $bad -o $TMP/o.nir" "convert $MODEL --calib $bad -o $TMP/o.nir" \
+                "run $bad --input $X8" "run $MODEL --input $bad" "run $NIR --input $bad" \
+                "eval $bad --data $X8 --labels $X8" "eval $NIR --data $bad --labels $X8" \
+                "sim $bad --data $X8 --labels $X8" "export $bad -o $TMP/o.nir" \
+                "finetune $bad --train $X8 --labels $X8 -o $TMP/o.nir"; do
+        run_bounded 1 $args
+        expect_in "$TMP/err" "$bad: $what"
+        expect_not_in "$TMP/err" "9223372036854775807"
+    done
+done
+expect_no_file "$TMP/o.nir"
+
 cli_finish test_hostile_cli

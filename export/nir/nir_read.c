@@ -29,6 +29,7 @@
 #include "snn/base/isolate.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/input_file.h"
 #include "snn/ir/snn_ir.h"
 
 void nir_node_clear(nnode *nd)
@@ -1468,11 +1469,10 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     *out = NULL;
     if (!path)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: path is NULL");
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return nc_errorf(NC_ERR_IO, "%s: %s", path, strerror(errno));
-    off_t fsize = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
-    fclose(fp);
+    int64_t fsize;
+    nc_status ist = nc_input_check(path, &fsize);
+    if (ist != NC_OK)
+        return ist;
     int64_t max_model = nc_limits_now().max_model_bytes;
     if (fsize > max_model)
         return nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld bytes "
