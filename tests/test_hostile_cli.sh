@@ -110,4 +110,42 @@ for bad in "$TMP/adir" "$TMP/adir.nir" "$TMP/adir.onnx" "$TMP/in_fifo" /dev/zero
 done
 expect_no_file "$TMP/o.nir"
 
+check "a NIR dataset declaring more than the layer needs, or than its chunks hold, is refused unread"
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+    run_cli 0 convert "$SRC/examples/models/mlp.onnx" --calib "$X8" --plain-spikes -o "$TMP/plain.nir"
+    /usr/bin/python3 - "$TMP/plain.nir" "$TMP" <<'PY'
+import shutil, sys
+import h5py
+src, tmp = sys.argv[1], sys.argv[2]
+def hostile(name, fields, n, written):
+    """plain NIR (no /neuroc group) whose IF fields `fields` declare n
+    values in gzip chunks, the first 128 the real ones, `written` in all"""
+    path = f"{tmp}/{name}.nir"
+    shutil.copy(src, path)
+    with h5py.File(path, "r+") as f:
+        del f["neuroc"]
+        g = next(g for g in f["node/nodes"].values() if g["type"][()] == b"IF")
+        for k in fields:
+            old = g[k][()]
+            del g[k]
+            d = g.create_dataset(k, shape=(n,), chunks=(1 << 16,), compression="gzip", dtype="f4")
+            d[:written] = 0
+            d[:old.size] = old
+hostile("vth_only", ["v_threshold"], 10**6, 10**6)  # stored in full: more than the layer needs
+hostile("vth_and_r", ["v_threshold", "r"], 10**9, 128)  # 10^9 declared, 128 stored
+PY
+    # under a memory cap: before, each read 2 x 4 GB first
+    (ulimit -v 2000000; run_cli 1 info "$TMP/vth_only.nir"; expect_one_error_line
+     expect_in "$TMP/err" "$TMP/vth_only.nir"
+     expect_in "$TMP/err" "IF dataset 'v_threshold' declares 1000000 values, but the layer has 256 (r)"
+     echo "$FAILS" >"$TMP/fails")
+    FAILS=$(cat "$TMP/fails")
+    (ulimit -v 2000000; run_cli 1 info "$TMP/vth_and_r.nir"; expect_one_error_line
+     expect_in "$TMP/err" "declares 1000000000 elements (4000000000 bytes) but stores"
+     echo "$FAILS" >"$TMP/fails")
+    FAILS=$(cat "$TMP/fails")
+else
+    echo "  skipped: python3's h5py is missing"
+fi
+
 cli_finish test_hostile_cli

@@ -17,10 +17,6 @@
 #include "snn/base/input_file.h"
 #include "snn/base/tensor.h"
 
-/* Deflate cannot expand data by more than about 1032:1, so a gzip file of n
- * bytes cannot hold more than this; a header claiming more is lying, and we
- * say so before allocating what it claims. */
-#define GZIP_MAX_RATIO 1032
 
 nc_status nc_reader_read(nc_data_reader *r, void *buf, size_t n, const char *what)
 {
@@ -146,7 +142,7 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
                          "header declares shape %s of %s (%lld bytes) but %lld bytes follow; "
                          "the header or the file is wrong", sb, h->fmt.name, (long long)bytes,
                          (long long)(r->file_size - r->pos));
-    if (r->compressed && bytes / GZIP_MAX_RATIO > r->file_size)
+    if (r->compressed && bytes / NC_DEFLATE_MAX_RATIO > r->file_size)
         return nc_errorf(NC_ERR_PARSE,
                          "header declares shape %s of %s (%lld bytes), more than a %lld-byte gzip "
                          "file can hold", sb, h->fmt.name, (long long)bytes, (long long)r->file_size);
