@@ -134,6 +134,10 @@ int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mo
  * with HDF5's signature, or its name ends in .nir, so that a damaged .nir is
  * reported by the NIR reader as a bad NIR file, not as a bad ONNX model. */
 int cli_is_nir(const char *path);
+/* CLI_OK if `path` is a file that holds a spiking network (.nir, HDF5);
+ * else prints why (a missing file, a directory: exit 1; an ONNX model: a
+ * usage error) and returns the exit status. */
+int cli_need_nir(const char *cmd, const char *path);
 
 /* ---- data options shared by convert, eval and run (data_opts.c) */
 

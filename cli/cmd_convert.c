@@ -548,7 +548,9 @@ loaded:
                po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
                po.v0 ? pulses : 0);
     }
-    if (cli_is_root() && (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK) {
+    /* a report that cannot be written stops the command before the model is */
+    if (cli_is_root() && ((report && (st = nc_output_check(report)) != NC_OK) ||
+                          (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK)) {
         rc = cli_fail(st);
         goto done;
     }

@@ -320,9 +320,8 @@ int cmd_finetune(int argc, char **argv)
     nc_finetune_options o;
     if ((rc = ft_options(&a, &o)) != CLI_OK)
         return rc;
-    if (!cli_is_nir(pos[0]))
-        return cli_failf(NC_ERR_INVALID_ARG, "%s is not a spiking network (.nir); convert it first with "
-                                             "'neuroc convert'", pos[0]);
+    if ((rc = cli_need_nir("finetune", pos[0])) != CLI_OK)
+        return rc;
 
     ft_state f = {.output = a.output, .o = &o};
     f.ckpt_nir = with_suffix(a.output, ".ckpt.nir");

@@ -8,6 +8,7 @@
 #include "onnx_import.h"
 #include "onnx/onnx.pb-c.h"
 #include "onnx_tensor.h"
+#include "pb_nesting.h"
 #include "snn/base/alloc.h"
 #include "ann_ops.h"
 #include "snn/base/error.h"
@@ -652,14 +653,11 @@ static nc_status load(const void *data, size_t size, const char *src, const char
         return nc_errorf(NC_ERR_LIMIT, "%s: %zu bytes exceed the model size limit of %lld bytes "
                          "(nc_limits.max_model_bytes)", src, size, (long long)max_model);
     im.tctx.max_model_bytes = max_model - (int64_t)size;
-    ProtobufCAllocator pa;
-    int oom;
-    nc_onnx_pb_allocator_init(&pa, &oom);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
-    if (!mp)
-        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing the model", src)
-                   : nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
     nc_status st;
+    Onnx__ModelProto *mp = nc_pb_unpack(&onnx__model_proto__descriptor, data, size, src,
+                                        "an ONNX model", &st);
+    if (!mp)
+        return st;
     if (!(im.g = nc_graph_new(src))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
         goto done;

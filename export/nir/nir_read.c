@@ -29,6 +29,7 @@
 #include "snn/base/isolate.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/input_file.h"
 #include "snn/ir/snn_ir.h"
 
 void nir_node_clear(nnode *nd)
@@ -89,11 +90,50 @@ static const nspec *find_spec(const char *type)
     return NULL;
 }
 
+/* Before any of a node's float datasets is read, their declared sizes must
+ * agree as the layer needs them to: a bias has a value per weight row, each
+ * neuron parameter one per neuron (the count its fields agree on) or one
+ * for all. A dataset declaring more is refused unread: a 1 MB file whose
+ * v_threshold claimed 10^9 values made neuroc read 8 GB before it compared
+ * them with the layer's 128 neurons. */
+static nc_status check_field_sizes(hid_t g, const nspec *sp)
+{
+    int64_t n = -1;
+    const char *by = NULL;
+    for (int k = 0; k < MAXF && sp->f[k]; k++) {
+        int nd;
+        int64_t shape[NC_MAX_DIMS], numel;
+        if (!nc_h5_exists(g, sp->f[k]))
+            continue;
+        nc_status st = nc_h5_shape(g, sp->f[k], &nd, shape);
+        if (st != NC_OK)
+            return st;
+        if (!nc_numel_checked(nd, shape, &numel))
+            return nc_errorf(NC_ERR_PARSE, "%s dataset '%s' declares a shape whose size overflows", sp->type, sp->f[k]);
+        int weight = strcmp(sp->f[k], "weight") == 0;
+        if (weight && nd < 1)
+            continue; /* refused by name later */
+        if (!weight && numel == 1)
+            continue;
+        int64_t here = weight ? shape[0] : numel;
+        if (n < 0) {
+            n = here;
+            by = weight ? "weight rows" : sp->f[k];
+        } else if (here != n) {
+            return nc_errorf(NC_ERR_PARSE, "%s dataset '%s' declares %lld values, but the layer has %lld (%s): "
+                             "refused before reading it", sp->type, sp->f[k], (long long)here, (long long)n, by);
+        }
+    }
+    return NC_OK;
+}
+
 /* Reads the datasets of node group g of a known type. */
 static nc_status load_fields(hid_t g, nnode *nd)
 {
     const nspec *sp = nd->spec;
-    nc_status st;
+    nc_status st = check_field_sizes(g, sp);
+    if (st != NC_OK)
+        return st;
     for (int k = 0; k < MAXF && sp->f[k]; k++) {
         if (!nc_h5_exists(g, sp->f[k])) {
             if (sp->opt_f & BIT(k))
@@ -1468,11 +1508,10 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     *out = NULL;
     if (!path)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: path is NULL");
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return nc_errorf(NC_ERR_IO, "%s: %s", path, strerror(errno));
-    off_t fsize = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
-    fclose(fp);
+    int64_t fsize;
+    nc_status ist = nc_input_check(path, &fsize);
+    if (ist != NC_OK)
+        return ist;
     int64_t max_model = nc_limits_now().max_model_bytes;
     if (fsize > max_model)
         return nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld bytes "
