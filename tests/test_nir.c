@@ -292,7 +292,7 @@ static void test_roundtrip_cnn(void **state)
     nc_snn *b = roundtrip(a, "cnn.nir", 1, 3);
 
     /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
-     * (groups 2) is written densely in strict mode: output channel 0 sees
+     * (groups 2) is written densely in the standard graph: output channel 0 sees
      * input channels 0-1 only. if2 also feeds the residual sum, so it goes through a Scale
      * node and conv3 keeps its weights. */
     const nc_snn_layer *c2 = &a->layers[nc_snn_find_layer(a, "conv2")];
@@ -303,12 +303,15 @@ static void test_roundtrip_cnn(void **state)
              "[\"conv2\", \"weight\", 0, %.9g], [\"conv2\", \"weight\", 18, 0], [\"conv2\", \"weight\", 45, %.9g],"
              " [\"conv2\", \"weight\", 90, %.9g],"
              " [\"conv3\", \"weight\", 9, %.9g], [\"fc\", \"weight\", 0, %.9g],"
-             " [\"if2_scale\", \"scale\", 9, %.9g], [\"if1\", \"v_threshold\", 0, 0.75], [\"if2\", \"v_threshold\", 18, 2],"
+             " [\"if2_scale\", \"scale\", 9, %.9g], [\"if1\", \"v_threshold\", 0, %.9g],"
+             " [\"if2\", \"v_threshold\", 18, %.9g],"
              " [\"if1\", \"r\", 5, 1], [\"conv3\", \"bias\", 0, 0]",
              (double)(nc_f32(c2->weight)[0] * 0.75f), (double)(nc_f32(c2->weight)[27] * 0.75f),
              (double)(nc_f32(c2->weight)[36] * 0.75f),
              (double)nc_f32(c3->weight)[9],
-             (double)(nc_f32(fc->weight)[0] * (0.25f * 1.25f)), (double)THETA2[1]);
+             (double)(nc_f32(fc->weight)[0] * (0.25f * 1.25f)), (double)THETA2[1],
+             /* the standard graph's IF: v > θ⁻ is m >= θ (snn_portable.c) */
+             (double)nextafterf(0.75f, 0.0f), (double)nextafterf(2.0f, 0.0f));
     write_sidecar(out_path("cnn.nir"), CNN_GRAPH, values);
     nc_snn_free(a);
     nc_snn_free(b);
