@@ -86,6 +86,9 @@ int cli_portable_options(const char *cmd, int portable, const char *v0, const ch
                          nc_portable_options *o);
 /* "neuron semantics:" and a line per neuron layer (what the reader chose). */
 void cli_print_nir_semantics(const nc_snn *s);
+/* Which graph of the .nir file at path neuroc reads, which other tools
+ * read, and what the standard one loses (nc_nir_file_info_read). */
+void cli_print_nir_graphs(const char *path);
 
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */
 typedef struct run_args {

@@ -30,9 +30,11 @@ const char CMD_CONVERT_HELP[] =
     "\n"
     "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
     "                     (default: the model's base name with .nir, here)\n"
-    "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
-    "                     max pooling, concatenation, ... (else stored as neuroc\n"
-    "                     extension nodes) and spell grouped convolutions densely\n"
+    "      --nir-strict   refuse to write a network whose standard NIR graph (/node,\n"
+    "                     what other tools read) would approximate a layer: signed\n"
+    "                     spikes, max pooling, per-window divisors (by default they\n"
+    "                     are approximated there, the exact network kept for neuroc\n"
+    "                     in the same file; the loss is printed); plain spikes\n"
     "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
     "                     (spike when v > θ, reset to 0, v(0) = 0) that other tools run\n"
     "                     as neuroc does; the reset to zero costs accuracy (docs/nir.md)\n"
@@ -555,6 +557,8 @@ loaded:
         goto done;
     }
     printf("wrote %s%s\n", output, output == default_out ? " (no -o given: the model's name, in the current directory)" : "");
+    if (cli_is_root())
+        cli_print_nir_graphs(output);
     if (report && cli_is_root()) {
         if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
             goto done;

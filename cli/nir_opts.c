@@ -98,3 +98,31 @@ void cli_print_nir_semantics(const nc_snn *s)
                    ni.has_r ? ", input resistance r" : "", dt, ni.limit_params ? ", tau = r = inf: v += I" : "");
     }
 }
+
+void cli_print_nir_graphs(const char *path)
+{
+    nc_nir_file_info info;
+    if (nc_nir_file_info_read(path, &info) != NC_OK)
+        return;
+    if (info.exact_graph)
+        printf("NIR graphs: neuroc reads its exact network (/neuroc/graph); other NIR tools read /node, its "
+               "standard form\n");
+    else if (info.neuroc_format && info.loss_known)
+        printf("NIR graph: /node, standard NIR, read by neuroc and other NIR tools alike\n");
+    else if (info.neuroc_format)
+        printf("NIR graph: /node, written before neuroc wrote a standard graph (neuroc.<kind> nodes in it, if any, "
+               "are for neuroc only; neuroc export rewrites it)\n");
+    else
+        printf("NIR graph: /node, another tool's file, read with NIR's semantics\n");
+    if (info.loss_known && info.standard_loss[0]) {
+        printf("what the standard graph (/node) loses:\n");
+        for (const char *l = info.standard_loss; *l;) {
+            const char *e = strchr(l, '\n');
+            int n = e ? (int)(e - l) : (int)strlen(l);
+            printf("  %.*s\n", n, l);
+            l += n + (e != NULL);
+        }
+    } else if (info.exact_graph || info.loss_known) {
+        printf("the standard graph (/node) loses nothing\n");
+    }
+}

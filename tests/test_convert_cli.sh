@@ -189,7 +189,7 @@ expect_in "$TMP/out" "t = 4 "
 check "conversion options do not apply to a .nir"
 run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max
 
-check "a MaxPool model is saved as NIR (a neuroc extension node); --nir-strict refuses it, naming the node"
+check "a MaxPool model is saved as NIR (average pooling in the standard graph, a neuroc extension node in the exact one); --nir-strict refuses the approximation, naming the layer"
 MP=$SRC/tests/fixtures/convert/maxpool.onnx
 MPX=$SRC/tests/fixtures/convert/x.npy
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp.nir"
@@ -197,7 +197,7 @@ expect_file "$TMP/mp.nir"
 run_cli 0 info "$TMP/mp.nir"
 expect_in "$TMP/out" "MaxPool2d"
 run_cli 1 convert "$MP" --calib "$MPX" -o "$TMP/mp_strict.nir" --nir-strict
-expect_in "$TMP/err" "layer '/pool/MaxPool' (MaxPool2d): NIR cannot express it"
+expect_in "$TMP/err" "'/pool/MaxPool'): max pooling is average pooling"
 expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
@@ -237,7 +237,7 @@ run_cli 0 finetune "$TMP/signed.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 
 run_cli 0 info "$TMP/signed_ft.nir"
 expect_in "$TMP/out" "SignedIF"
 run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --nir-strict -o "$TMP/signed_strict.nir"
-expect_in "$TMP/err" "(SignedIF): NIR cannot express it"
+expect_in "$TMP/err" "signed IF neurons"
 expect_no_file "$TMP/signed_strict.nir"
 run_cli 0 convert "$MODEL" --calib "$X" --reset zero -o "$TMP/zero.nir" --report "$TMP/zero.json"
 expect_in "$TMP/zero.json" '"reset": "zero"'

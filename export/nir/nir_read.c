@@ -1548,7 +1548,8 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     if (f < 0) {
         st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else {
-        st = nir_neuroc_usable(f) ? nir_read_neuroc(&R, f, out) : read_plain(&R, f, out);
+        int format = nir_neuroc_usable(f);
+        st = format ? nir_read_neuroc(&R, f, format, out) : read_plain(&R, f, out);
         H5Fclose(f);
     }
     nc_h5_quiet_end(&q);

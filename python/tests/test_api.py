@@ -122,6 +122,11 @@ def test_save_load_nir(cnn_snn, test_xy, tmp_path):
     assert [L.name for L in back.layers] == [L.name for L in cnn_snn.layers]
     assert np.array_equal(back.run(x, timesteps=8), cnn_snn.run(x, timesteps=8))
     assert back.ann is None and back.evaluate(x, test_xy[1], timesteps=2).ann_accuracy is None
+    # one file for both audiences: neuroc reads the exact network, other tools the standard graph
+    info = neuroc.nir_file_info(p)
+    assert info["exact_graph"] and info["loss_known"] and info["neuroc_format"] == 4
+    assert info["standard_loss"] == cnn_snn.nir_standard_loss()
+    assert "IF neurons are NIR's IF there" in info["standard_loss"]
 
 
 def test_rate_limit(cnn_snn, test_xy, cnn):
