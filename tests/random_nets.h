@@ -1,7 +1,7 @@
 /* Random networks and inputs for the tests that compare a backend with the
  * cpu reference bit for bit: cpu-fast (test_cpu_fast.c), the cuda backend's
- * CPU emulation (test_hd_math.c) and its GPU test (test_cuda.c, plain C so
- * that scripts/gpu-check can build it without cmocka), and the GPU benchmark
+ * test (test_cuda.c, on a GPU and on the CPU harness; plain C so that
+ * scripts/gpu-check can build it without cmocka), and the GPU benchmark
  * (bench/cuda_bench.c). Header-only: each program includes it once. One
  * generator seeded alike in each program, so a program draws the same
  * networks on every run. A failing library call prints the library's

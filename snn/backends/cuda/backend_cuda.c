@@ -503,6 +503,11 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
         goto done;
     }
     st = plan_layers(P, want, rec_on);
+    /* The uploads went on the legacy stream (cudaMemcpy returns once the
+       host memory is staged, not copied), which the run's non-blocking
+       stream does not wait for: wait here, once. */
+    if (st == NC_OK && (e = cudaDeviceSynchronize()) != cudaSuccess)
+        st = cu_err(e, "uploading the weights");
     if (st == NC_OK)
         nc_log(NC_LOG_INFO, "cuda: batch %d, %d step%s a chunk, %zu of %zu MiB free before the plan", N, P->tc,
                P->tc == 1 ? "" : "s", free_b >> 20, total_b >> 20);
