@@ -53,3 +53,11 @@ foreach(m neuroc_cuda_host neuroc_cuda_host_probe)
   set_target_properties(${m} PROPERTIES PREFIX lib SUFFIX .so LIBRARY_OUTPUT_DIRECTORY ${NC_HOST_OUT}
                         CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 endforeach()
+
+# the GPU benchmark program, built here too so that it keeps compiling; on
+# the harness it runs small shapes (cuda_bench resnet18 32 2 0)
+add_executable(cuda_bench ${CMAKE_SOURCE_DIR}/bench/cuda_bench.c)
+target_include_directories(cuda_bench PRIVATE ${CMAKE_SOURCE_DIR})
+target_compile_definitions(cuda_bench PRIVATE NC_TESTS_NO_ONNX NC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+target_link_libraries(cuda_bench PRIVATE neuroc_static)
+add_dependencies(cuda_bench neuroc_cuda_host neuroc_cuda_host_probe)

@@ -182,7 +182,9 @@ static void check_net(const char *what, nc_snn *s, int T)
     }
     setenv("NEUROC_CUDA_CHUNK_STEPS", "3", 1); /* the steps in several chunks */
     check_event(what, s, x5, T, NC_ENCODING_DIRECT, 1);
+    setenv("NEUROC_CUDA_SYNC", "1", 1); /* every kernel waited for */
     check_event(what, s, xs, T, NC_ENCODING_POISSON, 0);
+    unsetenv("NEUROC_CUDA_SYNC");
     unsetenv("NEUROC_CUDA_CHUNK_STEPS");
     nc_tensor *big = net_rand_input(s, 0, g_short ? 20 : 64);
     check_close(what, s, big, T, "dense");
@@ -223,6 +225,13 @@ static void check_errors(void)
     nc_session_options o = {.backend = "cuda", .timesteps = 2};
     CHECK(nc_session_create(c, &o, &ss) == NC_ERR_UNSUPPORTED && strstr(nc_last_error(), "lif"),
           "LIF accepted: %s", nc_last_error());
+    nc_snn_free(c);
+    /* 2^24 outputs need 65536 blocks of 256 on grid.y, one past its limit */
+    int64_t one[1] = {1};
+    NET_OK(nc_snn_create(1, one, &c));
+    net_affine(c, 0, (int64_t)1 << 24, 1.0f);
+    CHECK(nc_session_create(c, &o, &ss) == NC_ERR_UNSUPPORTED && strstr(nc_last_error(), "too large"),
+          "an Affine of 2^24 outputs accepted: %s", nc_last_error());
     nc_snn_free(c);
     nc_snn_free(s);
 }
