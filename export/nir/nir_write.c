@@ -16,6 +16,15 @@
  * input of an Add gets an edge to each reader of the Add. Readouts have no
  * node either: the layer they read feeds the Output node.
  *
+ * Two graphs (DESIGN §4). /node, what nir.read and other tools read, is
+ * the network's standard form (snn/ir/snn_standard.c), planned apart with
+ * grouped weights spelled out; the network's own graph goes in
+ * /neuroc/graph (format 4), its synaptic nodes that equal the standard
+ * graph's hard links to them, and /neuroc/standard_loss says what /node
+ * loses. A network that is its own standard form has one graph, /node
+ * (format 3, standard_loss ""). In what follows "the graph" and "NIR node"
+ * mean the network's own: /neuroc/graph, or /node in format 3.
+ *
  * The root-level group /neuroc (never read by nir.read) makes the round trip
  * lossless, format NC_NIR_NEUROC_FORMAT:
  *   format_version  int64        generator  string      output  int64 (-1 = default)
@@ -47,8 +56,8 @@
  * A layer NIR cannot express (nc_snn_layer_nir_expressible: a kind whose
  * `nir` trait is 0, or an average pool with per-window divisors) is a node
  * of type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c),
- * taking its input's factor like any layer of its kind; strict mode
- * (nc_nir_save_options) refuses such layers instead. The reader tells
+ * taking its input's factor like any layer of its kind (only in the
+ * network's own graph: the standard form has none). The reader tells
  * extension nodes by their type.
  */
 #define _POSIX_C_SOURCE 200809L
