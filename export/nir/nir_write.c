@@ -400,6 +400,20 @@ static nc_status put_tensor(hid_t g, const char *name, const nc_tensor *t)
     return nc_h5_write_f32(g, name, t->ndim, t->shape, nc_f32(t));
 }
 
+/* A synaptic weight of the standard graph that is mostly zeros (grouped
+ * weights spelled out, a Concat's placement convolutions: a dense copy
+ * would be the square of the channels) is deflated, which nir.read reads
+ * as any dataset; others as they are (the same bytes as before). */
+static nc_status put_weight(const wr *w, hid_t g, const nc_tensor *W)
+{
+    int64_t zeros = 0;
+    for (int64_t k = 0; w->standard && W->numel >= 4096 && k < W->numel; k++)
+        zeros += nc_f32(W)[k] == 0.0f;
+    if (2 * zeros > W->numel && W->ndim >= 1 && nc_h5_deflate_avail())
+        return nc_h5_write_f32_deflate(g, "weight", W->ndim, W->shape, nc_f32(W));
+    return put_tensor(g, "weight", W);
+}
+
 static nc_status put_full(hid_t g, const char *name, const nc_tensor *t, const nc_snn_layer *L,
                           float dflt)
 {
@@ -433,13 +447,13 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
             st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
         break;
     case NC_SNN_AFFINE:
-        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_tensor(g, "weight", W)) == NC_OK)
+        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_weight(w, g, W)) == NC_OK)
             st = put_tensor(g, "bias", L->bias);
         break;
     case NC_SNN_CONV2D:
         if ((st = nc_h5_write_string(g, "type", "Conv2d")) == NC_OK &&
             (st = put_pair(g, "input_shape", X->shape + 1)) == NC_OK &&
-            (st = put_tensor(g, "weight", W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
+            (st = put_weight(w, g, W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
             (st = put_pair(g, "padding", L->padding)) == NC_OK &&
             (st = put_pair(g, "dilation", L->dilation)) == NC_OK &&
             (st = nc_h5_write_i64_scalar(g, "groups", X->shape[0] / W->shape[1])) == NC_OK)
