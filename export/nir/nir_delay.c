@@ -42,8 +42,10 @@ nc_status nir_delay_steps(const nnode *nd, double dt, int64_t **steps, int64_t *
         double v = d && d->numel > 0 ? nc_f32(d)[k] : 0.0, q = nearbyint(v / dt);
         if (!(v >= 0) || fabs(q * dt - v) > 1e-6 * (v > dt ? v : dt) || q > 1e6) {
             nc_free(s);
-            return nc_errorf(NC_ERR_UNSUPPORTED, "Delay of %g s is not a whole number of steps of dt = %g s (at "
-                             "most 1e6; neuroc delays by whole steps: choose dt with --dt)", v, dt);
+            return nc_errorf(NC_ERR_UNSUPPORTED,
+                             "Delay of %g s is not a whole number of steps of dt = %g s (at "
+                             "most 1e6; neuroc delays by whole steps: choose dt with --dt)",
+                             v, dt);
         }
         s[k] = (int64_t)q;
     }
