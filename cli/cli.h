@@ -89,6 +89,10 @@ void cli_print_nir_semantics(const nc_snn *s);
 /* Which graph of the .nir file at path neuroc reads, which other tools
  * read, and what the standard one loses (nc_nir_file_info_read). */
 void cli_print_nir_graphs(const char *path);
+/* The conversion report `json` (an object) with "nir_standard_graph": which
+ * graph of the .nir at nir_path neuroc reads and the standard graph's loss
+ * lines, as a new string (free()); NULL out of memory. */
+char *cli_report_with_nir(const char *json, const char *nir_path);
 
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */
 typedef struct run_args {

@@ -560,7 +560,11 @@ loaded:
     if (cli_is_root())
         cli_print_nir_graphs(output);
     if (report && cli_is_root()) {
-        if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
+        /* the report states what the file's standard NIR graph loses */
+        char *json = cli_report_with_nir(rep ? nc_convert_report_json(rep) : "{}", output);
+        rc = json ? cli_write_text(report, json) : cli_failf(NC_ERR_NOMEM, "out of memory");
+        free(json);
+        if (rc != CLI_OK)
             goto done;
         printf("wrote %s\n", report);
     }

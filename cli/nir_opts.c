@@ -1,6 +1,8 @@
 /* The options every command that loads a .nir file shares: how neuroc
  * reads the neurons of another tool's NIR file (nc_nir_options), and the
  * line `neuroc info` and `run --verbose` print about the choice. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -125,4 +127,48 @@ void cli_print_nir_graphs(const char *path)
     } else if (info.exact_graph || info.loss_known) {
         printf("the standard graph (/node) loses nothing\n");
     }
+}
+
+/* Appends s to buf (at *len, capacity cap) as the inside of a JSON string. */
+static void json_chars(char *buf, size_t *len, size_t cap, const char *s, size_t n)
+{
+    for (size_t k = 0; k < n && *len + 8 < cap; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (c == '"' || c == '\\')
+            *len += (size_t)snprintf(buf + *len, cap - *len, "\\%c", c);
+        else if (c < 0x20)
+            *len += (size_t)snprintf(buf + *len, cap - *len, "\\u%04x", c);
+        else
+            buf[(*len)++] = (char)c;
+    }
+    buf[*len] = '\0';
+}
+
+char *cli_report_with_nir(const char *json, const char *nir_path)
+{
+    nc_nir_file_info info;
+    const char *end = strrchr(json, '}');
+    if (nc_nir_file_info_read(nir_path, &info) != NC_OK || !end)
+        return strdup(json);
+    size_t cap = strlen(json) + 2 * sizeof info.standard_loss + 256, len = (size_t)(end - json);
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    memcpy(out, json, len);
+    while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+        len--;
+    len += (size_t)snprintf(out + len, cap - len, ",\n  \"nir_standard_graph\": {\"neuroc_reads\": \"%s\", \"loss\": [",
+                            info.exact_graph ? "/neuroc/graph" : "/node");
+    int first = 1;
+    for (const char *l = info.standard_loss; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        len += (size_t)snprintf(out + len, cap - len, "%s\"", first ? "" : ", ");
+        json_chars(out, &len, cap, l, n);
+        len += (size_t)snprintf(out + len, cap - len, "\"");
+        first = 0;
+        l += n + (e != NULL);
+    }
+    snprintf(out + len, cap - len, "]}\n}\n");
+    return out;
 }

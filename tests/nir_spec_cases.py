@@ -150,6 +150,10 @@ chain("linear", [("fc", nir.Linear(weight=W))], [4], [3], x, np.einsum("oi,tni->
 steps = 3
 chain("delay", [("d", nir.Delay(delay=np.full(4, steps * 1e-3, F)))], [4], [4], x,
       np.concatenate([np.zeros((steps, 1, 4), F), x[:-steps]]), "--dt 1e-3")
+# a delay per neuron: neuron i is x_i(t - d_i)
+per = np.array([0, 1, 3, 3])
+y = np.stack([np.concatenate([np.zeros((d, 1), F), x[:len(x) - d, :, i]]) for i, d in enumerate(per)], axis=-1)
+chain("delay_per_neuron", [("d", nir.Delay(delay=(per * 1e-3).astype(F)))], [4], [4], x, y.astype(F), "--dt 1e-3")
 
 
 def conv1d(x, w, b, stride, pad, dil, groups):

@@ -43,6 +43,14 @@ for onnx in "$SRC"/examples/models/*.onnx; do
     grep -q "what the standard graph (/node) loses:" "$OUT/$m.log" ||
         { echo "FAIL: convert $m does not state the loss"; fail=1; }
 done
+# the conversion report (--report) states the loss too
+"$NEUROC" convert "$SRC/examples/models/vgg.onnx" --calib "$CALIB" --calib-samples 64 -o "$OUT/vgg_r.nir" \
+    --report "$OUT/vgg_r.json" >/dev/null 2>&1 || { echo "FAIL: convert --report"; fail=1; }
+"$VENV/bin/python" -c "
+import json, sys
+g = json.load(open(sys.argv[1]))['nir_standard_graph']
+assert g['neuroc_reads'] == '/neuroc/graph' and any('max pooling is average pooling' in l for l in g['loss']), g
+" "$OUT/vgg_r.json" || { echo "FAIL: the report's nir_standard_graph"; fail=1; }
 # what is said is what was done: max pooling in the examples that have it
 grep -q "max pooling is average pooling" "$OUT/vgg.info" || { echo "FAIL: vgg's max pooling loss unstated"; fail=1; }
 

@@ -49,7 +49,8 @@ nc_status nc_nir_file_info_read(const char *path, nc_nir_file_info *out)
         out->exact_graph = out->neuroc_format >= 4;
         hid_t g = H5Gopen2(f, "neuroc", H5P_DEFAULT);
         char *loss = NULL;
-        if (g >= 0 && nc_h5_exists(g, "standard_loss") && (st = nc_h5_read_string(g, "standard_loss", &loss)) == NC_OK) {
+        if (g >= 0 && nc_h5_exists(g, "standard_loss") &&
+            (st = nc_h5_read_string(g, "standard_loss", &loss)) == NC_OK) {
             out->loss_known = 1;
             snprintf(out->standard_loss, sizeof out->standard_loss, "%s", loss);
         }

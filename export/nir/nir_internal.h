@@ -162,6 +162,16 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total);
 /* Recurrent inputs (into sums) must exist and match the sum's shape. */
 nc_status nir_check_recurrent(const nc_snn *s);
 
+/* nir_delay.c: a Delay node's different delays in steps of dt, ascending
+ * (*steps, the caller frees; at most NC_NIR_MAX_DELAYS); how many (1 when
+ * they cannot be read: the error comes where the node is applied); the
+ * layers of a node of several, reading layer `from` (2 per delay and an
+ * Add holding the node's output, appended to s). */
+#define NC_NIR_MAX_DELAYS 256
+nc_status nir_delay_steps(const nnode *nd, double dt, int64_t **steps, int64_t *n_steps);
+int64_t nir_delay_count(const nnode *nd, double dt);
+nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int total);
+
 /* nir_read_neuroc.c: the format of f's /neuroc group if this reader knows
  * it, else 0; the network it describes. */
 int nir_neuroc_usable(hid_t f);

@@ -1131,18 +1131,15 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
     case K_DELAY: {
         if ((st = check_finite(nd, X)) != NC_OK)
             return st;
-        const nc_tensor *d = fget(nd, "delay");
         double dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
-        for (int64_t k = 1; d && k < d->numel; k++)
-            if (nc_f32(d)[k] != nc_f32(d)[0])
-                return nc_errorf(NC_ERR_UNSUPPORTED, "Delay with different delays per neuron (%g and %g): neuroc "
-                                 "delays a whole layer by one number of steps", nc_f32(d)[0], nc_f32(d)[k]);
-        double v = d && d->numel > 0 ? nc_f32(d)[0] : 0.0, steps = nearbyint(v / dt);
-        if (!(v >= 0) || fabs(steps * dt - v) > 1e-6 * (v > dt ? v : dt) || steps > 1e6)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "Delay of %g s is not a whole number of steps of dt = %g s (at most "
-                             "1e6; neuroc delays by whole steps: choose dt with --dt)", v, dt);
-        L->kernel[0] = (int64_t)steps;
+        int64_t *steps = NULL, m = 0;
+        if ((st = nir_delay_steps(nd, dt, &steps, &m)) != NC_OK)
+            return st;
+        L->kernel[0] = steps[0]; /* one delay: several are build_layers' (nir_delay.c) */
         L->dt = dt;
+        nc_free(steps);
+        if (m != 1)
+            return nc_errorf(NC_ERR_INTERNAL, "Delay of %lld delays as one layer", (long long)m);
         break;
     }
     default:
@@ -1204,6 +1201,8 @@ static nc_status assign_layers(rd *R, const int *order, int n_order, int *total)
         } else {
             next += deg >= 2;
             next += nd->kind == K_CONV1D ? 2 : 0; /* Reshape to (C, 1, L), Conv2d, Reshape back */
+            int64_t delays = nd->kind == K_DELAY ? nir_delay_count(nd, R->opt.dt > 0 ? R->opt.dt : 1e-4) : 1;
+            next += delays > 1 ? (int)(2 * delays) : 0; /* a Delay and a Scale per delay, then their Add */
             nd->layer = next++;
         }
     }
@@ -1336,9 +1335,13 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
             else
                 s->output = srcs[0];
         } else if (st == NC_OK && !sv_scale) {
+            double dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
+            int several = nd->kind == K_DELAY && nir_delay_count(nd, dt) > 1;
             if (nd->kind == K_CONV1D) /* (C, L) → (C, 1, L): the Conv2d of a 1 × k kernel runs it */
                 st = conv1d_reshape(s, nd->name, ".2d", srcs[0], total, 1);
-            if (st == NC_OK) {
+            if (st == NC_OK && several)
+                st = nir_delay_layers(s, nd, dt, srcs[0], total);
+            else if (st == NC_OK) {
                 char cname[512];
                 snprintf(cname, sizeof cname, "%.500s%s", nd->name, nd->kind == K_CONV1D ? ".conv2d" : "");
                 nc_snn_layer *L = nc_snn_append_unique(s, nir_layer_kind(nd->kind), cname, 1);

@@ -16,6 +16,15 @@
  * input of an Add gets an edge to each reader of the Add. Readouts have no
  * node either: the layer they read feeds the Output node.
  *
+ * Two graphs (DESIGN §4). /node, what nir.read and other tools read, is
+ * the network's standard form (snn/ir/snn_standard.c), planned apart with
+ * grouped weights spelled out; the network's own graph goes in
+ * /neuroc/graph (format 4), its synaptic nodes that equal the standard
+ * graph's hard links to them, and /neuroc/standard_loss says what /node
+ * loses. A network that is its own standard form has one graph, /node
+ * (format 3, standard_loss ""). In what follows "the graph" and "NIR node"
+ * mean the network's own: /neuroc/graph, or /node in format 3.
+ *
  * The root-level group /neuroc (never read by nir.read) makes the round trip
  * lossless, format NC_NIR_NEUROC_FORMAT:
  *   format_version  int64        generator  string      output  int64 (-1 = default)
@@ -47,8 +56,8 @@
  * A layer NIR cannot express (nc_snn_layer_nir_expressible: a kind whose
  * `nir` trait is 0, or an average pool with per-window divisors) is a node
  * of type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c),
- * taking its input's factor like any layer of its kind; strict mode
- * (nc_nir_save_options) refuses such layers instead. The reader tells
+ * taking its input's factor like any layer of its kind (only in the
+ * network's own graph: the standard form has none). The reader tells
  * extension nodes by their type.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -391,6 +400,20 @@ static nc_status put_tensor(hid_t g, const char *name, const nc_tensor *t)
     return nc_h5_write_f32(g, name, t->ndim, t->shape, nc_f32(t));
 }
 
+/* A synaptic weight of the standard graph that is mostly zeros (grouped
+ * weights spelled out, a Concat's placement convolutions: a dense copy
+ * would be the square of the channels) is deflated, which nir.read reads
+ * as any dataset; others as they are (the same bytes as before). */
+static nc_status put_weight(const wr *w, hid_t g, const nc_tensor *W)
+{
+    int64_t zeros = 0;
+    for (int64_t k = 0; w->standard && W->numel >= 4096 && k < W->numel; k++)
+        zeros += nc_f32(W)[k] == 0.0f;
+    if (2 * zeros > W->numel && W->ndim >= 1 && nc_h5_deflate_avail())
+        return nc_h5_write_f32_deflate(g, "weight", W->ndim, W->shape, nc_f32(W));
+    return put_tensor(g, "weight", W);
+}
+
 static nc_status put_full(hid_t g, const char *name, const nc_tensor *t, const nc_snn_layer *L,
                           float dflt)
 {
@@ -424,13 +447,13 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
             st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
         break;
     case NC_SNN_AFFINE:
-        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_tensor(g, "weight", W)) == NC_OK)
+        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_weight(w, g, W)) == NC_OK)
             st = put_tensor(g, "bias", L->bias);
         break;
     case NC_SNN_CONV2D:
         if ((st = nc_h5_write_string(g, "type", "Conv2d")) == NC_OK &&
             (st = put_pair(g, "input_shape", X->shape + 1)) == NC_OK &&
-            (st = put_tensor(g, "weight", W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
+            (st = put_weight(w, g, W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
             (st = put_pair(g, "padding", L->padding)) == NC_OK &&
             (st = put_pair(g, "dilation", L->dilation)) == NC_OK &&
             (st = nc_h5_write_i64_scalar(g, "groups", X->shape[0] / W->shape[1])) == NC_OK)

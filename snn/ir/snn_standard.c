@@ -158,8 +158,8 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
             continue;
         }
         if (L->kind == NC_SNN_RESHAPE && L->ndim != 1) {
-            st = nc_errorf(NC_ERR_UNSUPPORTED, "Reshape '%s' to rank %d: NIR's Flatten only merges dimensions",
-                           L->name, L->ndim);
+            st = nc_errorf(NC_ERR_UNSUPPORTED, "Reshape '%s' to rank %d: NIR's Flatten only merges dimensions", L->name,
+                           L->ndim);
             break;
         }
         if ((st = nc_snn_copy_layer(t, L, map)) != NC_OK)
@@ -168,9 +168,7 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
         nc_snn_layer *C = &t->layers[t->n_layers - 1];
         const nc_snn_layer *X = &s->layers[L->inputs[0]];
         switch (L->kind) {
-        case NC_SNN_RESHAPE:
-            C->kind = NC_SNN_FLATTEN;
-            break;
+        case NC_SNN_RESHAPE: C->kind = NC_SNN_FLATTEN; break;
         case NC_SNN_SIGNED_IF: {
             float b = (float)nc_snn_layer_burst(L);
             C->kind = NC_SNN_IF;
@@ -197,8 +195,7 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
             note(L->kind == NC_SNN_POOL2D ? &divp : &maxp, L->name);
             loss->approximated++;
             break;
-        default:
-            st = nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): no NIR form", L->name, nc_snn_kind_name(L->kind));
+        default: st = nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): no NIR form", L->name, nc_snn_kind_name(L->kind));
         }
     }
     for (int i = 1; st == NC_OK && i < s->n_layers; i++) /* recurrent inputs */
@@ -208,15 +205,19 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
     if (st == NC_OK && s->output >= 0)
         t->output = map[s->output];
     nc_free(map);
-    say(loss, &sif, "signed IF neurons are NIR's IF there: no negative spikes (a neuron cannot take back "
-                    "spikes it sent too early)");
+    say(loss, &sif,
+        "signed IF neurons are NIR's IF there: no negative spikes (a neuron cannot take back "
+        "spikes it sent too early)");
     char what[200];
-    snprintf(what, sizeof what, "signed IF neurons with bursts (up to %d spikes a step) are NIR's IF of threshold "
-             "B·θ there: no negative spikes, one spike a step, B times coarser", max_b);
+    snprintf(what, sizeof what,
+             "signed IF neurons with bursts (up to %d spikes a step) are NIR's IF of threshold "
+             "B·θ there: no negative spikes, one spike a step, B times coarser",
+             max_b);
     say(loss, &burst, what);
     say(loss, &maxp, "max pooling is average pooling there (NIR has no max pooling)");
-    say(loss, &divp, "average pooling with per-window divisors (partial windows average their own taps) "
-                     "divides every window by k² there (NIR's SumPool2d has one scale)");
+    say(loss, &divp,
+        "average pooling with per-window divisors (partial windows average their own taps) "
+        "divides every window by k² there (NIR's SumPool2d has one scale)");
     return st;
 }
 
@@ -237,10 +238,12 @@ static void portable_loss(const nc_snn *a, nc_snn_std_loss *loss)
             note(&other, L->name);
         }
     }
-    say(loss, &conv, "IF neurons are NIR's IF there: reset to zero instead of by subtraction, v(0) = 0 instead "
-                     "of θ/2 (or its calibrated value); the test m >= θ is v > θ⁻, exact");
-    say(loss, &other, "neurons neuroc runs with a reset or spike test their NIR node does not say (NIR: v > "
-                      "v_threshold, then v = v_reset)");
+    say(loss, &conv,
+        "IF neurons are NIR's IF there: reset to zero instead of by subtraction, v(0) = 0 instead "
+        "of θ/2 (or its calibrated value); the test m >= θ is v > θ⁻, exact");
+    say(loss, &other,
+        "neurons neuroc runs with a reset or spike test their NIR node does not say (NIR: v > "
+        "v_threshold, then v = v_reset)");
 }
 
 nc_status nc_snn_standard_form(const nc_snn *s, nc_snn **out, nc_snn_std_loss *loss)
