@@ -1249,7 +1249,6 @@ int main(void)
         cmocka_unit_test(test_calibration),  cmocka_unit_test(test_qcfs_finetune),
         cmocka_unit_test(test_examples),     cmocka_unit_test(test_data_free),
     };
-    if (getenv("NC_TEST_FILTER"))
-        cmocka_set_test_filter(getenv("NC_TEST_FILTER"));
+    nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
