@@ -297,18 +297,7 @@ static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pa
 
 int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
 {
-    nc_status st = nc_data_load(a->labels, NC_DTYPE_I64, out);
-    if (st != NC_OK)
-        return cli_fail(st);
-    if (nc_tensor_numel(*out) != n) {
-        char ls[200];
-        return cli_failf(NC_ERR_SHAPE, "labels %s have shape %s (%lld labels) but input %s has "
-                                       "%lld samples",
-                         a->labels, cli_shape(nc_tensor_ndim(*out), nc_tensor_shape(*out), ls,
-                                              sizeof ls),
-                         (long long)nc_tensor_numel(*out), a->input, (long long)n);
-    }
-    return CLI_OK;
+    return cli_load_labels(a->labels, n, a->input, out);
 }
 
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels)

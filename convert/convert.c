@@ -4,6 +4,7 @@
  * the report (convert_report.c). */
 #include <string.h>
 
+#include "snn/base/finite.h"
 #include "calibrate.h"
 #include "convert_graph.h"
 #include "convert_report.h"
@@ -205,7 +206,8 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert: model or out is NULL");
     nc_convert_options o;
     nc_status st = fill_defaults(opt, &o);
-    if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK) /* describe_only models */
+    if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK || /* describe_only models */
+        (st = nc_check_finite(calib, "calibration data", NC_FINITE_SAMPLES)) != NC_OK)
         return st;
     nc_cgraph cg;
     if ((st = nc_cgraph_build(m->g, &o, &cg)) != NC_OK)
@@ -278,6 +280,9 @@ calibrated:
     if (o.qcfs_epochs > 0 && (st = finetune(&cg, calib, labels, &o, levels)) != NC_OK)
         goto done;
     if (o.binary_spikes && (st = nc_snn_fold_spike_values(cg.snn, &folded, &n_scale)) != NC_OK)
+        goto done;
+    /* what the model's weights, or folding them, made of it (a BatchNorm variance below -eps: NaN) */
+    if ((st = nc_snn_check_finite(folded ? folded : cg.snn, m->g->source)) != NC_OK)
         goto done;
     if (report) {
         nc_report_input in = {m->g, &o, &cg, cg.snn, levels, calib_used, NC_CALIB_BATCH,

@@ -148,4 +148,94 @@ else
     echo "  skipped: python3's h5py is missing"
 fi
 
+check "non-finite data, weights and thresholds, negative labels, unknown versions, gzip without its trailer"
+/usr/bin/python3 - "$SRC" "$TMP" <<'PY'
+import gzip, sys
+import numpy as np
+src, tmp = sys.argv[1], sys.argv[2]
+x = np.load(f"{src}/examples/data/fmnist_test_x.npy")[:8]
+y = np.load(f"{src}/examples/data/fmnist_test_y.npy")[:8]
+bad = x.copy(); bad[3, 0, 5, 7] = np.nan; np.save(f"{tmp}/x_nan.npy", bad)
+bad = x.copy(); bad[5, 0, 0, 1] = np.inf; np.save(f"{tmp}/x_inf.npy", bad)
+yb = y.copy(); yb[2] = -1; np.save(f"{tmp}/y_neg.npy", yb)
+np.save(f"{tmp}/y8.npy", y)
+g = gzip.compress(open(f"{tmp}/x8.npy", "rb").read())
+open(f"{tmp}/x8_notrailer.npy.gz", "wb").write(g[:-8])
+# cnn.onnx with weight 7 of its first initializer NaN, and with ir_version 999,
+# by editing the protobuf bytes (no onnx package needed)
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7F) << s; s += 7
+        if c < 0x80: return v, i
+def fields(b, lo, hi):  # (field number, start, end) of each field's payload
+    i = lo
+    while i < hi:
+        tag, i = varint(b, i)
+        wt = tag & 7
+        if wt == 0: _, j = varint(b, i)
+        elif wt == 2: n, i = varint(b, i); j = i + n
+        else: j = i + (4 if wt == 5 else 8)
+        yield tag >> 3, i, j
+        i = j
+m = bytearray(open(f"{src}/examples/models/cnn.onnx", "rb").read())
+graph = next((a, b) for n, a, b in fields(m, 0, len(m)) if n == 7)
+init = next((a, b) for n, a, b in fields(m, *graph) if n == 5)
+raw = next(a for n, a, b in fields(m, *init) if n == 9)
+w = bytearray(m); w[raw + 28:raw + 32] = np.array([np.nan], "<f4").tobytes()
+open(f"{tmp}/cnn_wnan.onnx", "wb").write(w)
+a, b = next((a, b) for n, a, b in fields(m, 0, len(m)) if n == 1)
+open(f"{tmp}/cnn_ir999.onnx", "wb").write(m[:a] + bytes([0xE7, 0x07]) + m[b:])
+PY
+run_cli 1 run "$TMP/cnn_wnan.onnx" --input "$X8"
+expect_one_error_line
+expect_in "$TMP/err" "$TMP/cnn_wnan.onnx: node '/fc1/Gemm' (Gemm): tensor 'fc1.weight' holds NaN at index 7"
+run_cli 1 convert "$TMP/cnn_wnan.onnx" --calib "$X8" -o "$TMP/o.nir"
+expect_in "$TMP/err" "tensor 'fc1.weight' holds NaN at index 7"
+run_cli 0 info "$TMP/cnn_ir999.onnx"
+expect_in "$TMP/err" "neuroc: warning: $TMP/cnn_ir999.onnx: ONNX IR version 999 is newer than any neuroc knows"
+for d in x_nan x_inf; do
+    case $d in x_nan) want="sample 3 holds NaN at index 147" ;; *) want="sample 5 holds +inf at index 1" ;; esac
+    run_cli 1 run "$MODEL" --input "$TMP/$d.npy"
+    expect_one_error_line; expect_in "$TMP/err" "$TMP/$d.npy: $want"
+    run_cli 1 convert "$MODEL" --calib "$TMP/$d.npy" -o "$TMP/o.nir"
+    expect_in "$TMP/err" "$TMP/$d.npy: $want"
+    run_cli 1 eval "$NIR" --data "$TMP/$d.npy" --labels "$TMP/y8.npy" -T 4
+    expect_in "$TMP/err" "$TMP/$d.npy: $want"
+done
+expect_no_file "$TMP/o.nir"
+run_cli 1 run "$MODEL" --input "$X8" --labels "$TMP/y_neg.npy"
+expect_one_error_line; expect_in "$TMP/err" "labels $TMP/y_neg.npy: sample 2 has label -1"
+run_cli 1 run "$NIR" --input "$X8" --labels "$TMP/y_neg.npy" -T 4
+expect_in "$TMP/err" "labels $TMP/y_neg.npy: sample 2 has label -1"
+run_cli 1 eval "$NIR" --data "$X8" --labels "$TMP/y_neg.npy" -T 4
+expect_in "$TMP/err" "labels $TMP/y_neg.npy: sample 2 has label -1"
+run_cli 1 run "$MODEL" --input "$TMP/x8_notrailer.npy.gz"
+expect_one_error_line; expect_in "$TMP/err" "without its CRC-32 and length trailer"
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+    /usr/bin/python3 - "$TMP/plain.nir" "$TMP" <<'PY'
+import shutil, sys
+import h5py, numpy as np
+nir, tmp = sys.argv[1], sys.argv[2]
+for name, edit in [("w_nan", "weight"), ("v99", "version")]:
+    path = f"{tmp}/{name}.nir"
+    shutil.copy(nir, path)
+    with h5py.File(path, "r+") as f:
+        if edit == "version":
+            del f["version"]
+            f["version"] = "99.0"
+            continue
+        del f["neuroc"]  # the plain NIR graph, as other tools write it
+        g = next(g for g in f["node/nodes"].values() if g["type"][()] == b"Affine")
+        w = g["weight"][()]
+        w.flat[7] = np.nan
+        del g["weight"]
+        g["weight"] = w
+PY
+    run_cli 1 run "$TMP/w_nan.nir" --input "$X8" -T 4
+    expect_one_error_line; expect_in "$TMP/err" "$TMP/w_nan.nir"; expect_in "$TMP/err" "holds NaN at index 7"
+    run_cli 0 info "$TMP/v99.nir"
+    expect_in "$TMP/err" "neuroc: warning: $TMP/v99.nir: NIR version '99.0' is not 1.x"
+fi
+
 cli_finish test_hostile_cli

@@ -14,6 +14,7 @@
 #include "snn/base/alloc.h"
 #include "data_io.h"
 #include "snn/base/error.h"
+#include "snn/base/finite.h"
 #include "snn/base/input_file.h"
 #include "snn/base/tensor.h"
 
@@ -27,7 +28,9 @@ nc_status nc_reader_read(nc_data_reader *r, void *buf, size_t n, const char *wha
         int got = gzread(r->gz, p, chunk);
         if (got < 0) {
             int zerr = 0;
-            const char *msg = gzerror(r->gz, &zerr);
+            const char *msg = gzerror(r->gz, &zerr), *sep = strstr(msg, ">: ");
+            if (strncmp(msg, "<fd:", 4) == 0 && sep) /* zlib's name for a stream opened by descriptor */
+                msg = sep + 3;
             if (zerr == Z_ERRNO)
                 return nc_errorf(NC_ERR_IO, "read error: %s", strerror(errno));
             return nc_errorf(NC_ERR_PARSE, "corrupt gzip data in %s: %s", what, msg);
@@ -169,12 +172,16 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
                         (long long)bytes);
     if (st == NC_OK && r->compressed) {
         unsigned char extra;
-        int got = gzread(r->gz, &extra, 1);
+        int got = gzread(r->gz, &extra, 1), zerr = Z_OK;
+        gzerror(r->gz, &zerr);
         if (got != 0)
             st = got < 0 ? nc_errorf(NC_ERR_PARSE, "corrupt gzip data after the array")
                          : nc_errorf(NC_ERR_PARSE, "header declares shape %s of %s but more data "
                                                    "follows; the header or the file is wrong",
                                      sb, h->fmt.name);
+        else if (zerr != Z_OK) /* zlib reads the CRC-32 and length trailer only at the end */
+            st = nc_errorf(NC_ERR_PARSE, "the gzip stream ends without its CRC-32 and length trailer "
+                                         "(truncated): the data cannot be verified");
     }
     if (st != NC_OK) {
         nc_tensor_free(t);
@@ -203,7 +210,10 @@ static nc_status load(const char *path, nc_dtype want, nc_tensor **out)
     r.compressed = !gzdirect(r.gz);
     nc_data_header h;
     memset(&h, 0, sizeof h);
+    int zerr = Z_OK;
     if (st == NC_ERR_PARSE)
+        gzerror(r.gz, &zerr);
+    if (st == NC_ERR_PARSE && (zerr == Z_OK || zerr == Z_BUF_ERROR)) /* else: corrupt gzip data, said so */
         st = nc_errorf(NC_ERR_PARSE, "not a .npy or IDX file (shorter than 4 bytes)");
     else if (st != NC_OK)
         ;
@@ -276,5 +286,11 @@ nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out)
     /* A path that exists is a file whatever ':' it holds. */
     struct stat sb;
     ptrdiff_t at = stat(path, &sb) == 0 ? -1 : h5_split(path);
-    return at >= 0 ? load_h5_spec(path, at, want, out) : load(path, want, out);
+    nc_status st = at >= 0 ? load_h5_spec(path, at, want, out) : load(path, want, out);
+    /* inputs, calibration and training samples: NaN or ±inf ran silently */
+    if (st == NC_OK && (st = nc_check_finite(*out, path, NC_FINITE_SAMPLES)) != NC_OK) {
+        nc_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }

@@ -1504,6 +1504,19 @@ static nc_status preflight_load(void *arg)
     return st;
 }
 
+/* neuroc reads NIR 1.x (nir 1.0.x writes "1.0.x"; older files have none).
+ * Only running out of memory is an error here: a version that cannot be
+ * read is the reader's to report where it matters. */
+static nc_status warn_version(hid_t f, const char *path)
+{
+    char *v = NULL;
+    nc_status st = nc_h5_exists(f, "version") ? nc_h5_read_string(f, "version", &v) : NC_OK;
+    if (st == NC_OK && v && strncmp(v, "1.", 2) != 0)
+        nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 1.x, the version neuroc reads: read as 1.x", path, v);
+    nc_free(v);
+    return st == NC_ERR_NOMEM ? st : NC_OK;
+}
+
 nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out)
 {
     if (!out)
@@ -1551,8 +1564,14 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     if (f < 0) {
         st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else {
-        int format = nir_neuroc_usable(f);
-        st = format ? nir_read_neuroc(&R, f, format, out) : read_plain(&R, f, out);
+        if ((st = warn_version(f, path)) == NC_OK) {
+            int format = nir_neuroc_usable(f);
+            st = format ? nir_read_neuroc(&R, f, format, out) : read_plain(&R, f, out);
+        }
+        if (st == NC_OK && (st = nc_snn_check_finite(*out, path)) != NC_OK) {
+            nc_snn_free(*out);
+            *out = NULL;
+        }
         H5Fclose(f);
     }
     nc_h5_quiet_end(&q);

@@ -2,6 +2,7 @@
 neuroc error naming the file; none may kill the interpreter."""
 import os
 
+import numpy as np
 import pytest
 
 import neuroc
@@ -29,3 +30,17 @@ def test_directory_and_fifo_are_named(tmp_path):
     os.mkfifo(fifo)  # opening it for reading used to wait for a writer
     with pytest.raises(neuroc.FileError, match=r"is a FIFO \(named pipe\)"):
         neuroc.load_data(str(fifo))
+
+
+def test_non_finite_data_is_refused(test_xy):
+    """Issue 32 item 5: NaN input ran with exit 0 and NaN logits."""
+    x = test_xy[0][:8].copy()
+    x[2, 0, 3, 4] = np.nan
+    m = neuroc.load(os.path.join(SRC, "examples", "models", "cnn.onnx"))
+    with pytest.raises(neuroc.InvalidArgument, match=r"sample 2 holds NaN at index 88"):
+        m.run(x)
+    with pytest.raises(neuroc.InvalidArgument, match=r"calibration data: sample 2 holds NaN at index 88"):
+        neuroc.convert(m, x)
+    snn = neuroc.convert(m, test_xy[0][:8])
+    with pytest.raises(neuroc.InvalidArgument, match=r"sample 2 holds NaN at index 88"):
+        snn.run(x, timesteps=4)

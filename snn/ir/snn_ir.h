@@ -100,6 +100,10 @@ int64_t nc_snn_layer_size(const nc_snn_layer *L);
 int64_t nc_snn_layer_channels(const nc_snn_layer *L);
 /* Value of a neuron parameter tensor p (1, C or full-size) for neuron i of L. */
 float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt);
+/* Every layer's weight, bias and threshold finite (a threshold may be
+ * +inf: never fires); else NC_ERR_MODEL naming `src`, the layer, the
+ * tensor and the index (snn_finite.c). */
+nc_status nc_snn_check_finite(const nc_snn *s, const char *src);
 /* Checks that p has 1, C or full-size elements for L; error names the layer. */
 nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "snn/base/finite.h"
 #include "snn/base/alloc.h"
 #include "backend.h"
 #include "snn/base/error.h"
@@ -150,6 +151,9 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
                          "input must be float32 (N, %s) or a time series (T, N, %s); got %s %s", b1 + 1, b1 + 1,
                          nc_dtype_name(input->dtype), nc_shape_str(input->ndim, input->shape, b2, sizeof b2));
     }
+    nc_status fst = nc_check_finite(input, "input", NC_FINITE_SAMPLES);
+    if (fst != NC_OK)
+        return fst;
     int64_t T = series ? input->shape[0] : ss->opt.timesteps, N = input->shape[series];
     if (T <= 0 || N <= 0 || T > INT32_MAX || N > INT32_MAX)
         return nc_errorf(NC_ERR_SHAPE, "input has %lld steps and %lld samples; both must be positive",
