@@ -161,6 +161,7 @@ y = np.load(f"{src}/examples/data/fmnist_test_y.npy")[:8]
 bad = x.copy(); bad[3, 0, 5, 7] = np.nan; np.save(f"{tmp}/x_nan.npy", bad)
 bad = x.copy(); bad[5, 0, 0, 1] = np.inf; np.save(f"{tmp}/x_inf.npy", bad)
 yb = y.copy(); yb[2] = -1; np.save(f"{tmp}/y_neg.npy", yb)
+yb = y.copy(); yb[4] = 12; np.save(f"{tmp}/y_12.npy", yb)
 np.save(f"{tmp}/y8.npy", y)
 g = gzip.compress(open(f"{tmp}/x8.npy", "rb").read())
 open(f"{tmp}/x8_notrailer.npy.gz", "wb").write(g[:-8])
@@ -213,6 +214,10 @@ run_cli 1 run "$NIR" --input "$X8" --labels "$TMP/y_neg.npy" -T 4
 expect_in "$TMP/err" "labels $TMP/y_neg.npy: sample 2 has label -1"
 run_cli 1 eval "$NIR" --data "$X8" --labels "$TMP/y_neg.npy" -T 4
 expect_in "$TMP/err" "labels $TMP/y_neg.npy: sample 2 has label -1"
+for m in "$MODEL" "$NIR"; do
+    run_cli 1 run "$m" --input "$X8" --labels "$TMP/y_12.npy"
+    expect_one_error_line; expect_in "$TMP/err" "labels $TMP/y_12.npy: sample 4 has label 12, outside the 10 classes"
+done
 run_cli 1 run "$MODEL" --input "$TMP/x8_notrailer.npy.gz"
 expect_one_error_line; expect_in "$TMP/err" "without its CRC-32 and length trailer"
 if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
