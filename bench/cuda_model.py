@@ -16,8 +16,9 @@ against a GPU).
    the backend's cost model counts them (choose_conv_kernel: events looked
    at in the input rows that reach each band, row-offset look-ups, taps),
    the cheaper kernel a layer, and three bounds:
-   - compute: steps × the instructions of that kernel's tap loop (the
-     smallest innermost loop with three memory instructions or more) against
+   - compute: steps × the instructions a tap of that kernel's tap loop (the
+     innermost loop holding the multiply, over the multiplies it holds: the
+     compiler unrolls it) against
      an H200's lane-instruction rate (132 SMs × 4 schedulers × 32 lanes ×
      1.98 GHz; one instruction a lane a cycle, no latency);
    - on-chip memory (L1/shared, 128 B a cycle an SM): per tap the weight
@@ -111,7 +112,12 @@ def main():
     for name in sorted(code):
         loops = [loop_stats(code[name], lo, hi) for lo, hi in innermost_loops(code[name])]
         print(f"{name:22s} {len(code[name]):6d}   {loops}")
-        taps = [n for n, mem in loops if mem >= 3]  # a tap: weight load, accumulator load and store
+        # a tap is one FMUL (--fmad=false: FMUL then FADD); the compiler unrolls
+        # the tap loop, so its instructions a tap: an iteration's over its FMULs
+        taps = [len(body) / fmul for body, fmul in
+                ((b, sum(1 for ins in b if re.match(r"(@!?P\d+ )?FMUL\b", ins)))
+                 for b in ([ins for a, ins in code[name] if lo <= a <= hi]
+                           for lo, hi in innermost_loops(code[name]))) if fmul]
         if taps:
             per_step[name] = min(taps)
     T, N = 8, 64
@@ -151,7 +157,7 @@ def main():
         print(f"{name + ' bound:':22s} {rate:8.0f} images/s")
     print(f"taps (synaptic additions, as counted) an image: {taps:.4g}; at 3,000 images/s the H200 has "
           f"{H200_LANE_INSTR_S / 3000 / taps:.2f} lane instructions a tap (the tap loops here: "
-          f"scatter {per_step['conv_scatter_kernel']}, output-stationary {per_step['conv_event_kernel']})")
+          f"scatter {per_step['conv_scatter_kernel']:.1f}, output-stationary {per_step['conv_event_kernel']:.1f})")
     name = min(bounds, key=bounds.get)
     print(f"predicted (the slowest): {bounds[name]:.0f} images/s, {name}-bound; the issue's target 3,000 images/s "
           f"is {'reached' if bounds[name] >= 3000 else 'not reached'}")
