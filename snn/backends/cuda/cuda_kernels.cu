@@ -166,7 +166,7 @@ __global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const 
     const int64_t f = blockIdx.x;
     const int b0 = blockIdx.y * band, rows = g.OH - b0 < band ? g.OH - b0 : band;
     const int kc = NC_CU_SCATTER_K, k0 = blockIdx.z * kc, k = k0 + threadIdx.x, kg = g.K / g.groups,
-              cg = g.C / g.groups;
+              cg = g.C / g.groups, kl = k % kg;
     const int k_last = g.K - k0 < kc ? g.K - 1 : k0 + kc - 1;
     const int c_lo = k0 / kg * cg, c_hi = (k_last / kg + 1) * cg; // the block's groups' input channels
     int ih_lo = b0 * g.sh - g.ph, ih_hi = (b0 + rows - 1) * g.sh - g.ph + (g.kh - 1) * g.dh;
@@ -190,12 +190,23 @@ __global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const 
                 int t = ih + g.ph - i * g.dh, oh = t / g.sh;
                 if (t < 0 || t % g.sh || oh < b0 || oh >= b0 + rows)
                     continue;
+                const float *w_row = wt + nc_conv_w_index(g, c, i, 0, kl); // tap j at w_row[j · kg]
+                float *acc_row = &s_acc[(oh - b0) * g.OW * kc + threadIdx.x]; // column ow at acc_row[ow · kc]
+                if (g.sw == 1) { // no division a tap: u falls by dw, and below 0 stays there
+                    const float *w = w_row;
+                    float *acc = acc_row + (iw + g.pw) * kc; // column u (may start past the row: not touched)
+                    for (int j = 0, u = iw + g.pw; j < g.kw && u >= 0; j++, u -= g.dw, w += kg, acc -= g.dw * kc)
+                        if (u < g.OW) {
+                            *acc += *w * v;
+                            NC_HOST_WORK(1);
+                        }
+                    continue;
+                }
                 for (int j = 0; j < g.kw; j++) {
                     int u = iw + g.pw - j * g.dw, ow = u / g.sw;
                     if (u < 0 || u % g.sw || ow >= g.OW)
                         continue;
-                    float *acc = &s_acc[((oh - b0) * g.OW + ow) * kc + threadIdx.x];
-                    *acc += wt[nc_conv_w_index(g, c, i, j, k % kg)] * v;
+                    acc_row[ow * kc] += w_row[(int64_t)j * kg] * v;
                     NC_HOST_WORK(1);
                 }
             }
