@@ -599,8 +599,9 @@ static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "
  * looks at the events of the input rows that reach the band, E·reach/H·K
  * over all bands (reach: the input rows of every band together, overlaps
  * counted), plus a row-offset look-up per input channel of its groups,
- * bands·K·C_block, and does its taps, E·kh·kw·K/groups (E = density ·
- * inputs). NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends
+ * bands·K·C_block, and does its taps, E·(kh/sh)·(kw/sw)·K/groups on
+ * average (a stride s leaves an input 1/s of the taps a dimension; E =
+ * density · inputs). NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends
  * the choice to why. */
 static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
 {
@@ -621,7 +622,7 @@ static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
     double scatter = band < 1 || !C->idx ? INFINITY
                                          : E * reach / g.H * (double)g.K +
                                                ((g.OH + band - 1) / band) * (double)g.K * c_block +
-                                               E * g.kh * g.kw * (double)kg;
+                                               E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * kg;
     const char *force = getenv("NEUROC_CUDA_CONV");
     C->scatter = force && strcmp(force, "scatter") == 0      ? band >= 1 && C->idx
                  : force && strcmp(force, "stationary") == 0 ? 0
