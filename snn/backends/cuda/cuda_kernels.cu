@@ -103,8 +103,10 @@ __global__ void fc_event_kernel(const int32_t *idx, const float *val, const int3
             s_val[threadIdx.x] = val[f * in + a0 + threadIdx.x];
         }
         __syncthreads();
-        if (o < out)
+        if (o < out) {
             acc = nc_fc_gather(acc, s_idx, s_val, m, wt, out, o);
+            NC_HOST_WORK(m);
+        }
         __syncthreads();
     }
     if (o < out)
