@@ -142,7 +142,9 @@ def main():
         else:
             kern, steps, mem = "stationary", stationary, stationary * 8
         ipc = per_step["conv_scatter_kernel"][s != 1] if kern == "scatter" else per_step["conv_event_kernel"][0]
-        instr = frames * steps * ipc
+        # the strided loop walks every j of a landed row, landing on 1/s of them
+        iters = looks + E * (k / s) * k * K if kern == "scatter" and s != 1 else steps
+        instr = frames * iters * ipc
         moved = frames * (4.5 * C * H * H + 8 * E + 4 * C * H + 20 * out)
         compute += instr
         taps += frames * (steps - looks if kern == "scatter" else stationary)

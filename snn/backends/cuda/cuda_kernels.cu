@@ -168,7 +168,7 @@ __global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const 
     const int64_t f = blockIdx.x;
     const int b0 = blockIdx.y * band, rows = g.OH - b0 < band ? g.OH - b0 : band;
     const int kc = NC_CU_SCATTER_K, k0 = blockIdx.z * kc, k = k0 + threadIdx.x, kg = g.K / g.groups,
-              cg = g.C / g.groups, kl = k % kg;
+              cg = g.C / g.groups, kl = k % kg, dq = g.dw / g.sw, dr = g.dw % g.sw;
     const int k_last = g.K - k0 < kc ? g.K - 1 : k0 + kc - 1;
     const int c_lo = k0 / kg * cg, c_hi = (k_last / kg + 1) * cg; // the block's groups' input channels
     int ih_lo = b0 * g.sh - g.ph, ih_hi = (b0 + rows - 1) * g.sh - g.ph + (g.kh - 1) * g.dh;
@@ -204,12 +204,17 @@ __global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const 
                         }
                     continue;
                 }
-                for (int j = 0; j < g.kw; j++) {
-                    int u = iw + g.pw - j * g.dw, ow = u / g.sw;
-                    if (u < 0 || u % g.sw || ow >= g.OW)
-                        continue;
-                    acc_row[ow * kc] += w_row[(int64_t)j * kg] * v;
-                    NC_HOST_WORK(1);
+                // strided: u = q·sw + r kept by steps of dw (dq, dr), no division a tap
+                int u = iw + g.pw, q = u / g.sw, r = u % g.sw;
+                for (int j = 0; j < g.kw && u >= 0; j++, u -= g.dw, q -= dq, r -= dr) {
+                    if (r < 0) {
+                        r += g.sw;
+                        q--;
+                    }
+                    if (r == 0 && q < g.OW) {
+                        acc_row[q * kc] += w_row[(int64_t)j * kg] * v;
+                        NC_HOST_WORK(1);
+                    }
                 }
             }
         }
