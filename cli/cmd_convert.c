@@ -503,7 +503,7 @@ int cmd_convert(int argc, char **argv)
          (rc = cli_fit_rows(train_path, &in, &train)) != CLI_OK))
         goto loaded;
     if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
-                                             train ? train_path : c.calib, &labels)) != CLI_OK)
+                                             train ? train_path : c.calib, cli_model_classes(m), &labels)) != CLI_OK)
         goto loaded;
 loaded:
     /* under mpirun: a file one rank could not read stops every rank here */

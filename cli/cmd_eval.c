@@ -214,6 +214,7 @@ int cmd_eval(int argc, char **argv)
     nc_snn *s = NULL;
     nc_tensor *x = NULL, *y = NULL, *calib = NULL, *calib_y = NULL;
     const nc_tensor *cx = NULL, *cy = NULL; /* the calibration data and labels */
+    int64_t classes = 0;
     nc_convert_report *rep = NULL;
     nc_eval_result *res = NULL;
     nc_value_info in;
@@ -245,9 +246,10 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(st);
         goto loaded;
     }
+    classes = s ? cli_snn_classes(s) : cli_model_classes(m);
     if ((rc = cli_load_data("eval", a.data, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
-        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK)
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, classes, &y)) != CLI_OK)
         goto loaded;
     /* calibrate on --calib or on all of --data */
     cx = x;
@@ -260,7 +262,7 @@ int cmd_eval(int argc, char **argv)
         cy = NULL;
     }
     if (!is_nir && a.calib_labels) {
-        if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data,
+        if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data, classes,
                                   &calib_y)) != CLI_OK)
             goto loaded;
         cy = calib_y;

@@ -295,9 +295,9 @@ static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pa
     return rc;
 }
 
-int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
+int cli_check_labels(const run_args *a, int64_t n, int64_t classes, nc_tensor **out)
 {
-    return cli_load_labels(a->labels, n, a->input, out);
+    return cli_load_labels(a->labels, n, a->input, classes, out);
 }
 
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path)
@@ -312,10 +312,9 @@ int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels
                          cli_shape(nd, nc_tensor_shape(y), ys, sizeof ys));
     const float *v = nc_tensor_data_const(y);
     const int64_t *l = nc_tensor_data_const(labels);
-    for (int64_t i = 0; i < n; i++) /* a label no output row can match: no accuracy to print */
-        if (l[i] >= classes)
-            return cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld, outside the %lld classes "
-                             "of the output", labels_path, (long long)i, (long long)l[i], (long long)classes);
+    int rc = cli_check_label_range(labels, classes, labels_path); /* a symbolic output: known only now */
+    if (rc != CLI_OK)
+        return rc;
     int64_t correct = 0;
     for (int64_t i = 0; i < n; i++) {
         const float *r = v + i * classes;
@@ -352,7 +351,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
     }
     if ((rc = cli_load_input(a, &in, &data)) != CLI_OK || (rc = cli_fit_samples(a, &in, data, &s)) != CLI_OK)
         goto done;
-    if (a->labels && (rc = cli_check_labels(a, s.n, &labels)) != CLI_OK)
+    if (a->labels && (rc = cli_check_labels(a, s.n, cli_model_classes(m), &labels)) != CLI_OK)
         goto done;
     int64_t chunk = batch;
     int fixed = in.shape[0] > 0;

@@ -315,7 +315,7 @@ int cmd_sim(int argc, char **argv)
     }
     snn_input(s, &in);
     if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK || (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
-        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK ||
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, cli_snn_classes(s), &y)) != CLI_OK ||
         (rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
         goto loaded;
     if (!have_range) {

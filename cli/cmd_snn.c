@@ -201,7 +201,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
         rc = cli_failf(NC_ERR_SHAPE, "input %s holds no samples or no steps", a->input);
         goto done;
     }
-    if (a->labels && (rc = cli_check_labels(a, N, &labels)) != CLI_OK)
+    if (a->labels && (rc = cli_check_labels(a, N, cli_snn_classes(s), &labels)) != CLI_OK)
         goto done;
     if (a->rate_limit) {
         rc = series ? cli_usage_error("run", "--rate-limit takes a static batch, not a time series")

@@ -218,6 +218,19 @@ for m in "$MODEL" "$NIR"; do
     run_cli 1 run "$m" --input "$X8" --labels "$TMP/y_12.npy"
     expect_one_error_line; expect_in "$TMP/err" "labels $TMP/y_12.npy: sample 4 has label 12, outside the 10 classes"
 done
+# every command that takes labels names the labels file and the sample
+for y in y_12 y_neg; do
+    case $y in y_12) want="labels $TMP/y_12.npy: sample 4 has label 12, outside the 10 classes" ;;
+               *) want="labels $TMP/y_neg.npy: sample 2 has label -1" ;; esac
+    for cmd in "eval $NIR --data $X8 -T 4" "eval $MODEL --data $X8 -T 4" \
+               "sim $NIR --target loihi2 --data $X8 -T 4" \
+               "finetune $NIR --train $X8 -T 4 --epochs 1 -o $TMP/o.nir" \
+               "convert $MODEL --calib $X8 --qcfs-epochs 1 -o $TMP/o.nir"; do
+        run_cli 1 $cmd --labels "$TMP/$y.npy"
+        expect_one_error_line; expect_in "$TMP/err" "$want"
+    done
+done
+expect_no_file "$TMP/o.nir"
 run_cli 1 run "$MODEL" --input "$TMP/x8_notrailer.npy.gz"
 expect_one_error_line; expect_in "$TMP/err" "without its CRC-32 and length trailer"
 if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
