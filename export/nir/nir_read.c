@@ -1521,6 +1521,8 @@ static nc_status warn_version(hid_t f, const char *path)
         nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 0.x or 1.x, the versions neuroc reads: read as 1.x",
                path, v);
     nc_free(v);
+    if (st == NC_ERR_NOMEM)
+        nc_error_prefix("%s", path);
     return st == NC_ERR_NOMEM ? st : NC_OK;
 }
 
@@ -1566,10 +1568,12 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     if (fapl >= 0)
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
     hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    int oom = f < 0 && nc_h5_out_of_memory(); /* before H5Pclose clears the error stack */
     if (fapl >= 0)
         H5Pclose(fapl);
     if (f < 0) {
-        st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
+        st = oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory opening the HDF5 file", path)
+                 : nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else {
         if ((st = warn_version(f, path)) == NC_OK) {
             int format = nir_neuroc_usable(f);
