@@ -44,6 +44,17 @@ int cli_fail(nc_status st);
 int cli_failf(nc_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "neuroc <cmd>: <message>" and a hint, returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "-" names standard output for the outputs that can go there (a .npy, a
+ * JSON report). cli_stdout_for_data makes standard output carry that data
+ * alone: call it before printing anything; what the command prints for a
+ * person then goes to stderr. */
+int cli_is_stdout(const char *path);
+int cli_stdout_for_data(void);
+/* A usage error when path is "-" for a .nir output (flag: the option). */
+int cli_refuse_stdout(const char *cmd, const char *flag, const char *path);
+/* nc_npy_save, or the .npy on standard output for "-". */
+nc_status cli_save_npy(const char *path, const nc_tensor *t);
+int cli_write_stdout(const char *text, size_t len);
 
 /* A command-line option. Exactly one of `value` (takes an argument:
  * "--name VALUE" or "--name=VALUE") and `flag` (set to 1) is non-NULL. */

@@ -34,7 +34,8 @@ const char CMD_EVAL_HELP[] =
     "  -b, --batch B      samples per run (default 64)\n"
     "  -n, --limit N      evaluate the first N samples only\n"
     "      --report F     everything as JSON (accuracy at every t, per-layer spike\n"
-    "                     rates and synaptic ops, MACs, energy with its source)\n"
+    "                     rates and synaptic ops, MACs, energy with its source);\n"
+    "                     F = -: on standard output (the rest goes to stderr)\n"
     "      --plot F       an SVG chart: accuracy against t with the ANN as a line,\n"
     "                     and spike rates per layer as bars\n"
     "      --ann M        the ANN (.onnx) to compare a .nir network with\n"
@@ -179,6 +180,8 @@ int cmd_eval(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EVAL_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if (cli_is_stdout(a.report) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("eval", "expected one model file (.nir or .onnx)");
     if (!a.data || !a.labels)

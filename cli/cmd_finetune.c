@@ -305,6 +305,8 @@ int cmd_finetune(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_FINETUNE_HELP);
     if (rc != CLI_OK)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = cli_refuse_stdout("finetune", "-o", a.output)) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("finetune", "expected one model (.nir)");
     if (!a.train)

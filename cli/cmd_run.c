@@ -40,7 +40,8 @@ const char CMD_RUN_HELP[] =
     "  -o, --output Y     write output 0 for all samples to Y (.npy); the file\n"
     "                     appears complete or not at all. For a .nir model: the\n"
     "                     output layer summed over the T steps, (N, *out), or\n"
-    "                     every step with --per-step, (T, N, *out).\n"
+    "                     every step with --per-step, (T, N, *out). Y = -: the\n"
+    "                     .npy on standard output (what run prints goes to stderr)\n"
     "  -l, --labels L     integer class labels (.npy or IDX), one per sample;\n"
     "                     prints the accuracy of argmax over output 0's last\n"
     "                     dimension, e.g. 'accuracy: 0.8731 (8731/10000)'.\n"
@@ -73,6 +74,7 @@ const char CMD_RUN_HELP[] =
     "      --seed S       seed for poisson encoding (default 0)\n"
     "      --record F --layer NAME\n"
     "                     write the spikes of layer NAME, (T, N, *shape), to F\n"
+    "                     (.npy; F = -: standard output)\n"
     "      --nir-reset M  other tools' NIR files (neuroc's own carry their semantics):\n"
     "                     after a spike spec (default: v = v_reset, NIR's), zero\n"
     "                     (the same), subtract (v -= v_threshold) or subtract-snntorch\n"
@@ -365,7 +367,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
     }
     if ((rc = run_chunks(m, &s, chunk, fixed, &c)) != CLI_OK)
         goto done;
-    if (a->output && (st = nc_npy_save(a->output, c.all)) != NC_OK) {
+    if (a->output && (st = cli_save_npy(a->output, c.all)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
@@ -411,6 +413,10 @@ int cmd_run(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("run", "expected one model file");
+    if (cli_is_stdout(a.output) && cli_is_stdout(a.record))
+        return cli_usage_error("run", "--output - and --record -: standard output holds one .npy");
+    if ((cli_is_stdout(a.output) || cli_is_stdout(a.record)) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     data_opts dopt = {.mean = a.mean, .std = a.std};
     if ((rc = cli_data_opts_check("run", &dopt)) != CLI_OK)
         return rc;

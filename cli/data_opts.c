@@ -265,6 +265,10 @@ int cli_load_labels(const char *path, int64_t n, const char *data_path, int64_t 
 int cli_write_text(const char *path, const char *text)
 {
     size_t len = strlen(text);
+    if (cli_is_stdout(path)) {
+        int rc = cli_write_stdout(text, len);
+        return rc == CLI_OK && (len == 0 || text[len - 1] != '\n') ? cli_write_stdout("\n", 1) : rc;
+    }
     if (len > 0 && text[len - 1] == '\n') {
         nc_status st = nc_write_file_atomic(path, text, len);
         return st == NC_OK ? CLI_OK : cli_fail(st);
