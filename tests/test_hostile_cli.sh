@@ -303,6 +303,9 @@ for cmd in "convert $MODEL --calib $X8 -o $TMP/r.nir" "eval $NIR --data $X8 --la
     /usr/bin/python3 -c "import json; json.load(open('$TMP/out'))" && pass "${cmd%% *} --report -: stdout is JSON" ||
         fail "${cmd%% *} --report -: stdout is not JSON alone: $(head -c 200 "$TMP/out")"
 done
+run_cli 0 bench "$NIR" -T 4 --data "$X8" --min-time 0.01 --backend cpu --json -
+/usr/bin/python3 -c "import json; json.load(open('$TMP/out'))" && pass "bench --json -: stdout is JSON" ||
+    fail "bench --json -: stdout is not JSON alone: $(head -c 200 "$TMP/out")"
 for cmd in "convert $MODEL --calib $X8" "finetune $NIR --train $X8 --labels $TMP/y8.npy" "export $NIR"; do
     run_cli 2 $cmd -o -
     expect_in "$TMP/err" "-o -: a .nir cannot go to standard output"
