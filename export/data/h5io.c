@@ -36,11 +36,16 @@ int nc_h5_out_of_memory(void)
     return found;
 }
 
+static nc_status out_of_memory(const char *name)
+{
+    return nc_errorf(NC_ERR_NOMEM, "out of memory reading dataset '%s' (HDF5 could not allocate)", name);
+}
+
 /* The error of a failed H5Dread of dataset name: out of memory, or `why`. */
 static nc_status read_failed(const char *name, const char *why)
 {
     if (nc_h5_out_of_memory())
-        return nc_errorf(NC_ERR_NOMEM, "out of memory reading dataset '%s' (HDF5 could not allocate)", name);
+        return out_of_memory(name);
     return nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read%s", name, why);
 }
 
@@ -85,7 +90,7 @@ static nc_status open_ds(hid_t loc, const char *name, size_t elem_size, hid_t *d
         return nc_errorf(NC_ERR_PARSE, "dataset '%s' is missing", name);
     *ds = H5Dopen2(loc, name, H5P_DEFAULT);
     if (*ds < 0)
-        return nc_errorf(NC_ERR_PARSE, "'%s' is not a dataset", name);
+        return nc_h5_out_of_memory() ? out_of_memory(name) : nc_errorf(NC_ERR_PARSE, "'%s' is not a dataset", name);
     *sp = H5Dget_space(*ds);
     int r = *sp >= 0 ? H5Sget_simple_extent_ndims(*sp) : -1;
     if (r < 0 || H5Sget_simple_extent_type(*sp) == H5S_NULL) {

@@ -1567,8 +1567,12 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0)
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
-    int oom = f < 0 && nc_h5_out_of_memory(); /* before H5Pclose clears the error stack */
+    htri_t is_hdf5 = H5Fis_hdf5(path); /* 0: not HDF5; < 0: HDF5 failed to tell */
+    hid_t f = is_hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    /* read before H5Pclose clears the error stack; a failure that left the
+       stack empty (or HDF5 unable to make one) could not allocate even its
+       error record: a memory cap */
+    int oom = f < 0 && is_hdf5 != 0 && (nc_h5_out_of_memory() || (is_hdf5 < 0 && H5Eget_num(H5E_DEFAULT) <= 0));
     if (fapl >= 0)
         H5Pclose(fapl);
     if (f < 0) {
