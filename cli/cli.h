@@ -44,6 +44,17 @@ int cli_fail(nc_status st);
 int cli_failf(nc_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "neuroc <cmd>: <message>" and a hint, returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "-" names standard output for the outputs that can go there (a .npy, a
+ * JSON report). cli_stdout_for_data makes standard output carry that data
+ * alone: call it before printing anything; what the command prints for a
+ * person then goes to stderr. */
+int cli_is_stdout(const char *path);
+int cli_stdout_for_data(void);
+/* A usage error when path is "-" for a .nir output (flag: the option). */
+int cli_refuse_stdout(const char *cmd, const char *flag, const char *path);
+/* nc_npy_save, or the .npy on standard output for "-". */
+nc_status cli_save_npy(const char *path, const nc_tensor *t);
+int cli_write_stdout(const char *text, size_t len);
 
 /* A command-line option. Exactly one of `value` (takes an argument:
  * "--name VALUE" or "--name=VALUE") and `flag` (set to 1) is non-NULL. */
@@ -122,8 +133,9 @@ typedef struct samples {
 int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out);
 /* Views the data as samples of the model input's per-sample shape. */
 int cli_fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s);
-/* Loads --labels and checks there is one per sample. */
-int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out);
+/* Loads --labels and checks there is one per sample, each a class of the
+ * output's (classes <= 0: not known before the run). */
+int cli_check_labels(const run_args *a, int64_t n, int64_t classes, nc_tensor **out);
 /* Prints the argmax accuracy of y's rows against the labels (from file
  * labels_path, named when a label is beyond the output's classes). */
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path);
@@ -178,8 +190,14 @@ int cli_load_data(const char *cmd, const char *path, const data_opts *d, const n
 int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t);
 /* Keeps the first n rows (no-op when there are not more). */
 int cli_take_rows(nc_tensor **t, int64_t n);
-/* Integer labels (npy or IDX); n >= 0: there must be n of them. */
-int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tensor **out);
+/* Integer labels (npy or IDX); n >= 0: there must be n of them; each in
+ * 0 .. classes - 1 (classes <= 0: not known yet, only >= 0 is checked).
+ * Every command checks labels here, so each error names the labels file. */
+int cli_load_labels(const char *path, int64_t n, const char *data_path, int64_t classes, nc_tensor **out);
+int cli_check_label_range(const nc_tensor *labels, int64_t classes, const char *path);
+/* The classes of a network's output (its per-sample size), 0 when unknown. */
+int64_t cli_snn_classes(const nc_snn *s);
+int64_t cli_model_classes(const nc_model *m);
 /* FNV-1a (64 bits) of a file's bytes; 0 with *ok = 0 when it cannot be read. */
 unsigned long long cli_file_fnv1a(const char *path, int *ok);
 /* Writes text (plus a final newline) to a temporary file, then renames it. */

@@ -43,7 +43,8 @@ const char CMD_BENCH_HELP[] =
     "                       uniform values in [0,1) (fixed seed)\n"
     "      --min-time S     seconds to time each configuration (default 1)\n"
     "      --encoding E     direct (default) or poisson\n"
-    "      --json F         the measurements as JSON as well\n"
+    "      --json F         the measurements as JSON as well (F = -: on standard\n"
+    "                       output, the table then on stderr)\n"
     "  -v, --verbose        also time every layer: one more run per configuration,\n"
     "                       profiled (cpu, cpu-fast), after the timed ones; prints\n"
     "                       each layer's CPU microseconds per image, its share and\n"
@@ -382,6 +383,8 @@ int cmd_bench(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_BENCH_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if (cli_is_stdout(a.json) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("bench", "expected one model file (.nir or .onnx)");
     long long T = 8, threads = 0, v;

@@ -29,6 +29,7 @@ const char CMD_CONVERT_HELP[] =
     "calibration data (or from a Clip / QCFS pattern), the last layer a readout.\n"
     "\n"
     "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
+    "                     (a file: HDF5 cannot write to standard output)\n"
     "                     (default: the model's base name with .nir, here)\n"
     "      --nir-strict   refuse to write a network whose standard NIR graph (/node,\n"
     "                     what other tools read) would approximate a layer: signed\n"
@@ -48,7 +49,8 @@ const char CMD_CONVERT_HELP[] =
     "                     carried through the layers; where no BatchNorm lies before a\n"
     "                     ReLU, from the input taken as N(0, 1) a channel carried the\n"
     "                     same way (a warning names those layers: --calib fits better)\n"
-    "      --report F     what conversion did, as JSON (thresholds, warnings)\n"
+    "      --report F     what conversion did, as JSON (thresholds, warnings);\n"
+    "                     F = -: on standard output (the rest goes to stderr)\n"
     "  -T, --timesteps T  the T the network is meant for (the mse clip; default 8)\n"
     "      --levels L     QCFS quantisation levels (default 8, or what a QCFS\n"
     "                     pattern in the model says)\n"
@@ -441,6 +443,9 @@ int cmd_convert(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_CONVERT_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = cli_refuse_stdout("convert", "-o", output)) != CLI_OK ||
+        (cli_is_stdout(report) && (rc = cli_stdout_for_data()) != CLI_OK))
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("convert", "expected one model file (.onnx)");
     if (!portable && (v0_mode || th_scale))
@@ -503,7 +508,7 @@ int cmd_convert(int argc, char **argv)
          (rc = cli_fit_rows(train_path, &in, &train)) != CLI_OK))
         goto loaded;
     if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
-                                             train ? train_path : c.calib, &labels)) != CLI_OK)
+                                             train ? train_path : c.calib, cli_model_classes(m), &labels)) != CLI_OK)
         goto loaded;
 loaded:
     /* under mpirun: a file one rank could not read stops every rank here */
@@ -552,7 +557,7 @@ loaded:
                po.v0 ? pulses : 0);
     }
     /* a report that cannot be written stops the command before the model is */
-    if (cli_is_root() && ((report && (st = nc_output_check(report)) != NC_OK) ||
+    if (cli_is_root() && ((report && !cli_is_stdout(report) && (st = nc_output_check(report)) != NC_OK) ||
                           (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK)) {
         rc = cli_fail(st);
         goto done;

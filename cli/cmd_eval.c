@@ -34,7 +34,8 @@ const char CMD_EVAL_HELP[] =
     "  -b, --batch B      samples per run (default 64)\n"
     "  -n, --limit N      evaluate the first N samples only\n"
     "      --report F     everything as JSON (accuracy at every t, per-layer spike\n"
-    "                     rates and synaptic ops, MACs, energy with its source)\n"
+    "                     rates and synaptic ops, MACs, energy with its source);\n"
+    "                     F = -: on standard output (the rest goes to stderr)\n"
     "      --plot F       an SVG chart: accuracy against t with the ANN as a line,\n"
     "                     and spike rates per layer as bars\n"
     "      --ann M        the ANN (.onnx) to compare a .nir network with\n"
@@ -179,6 +180,8 @@ int cmd_eval(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EVAL_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if (cli_is_stdout(a.report) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("eval", "expected one model file (.nir or .onnx)");
     if (!a.data || !a.labels)
@@ -214,6 +217,7 @@ int cmd_eval(int argc, char **argv)
     nc_snn *s = NULL;
     nc_tensor *x = NULL, *y = NULL, *calib = NULL, *calib_y = NULL;
     const nc_tensor *cx = NULL, *cy = NULL; /* the calibration data and labels */
+    int64_t classes = 0;
     nc_convert_report *rep = NULL;
     nc_eval_result *res = NULL;
     nc_value_info in;
@@ -245,9 +249,10 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail(st);
         goto loaded;
     }
+    classes = s ? cli_snn_classes(s) : cli_model_classes(m);
     if ((rc = cli_load_data("eval", a.data, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
-        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK)
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, classes, &y)) != CLI_OK)
         goto loaded;
     /* calibrate on --calib or on all of --data */
     cx = x;
@@ -260,7 +265,7 @@ int cmd_eval(int argc, char **argv)
         cy = NULL;
     }
     if (!is_nir && a.calib_labels) {
-        if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data,
+        if ((rc = cli_load_labels(a.calib_labels, nc_tensor_shape(cx)[0], c.calib ? c.calib : a.data, classes,
                                   &calib_y)) != CLI_OK)
             goto loaded;
         cy = calib_y;

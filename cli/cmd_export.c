@@ -42,6 +42,8 @@ int cmd_export(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EXPORT_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = cli_refuse_stdout("export", "-o", output)) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("export", "expected one .nir file");
     if (!output)

@@ -305,6 +305,8 @@ int cmd_finetune(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_FINETUNE_HELP);
     if (rc != CLI_OK)
         return rc < 0 ? CLI_OK : rc;
+    if ((rc = cli_refuse_stdout("finetune", "-o", a.output)) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("finetune", "expected one model (.nir)");
     if (!a.train)
@@ -368,11 +370,11 @@ int cmd_finetune(int argc, char **argv)
     cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
         (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
-        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, &y)) != CLI_OK)
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, cli_snn_classes(s), &y)) != CLI_OK)
         goto loaded;
     if (a.val && ((rc = cli_load_data("finetune", a.val, &d, &in, &vx)) != CLI_OK ||
                   (rc = cli_fit_rows(a.val, &in, &vx)) != CLI_OK ||
-                  (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, &vy)) != CLI_OK))
+                  (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, cli_snn_classes(s), &vy)) != CLI_OK))
         goto loaded;
 loaded:
     if ((rc = cli_dist_agree(rc)) != CLI_OK)

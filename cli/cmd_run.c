@@ -40,7 +40,8 @@ const char CMD_RUN_HELP[] =
     "  -o, --output Y     write output 0 for all samples to Y (.npy); the file\n"
     "                     appears complete or not at all. For a .nir model: the\n"
     "                     output layer summed over the T steps, (N, *out), or\n"
-    "                     every step with --per-step, (T, N, *out).\n"
+    "                     every step with --per-step, (T, N, *out). Y = -: the\n"
+    "                     .npy on standard output (what run prints goes to stderr)\n"
     "  -l, --labels L     integer class labels (.npy or IDX), one per sample;\n"
     "                     prints the accuracy of argmax over output 0's last\n"
     "                     dimension, e.g. 'accuracy: 0.8731 (8731/10000)'.\n"
@@ -73,6 +74,7 @@ const char CMD_RUN_HELP[] =
     "      --seed S       seed for poisson encoding (default 0)\n"
     "      --record F --layer NAME\n"
     "                     write the spikes of layer NAME, (T, N, *shape), to F\n"
+    "                     (.npy; F = -: standard output)\n"
     "      --nir-reset M  other tools' NIR files (neuroc's own carry their semantics):\n"
     "                     after a spike spec (default: v = v_reset, NIR's), zero\n"
     "                     (the same), subtract (v -= v_threshold) or subtract-snntorch\n"
@@ -295,9 +297,9 @@ static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pa
     return rc;
 }
 
-int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
+int cli_check_labels(const run_args *a, int64_t n, int64_t classes, nc_tensor **out)
 {
-    return cli_load_labels(a->labels, n, a->input, out);
+    return cli_load_labels(a->labels, n, a->input, classes, out);
 }
 
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path)
@@ -312,10 +314,9 @@ int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels
                          cli_shape(nd, nc_tensor_shape(y), ys, sizeof ys));
     const float *v = nc_tensor_data_const(y);
     const int64_t *l = nc_tensor_data_const(labels);
-    for (int64_t i = 0; i < n; i++) /* a label no output row can match: no accuracy to print */
-        if (l[i] >= classes)
-            return cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld, outside the %lld classes "
-                             "of the output", labels_path, (long long)i, (long long)l[i], (long long)classes);
+    int rc = cli_check_label_range(labels, classes, labels_path); /* a symbolic output: known only now */
+    if (rc != CLI_OK)
+        return rc;
     int64_t correct = 0;
     for (int64_t i = 0; i < n; i++) {
         const float *r = v + i * classes;
@@ -352,7 +353,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
     }
     if ((rc = cli_load_input(a, &in, &data)) != CLI_OK || (rc = cli_fit_samples(a, &in, data, &s)) != CLI_OK)
         goto done;
-    if (a->labels && (rc = cli_check_labels(a, s.n, &labels)) != CLI_OK)
+    if (a->labels && (rc = cli_check_labels(a, s.n, cli_model_classes(m), &labels)) != CLI_OK)
         goto done;
     int64_t chunk = batch;
     int fixed = in.shape[0] > 0;
@@ -366,7 +367,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
     }
     if ((rc = run_chunks(m, &s, chunk, fixed, &c)) != CLI_OK)
         goto done;
-    if (a->output && (st = nc_npy_save(a->output, c.all)) != NC_OK) {
+    if (a->output && (st = cli_save_npy(a->output, c.all)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
@@ -412,6 +413,10 @@ int cmd_run(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     if (n_pos != 1)
         return cli_usage_error("run", "expected one model file");
+    if (cli_is_stdout(a.output) && cli_is_stdout(a.record))
+        return cli_usage_error("run", "--output - and --record -: standard output holds one .npy");
+    if ((cli_is_stdout(a.output) || cli_is_stdout(a.record)) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     data_opts dopt = {.mean = a.mean, .std = a.std};
     if ((rc = cli_data_opts_check("run", &dopt)) != CLI_OK)
         return rc;

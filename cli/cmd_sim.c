@@ -41,7 +41,8 @@ const char CMD_SIM_HELP[] =
     "                     chip runs T + its pipeline latency (one step a hop)\n"
     "  -n, --limit N      the first N samples only\n"
     "      --report F     everything as JSON: the float evaluation, quantisation,\n"
-    "                     mapping, parameters with sources, counts, energy\n"
+    "                     mapping, parameters with sources, counts, energy;\n"
+    "                     F = -: on standard output (the rest goes to stderr)\n"
     "      --weight-bits B  signed weight mantissa bits, 2..8 (default 8)\n"
     "      --headroom H   thresholds sit near 2^(23-H): room for currents of 2^H\n"
     "                     thresholds in 24 bits (default 4)\n"
@@ -242,6 +243,8 @@ int cmd_sim(int argc, char **argv)
     int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_SIM_HELP);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    if (cli_is_stdout(a.report) && (rc = cli_stdout_for_data()) != CLI_OK)
+        return rc;
     if (n_pos != 1)
         return cli_usage_error("sim", "expected one spiking network (.nir)");
     if (!a.data || !a.labels)
@@ -315,7 +318,7 @@ int cmd_sim(int argc, char **argv)
     }
     snn_input(s, &in);
     if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK || (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
-        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, &y)) != CLI_OK ||
+        (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, cli_snn_classes(s), &y)) != CLI_OK ||
         (rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
         goto loaded;
     if (!have_range) {

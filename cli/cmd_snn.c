@@ -111,7 +111,7 @@ static int run_rate_limit(const run_args *a, const nc_snn *s, const nc_tensor *d
     if (st == NC_OK)
         st = nc_snn_rate_limit(s, x, &y);
     if (st == NC_OK && a->output)
-        st = nc_npy_save(a->output, y);
+        st = cli_save_npy(a->output, y);
     int rc = st == NC_OK ? CLI_OK : cli_fail(st);
     if (rc == CLI_OK) {
         printf("ran %lld samples in the rate limit (each IF a ReLU clipped at its threshold)\n", (long long)N);
@@ -201,7 +201,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
         rc = cli_failf(NC_ERR_SHAPE, "input %s holds no samples or no steps", a->input);
         goto done;
     }
-    if (a->labels && (rc = cli_check_labels(a, N, &labels)) != CLI_OK)
+    if (a->labels && (rc = cli_check_labels(a, N, cli_snn_classes(s), &labels)) != CLI_OK)
         goto done;
     if (a->rate_limit) {
         rc = series ? cli_usage_error("run", "--rate-limit takes a static batch, not a time series")
@@ -301,11 +301,11 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     cli_progress_end(&prog);
 
-    if (a->output && (st = nc_npy_save(a->output, out)) != NC_OK) {
+    if (a->output && (st = cli_save_npy(a->output, out)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
-    if (rec && (st = nc_npy_save(a->record, rec)) != NC_OK) {
+    if (rec && (st = cli_save_npy(a->record, rec)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }

@@ -204,30 +204,60 @@ int cli_take_rows(nc_tensor **t, int64_t n)
     return CLI_OK;
 }
 
-int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tensor **out)
+int cli_check_label_range(const nc_tensor *labels, int64_t classes, const char *path)
+{
+    const int64_t *y = nc_tensor_data_const(labels);
+    for (int64_t i = 0; i < nc_tensor_numel(labels); i++) {
+        /* a label no class matches: an accuracy would be printed as if it could */
+        if (y[i] < 0)
+            return cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld; class labels are 0, 1, 2, ...",
+                             path, (long long)i, (long long)y[i]);
+        if (classes > 0 && y[i] >= classes)
+            return cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld, outside the %lld classes "
+                             "of the network's output", path, (long long)i, (long long)y[i], (long long)classes);
+    }
+    return CLI_OK;
+}
+
+int64_t cli_snn_classes(const nc_snn *s)
+{
+    nc_snn_layer_info li;
+    if (nc_snn_layer_at(s, nc_snn_output_layer(s), &li) != NC_OK)
+        return 0;
+    int64_t n = 1;
+    for (int d = 0; d < li.ndim; d++)
+        n *= li.shape[d];
+    return n;
+}
+
+int64_t cli_model_classes(const nc_model *m)
+{
+    nc_value_info o;
+    if (nc_model_num_outputs(m) < 1 || nc_model_output(m, 0, &o) != NC_OK || o.ndim < 1)
+        return 0;
+    return o.shape[o.ndim - 1] > 0 ? o.shape[o.ndim - 1] : 0; /* symbolic: known only after a run */
+}
+
+int cli_load_labels(const char *path, int64_t n, const char *data_path, int64_t classes, nc_tensor **out)
 {
     *out = NULL;
     nc_tensor *l = NULL;
     nc_status st = nc_data_load(path, NC_DTYPE_I64, &l);
     if (st != NC_OK)
         return cli_fail(st);
+    int rc = CLI_OK;
     if (n >= 0 && nc_tensor_numel(l) != n) {
         char ls[200];
-        int rc = cli_failf(NC_ERR_SHAPE, "labels %s have shape %s (%lld labels) but %s has %lld samples",
-                           path, cli_shape(nc_tensor_ndim(l), nc_tensor_shape(l), ls, sizeof ls),
-                           (long long)nc_tensor_numel(l), data_path, (long long)n);
+        rc = cli_failf(NC_ERR_SHAPE, "labels %s have shape %s (%lld labels) but %s has %lld samples",
+                       path, cli_shape(nc_tensor_ndim(l), nc_tensor_shape(l), ls, sizeof ls),
+                       (long long)nc_tensor_numel(l), data_path, (long long)n);
+    }
+    if (rc == CLI_OK)
+        rc = cli_check_label_range(l, classes, path);
+    if (rc != CLI_OK) {
         nc_tensor_free(l);
         return rc;
     }
-    /* a negative label matches no class: accuracy was printed as if it could */
-    const int64_t *y = nc_tensor_data(l);
-    for (int64_t i = 0; i < nc_tensor_numel(l); i++)
-        if (y[i] < 0) {
-            int rc = cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld; class labels are 0, 1, 2, ...",
-                               path, (long long)i, (long long)y[i]);
-            nc_tensor_free(l);
-            return rc;
-        }
     *out = l;
     return CLI_OK;
 }
@@ -235,6 +265,10 @@ int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tenso
 int cli_write_text(const char *path, const char *text)
 {
     size_t len = strlen(text);
+    if (cli_is_stdout(path)) {
+        int rc = cli_write_stdout(text, len);
+        return rc == CLI_OK && (len == 0 || text[len - 1] != '\n') ? cli_write_stdout("\n", 1) : rc;
+    }
     if (len > 0 && text[len - 1] == '\n') {
         nc_status st = nc_write_file_atomic(path, text, len);
         return st == NC_OK ? CLI_OK : cli_fail(st);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -292,4 +293,59 @@ int cli_parse_bytes(const char *s, int64_t *out)
         return 0;
     *out = (int64_t)v;
     return 1;
+}
+
+/* ---- "-": an output on standard output ---- */
+
+int cli_is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+static int data_fd = -1; /* the original standard output, once it carries data */
+
+int cli_stdout_for_data(void)
+{
+    if (data_fd >= 0)
+        return CLI_OK;
+    fflush(stdout);
+    /* what the command prints for a person goes to stderr from here on, so
+       that standard output holds the data alone (a pipe into numpy or jq) */
+    data_fd = dup(STDOUT_FILENO);
+    if (data_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        return cli_failf(NC_ERR_IO, "standard output: %s", strerror(errno));
+    return CLI_OK;
+}
+
+static int data_out(void)
+{
+    return data_fd >= 0 ? data_fd : STDOUT_FILENO;
+}
+
+int cli_refuse_stdout(const char *cmd, const char *flag, const char *path)
+{
+    if (!cli_is_stdout(path))
+        return CLI_OK;
+    return cli_usage_error(cmd, "%s -: a .nir cannot go to standard output (HDF5 writes a file it can seek in); "
+                                "name a file", flag);
+}
+
+nc_status cli_save_npy(const char *path, const nc_tensor *t)
+{
+    if (!cli_is_stdout(path))
+        return nc_npy_save(path, t);
+    return nc_npy_write(data_out(), t, "standard output");
+}
+
+int cli_write_stdout(const char *text, size_t len)
+{
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(data_out(), text + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return cli_failf(NC_ERR_IO, "standard output: cannot write: %s", strerror(errno));
+        done += (size_t)w;
+    }
+    return CLI_OK;
 }

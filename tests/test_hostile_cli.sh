@@ -218,6 +218,19 @@ for m in "$MODEL" "$NIR"; do
     run_cli 1 run "$m" --input "$X8" --labels "$TMP/y_12.npy"
     expect_one_error_line; expect_in "$TMP/err" "labels $TMP/y_12.npy: sample 4 has label 12, outside the 10 classes"
 done
+# every command that takes labels names the labels file and the sample
+for y in y_12 y_neg; do
+    case $y in y_12) want="labels $TMP/y_12.npy: sample 4 has label 12, outside the 10 classes" ;;
+               *) want="labels $TMP/y_neg.npy: sample 2 has label -1" ;; esac
+    for cmd in "eval $NIR --data $X8 -T 4" "eval $MODEL --data $X8 -T 4" \
+               "sim $NIR --target loihi2 --data $X8 -T 4" \
+               "finetune $NIR --train $X8 -T 4 --epochs 1 -o $TMP/o.nir" \
+               "convert $MODEL --calib $X8 --qcfs-epochs 1 -o $TMP/o.nir"; do
+        run_cli 1 $cmd --labels "$TMP/$y.npy"
+        expect_one_error_line; expect_in "$TMP/err" "$want"
+    done
+done
+expect_no_file "$TMP/o.nir"
 run_cli 1 run "$MODEL" --input "$TMP/x8_notrailer.npy.gz"
 expect_one_error_line; expect_in "$TMP/err" "without its CRC-32 and length trailer"
 if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
@@ -272,5 +285,33 @@ expect_one_error_line
 expect_in "$TMP/err" "$TMP/corrupt.npy.gz: corrupt gzip data"
 expect_not_in "$TMP/err" "shorter than 4 bytes"
 expect_not_in "$TMP/err" "<fd:"
+
+check "'-' names standard output where the output can go there, and is refused for a .nir"
+# stdout then holds the data alone: what the command prints for a person goes to stderr
+run_cli 0 run "$MODEL" --input "$X8" --output - --labels "$TMP/y8.npy"
+expect_in "$TMP/err" "accuracy:"
+run_cli 0 run "$NIR" --input "$X8" -T 4 --output -
+mv "$TMP/out" "$TMP/y_stdout.npy"
+run_cli 0 run "$NIR" --input "$X8" -T 4 --output "$TMP/y_file.npy"
+cmp -s "$TMP/y_stdout.npy" "$TMP/y_file.npy" && pass "run --output - wrote the .npy that --output FILE writes" ||
+    fail "run --output - did not write the same bytes as --output FILE"
+/usr/bin/python3 -c "import numpy as np, sys; y = np.load('$TMP/y_stdout.npy'); assert y.shape == (8, 10), y.shape" &&
+    pass "numpy reads it: (8, 10)" || fail "numpy cannot read run --output -'s stdout"
+for cmd in "convert $MODEL --calib $X8 -o $TMP/r.nir" "eval $NIR --data $X8 --labels $TMP/y8.npy -T 4" \
+           "sim $NIR --target loihi2 --data $X8 --labels $TMP/y8.npy -T 4"; do
+    run_cli 0 $cmd --report -
+    /usr/bin/python3 -c "import json; json.load(open('$TMP/out'))" && pass "${cmd%% *} --report -: stdout is JSON" ||
+        fail "${cmd%% *} --report -: stdout is not JSON alone: $(head -c 200 "$TMP/out")"
+done
+run_cli 0 bench "$NIR" -T 4 --data "$X8" --min-time 0.01 --backend cpu --json -
+/usr/bin/python3 -c "import json; json.load(open('$TMP/out'))" && pass "bench --json -: stdout is JSON" ||
+    fail "bench --json -: stdout is not JSON alone: $(head -c 200 "$TMP/out")"
+for cmd in "convert $MODEL --calib $X8" "finetune $NIR --train $X8 --labels $TMP/y8.npy" "export $NIR"; do
+    run_cli 2 $cmd -o -
+    expect_in "$TMP/err" "-o -: a .nir cannot go to standard output"
+done
+expect_no_file "./-"
+run_cli 2 run "$NIR" --input "$X8" -T 4 --output - --record - --layer /Relu
+expect_in "$TMP/err" "standard output holds one .npy"
 
 cli_finish test_hostile_cli

@@ -9,4 +9,24 @@ if grep -q '^NEUROC_SANITIZE:BOOL=ON' "$3/CMakeCache.txt" 2>/dev/null; then
     exit 77
 fi
 (ulimit -v 102400; exec timeout 20 "$NEUROC" --version) >/dev/null || { echo "FAIL: neuroc --version under 100 MB"; exit 1; }
+# Caps at which reading a valid .nir runs out of memory inside HDF5: that is
+# out of memory naming the file, never a dataset that "could not be read",
+# is "not a dataset" or a file that is "not an HDF5 file" (a corrupt file).
+# Below about 24 MB the program's own libraries do not load.
+E=$SRC/examples
+D=$(mktemp -d "${TMPDIR:-/tmp}/memory_cap_nir.XXXXXX")
+NIR=$D/cnn.nir
+"$NEUROC" convert "$E/models/cnn.onnx" --calib "$E/data/fmnist_test_x.npy" -o "$NIR" >/dev/null 2>&1 ||
+    { echo "FAIL: cannot convert cnn.onnx without a cap"; exit 1; }
+for cap in $(seq 24000 1000 40000); do
+    (ulimit -v "$cap"; exec timeout 20 "$NEUROC" eval "$NIR" --data "$E/data/fmnist_test_x.npy" \
+        --labels "$E/data/fmnist_test_y.npy" -T 4) >/dev/null 2>"$NIR.err"
+    if grep -qE "could not be read|not an HDF5 file|is not a dataset" "$NIR.err"; then
+        echo "FAIL: ulimit -v $cap: a read that ran out of memory is called a bad file: $(grep neuroc: "$NIR.err")"
+        rm -rf "$D"
+        exit 1
+    fi
+done
+rm -rf "$D"
+echo "ulimit -v 24000..40000 (KB): no out-of-memory read called a bad file"
 exec bash "$SRC/tests/memory_cap_runs.sh" "$NEUROC" "$SRC" 1 102400 204800

@@ -21,6 +21,34 @@ void nc_h5_quiet_end(const nc_h5_quiet *q)
     H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
 }
 
+static herr_t find_alloc_failure(unsigned n, const H5E_error2_t *e, void *found)
+{
+    (void)n;
+    if (e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE)
+        *(int *)found = 1;
+    return 0;
+}
+
+int nc_h5_out_of_memory(void)
+{
+    int found = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_alloc_failure, &found);
+    return found;
+}
+
+static nc_status out_of_memory(const char *name)
+{
+    return nc_errorf(NC_ERR_NOMEM, "out of memory reading dataset '%s' (HDF5 could not allocate)", name);
+}
+
+/* The error of a failed H5Dread of dataset name: out of memory, or `why`. */
+static nc_status read_failed(const char *name, const char *why)
+{
+    if (nc_h5_out_of_memory())
+        return out_of_memory(name);
+    return nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read%s", name, why);
+}
+
 int nc_h5_exists(hid_t loc, const char *name)
 {
     return H5Lexists(loc, name, H5P_DEFAULT) > 0;
@@ -62,7 +90,7 @@ static nc_status open_ds(hid_t loc, const char *name, size_t elem_size, hid_t *d
         return nc_errorf(NC_ERR_PARSE, "dataset '%s' is missing", name);
     *ds = H5Dopen2(loc, name, H5P_DEFAULT);
     if (*ds < 0)
-        return nc_errorf(NC_ERR_PARSE, "'%s' is not a dataset", name);
+        return nc_h5_out_of_memory() ? out_of_memory(name) : nc_errorf(NC_ERR_PARSE, "'%s' is not a dataset", name);
     *sp = H5Dget_space(*ds);
     int r = *sp >= 0 ? H5Sget_simple_extent_ndims(*sp) : -1;
     if (r < 0 || H5Sget_simple_extent_type(*sp) == H5S_NULL) {
@@ -191,7 +219,7 @@ nc_status nc_h5_read_strings(hid_t loc, const char *name, int *ndim, int64_t sha
         goto done;
     }
     if (H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        st = nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read", name);
+        st = read_failed(name, "");
         goto done;
     }
     int spacepad = !var && H5Tget_strpad(ft) == H5T_STR_SPACEPAD;
@@ -272,10 +300,9 @@ static nc_status open_numeric(hid_t loc, const char *name, size_t elem_size, int
 static nc_status read_all(hid_t ds, hid_t sp, hid_t mt, int64_t n, void *buf, const char *name)
 {
     herr_t e = n > 0 ? H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
+    nc_status st = e < 0 ? read_failed(name, " (corrupt, or a compression filter this HDF5 lacks)") : NC_OK;
     close_ds(ds, sp);
-    return e < 0 ? nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read (corrupt, or a compression filter "
-                             "this HDF5 lacks)", name)
-                 : NC_OK;
+    return st;
 }
 
 static nc_status read_numeric(hid_t loc, const char *name, nc_dtype dt, nc_tensor **out)
@@ -349,8 +376,9 @@ nc_status nc_h5_read_f64_scalar(hid_t loc, const char *name, double *out)
         return nc_errorf(NC_ERR_PARSE, "dataset '%s' is not a numeric scalar", name);
     }
     herr_t e = H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
+    st = e < 0 ? read_failed(name, "") : NC_OK;
     close_ds(ds, sp);
-    return e < 0 ? nc_errorf(NC_ERR_PARSE, "dataset '%s' could not be read", name) : NC_OK;
+    return st;
 }
 
 /* ---- writing ---- */

@@ -26,6 +26,12 @@ typedef struct nc_h5_quiet {
 void nc_h5_quiet_begin(nc_h5_quiet *q);
 void nc_h5_quiet_end(const nc_h5_quiet *q);
 
+/* 1 when the HDF5 call that just failed (its error stack, read before any
+ * other HDF5 call clears it) could not allocate memory: a read that fails
+ * under a memory cap is then reported as out of memory, not as a corrupt
+ * file. */
+int nc_h5_out_of_memory(void);
+
 /* 1 if loc has a link called name (no error set otherwise). */
 int nc_h5_exists(hid_t loc, const char *name);
 /* 1 if name under loc is a group. */

@@ -317,24 +317,30 @@ static int write_data(int fd, const nc_tensor *t)
     return 1;
 }
 
+nc_status nc_npy_write(int fd, const nc_tensor *t, const char *name)
+{
+    if (fd < 0 || !t || !name)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_npy_write: bad argument");
+    if (nc_dtype_size(t->dtype) == 0 || t->ndim < 0 || t->ndim > NC_MAX_DIMS)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_npy_write: tensor of unknown dtype %d", (int)t->dtype);
+    char head[1024];
+    size_t hl = npy_header(t, head, sizeof head);
+    if (!hl)
+        return nc_errorf(NC_ERR_INTERNAL, "%s: npy header too long", name);
+    if (!nc_write_all(fd, head, hl) || !write_data(fd, t))
+        return nc_errorf(NC_ERR_IO, "%s: cannot write: %s", name, strerror(errno));
+    return NC_OK;
+}
+
 nc_status nc_npy_save(const char *path, const nc_tensor *t)
 {
     if (!path || !t)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_npy_save: NULL argument");
-    if (nc_dtype_size(t->dtype) == 0 || t->ndim < 0 || t->ndim > NC_MAX_DIMS)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_npy_save: tensor of unknown dtype %d",
-                         (int)t->dtype);
-    char head[1024];
-    size_t hl = npy_header(t, head, sizeof head);
-    if (!hl)
-        return nc_errorf(NC_ERR_INTERNAL, "%s: npy header too long", path);
-
     nc_atomic_file af;
     nc_status st = nc_atomic_open(path, &af);
     if (st != NC_OK)
         return st;
-    if (!nc_write_all(af.fd, head, hl) || !write_data(af.fd, t)) {
-        st = nc_errorf(NC_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if ((st = nc_npy_write(af.fd, t, path)) != NC_OK) {
         nc_atomic_abort(&af);
         return st;
     }

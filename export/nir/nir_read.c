@@ -1521,6 +1521,8 @@ static nc_status warn_version(hid_t f, const char *path)
         nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 0.x or 1.x, the versions neuroc reads: read as 1.x",
                path, v);
     nc_free(v);
+    if (st == NC_ERR_NOMEM)
+        nc_error_prefix("%s", path);
     return st == NC_ERR_NOMEM ? st : NC_OK;
 }
 
@@ -1565,11 +1567,17 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0)
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    htri_t is_hdf5 = H5Fis_hdf5(path); /* 0: not HDF5; < 0: HDF5 failed to tell */
+    hid_t f = is_hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    /* read before H5Pclose clears the error stack; a failure that left the
+       stack empty (or HDF5 unable to make one) could not allocate even its
+       error record: a memory cap */
+    int oom = f < 0 && is_hdf5 != 0 && (nc_h5_out_of_memory() || (is_hdf5 < 0 && H5Eget_num(H5E_DEFAULT) <= 0));
     if (fapl >= 0)
         H5Pclose(fapl);
     if (f < 0) {
-        st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
+        st = oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory opening the HDF5 file", path)
+                 : nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else {
         if ((st = warn_version(f, path)) == NC_OK) {
             int format = nir_neuroc_usable(f);

@@ -200,6 +200,9 @@ NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
  * not at all: it is written to a temporary file in the same folder, then
  * renamed. */
 NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
+/* Writes `t` as .npy to an open file descriptor (standard output, a pipe),
+ * from where it is; `name` (for messages) says what fd is. */
+NC_API nc_status nc_npy_write(int fd, const nc_tensor *t, const char *name);
 
 /* Writes len bytes to path atomically: a temporary file in the same folder,
  * synced and renamed, so the file appears complete or not at all and a

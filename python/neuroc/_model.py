@@ -1,4 +1,5 @@
 """neuroc.Model: an imported ONNX ANN (nc_model)."""
+import contextlib
 import ctypes
 import os
 from collections import namedtuple
@@ -7,7 +8,7 @@ import numpy as np
 
 from . import _lib
 from ._data import features
-from ._errors import InvalidArgument, check
+from ._errors import InvalidArgument, ParseError, check
 from ._tensor import Tensor, take
 
 ValueInfo = namedtuple("ValueInfo", "name dtype shape")
@@ -35,10 +36,13 @@ class Model:
         if isinstance(source, (bytes, bytearray, memoryview)):
             data = bytes(source)
             name = name or "<memory>"
-            check(_lib.nc_model_load_onnx_memory(data, len(data), name.encode(), ctypes.byref(opts), ctypes.byref(h)))
+            with _nir_named(name, data[:8] == _HDF5_SIGNATURE):
+                check(_lib.nc_model_load_onnx_memory(data, len(data), name.encode(), ctypes.byref(opts),
+                                                     ctypes.byref(h)))
             return cls(h, name, data)
         path = os.fspath(source)
-        check(_lib.nc_model_load_onnx(path.encode(), ctypes.byref(opts), ctypes.byref(h)))
+        with _nir_named(path, _is_nir(path)):
+            check(_lib.nc_model_load_onnx(path.encode(), ctypes.byref(opts), ctypes.byref(h)))
         return cls(h, name or path)
 
     def __del__(self):
@@ -119,6 +123,32 @@ class Model:
         outs = (ctypes.c_void_p * n_out)()
         check(_lib.nc_model_run(self._h, ins, len(tensors), outs, n_out))
         return [take(ctypes.c_void_p(p)) for p in outs]
+
+
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"  # a NIR file is an HDF5 file
+
+
+def _is_nir(path):
+    """Whether a file the ONNX reader refused is a NIR file: named .nir or
+    holding HDF5's signature."""
+    if path.lower().endswith(".nir"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == _HDF5_SIGNATURE
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _nir_named(name, is_nir):
+    """The ONNX reader's parse error for what is a NIR file says so."""
+    try:
+        yield
+    except ParseError as e:
+        if is_nir:
+            raise ParseError(f"{name}: a NIR file, not an ONNX model: load it with neuroc.load_nir") from e
+        raise
 
 
 def load(path_or_bytes, name=None):

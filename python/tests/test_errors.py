@@ -116,3 +116,30 @@ def test_program_options_in_python_words():
     assert pythonic("need data (--calib)") == "need data (calib=)"
     assert pythonic("a file.h5:/x-T path, neuroc --max-tensor-size 1G") == \
         "a file.h5:/x-T path, neuroc --max-tensor-size 1G"
+
+
+def test_nir_and_onnx_mixed_up(tmp_path, cnn_snn):
+    """A .nir given to the ONNX loader says so and names neuroc.load_nir; a
+    corrupt .nir is a bad NIR file."""
+    nir = tmp_path / "cnn.nir"
+    cnn_snn.save(nir)
+    renamed = tmp_path / "cnn.bin"  # known by HDF5's signature, not its name
+    renamed.write_bytes(nir.read_bytes())
+    for p in (nir, renamed):
+        with pytest.raises(neuroc.ParseError, match="a NIR file, not an ONNX model: load it with neuroc.load_nir") as e:
+            neuroc.load(p)
+        assert str(p) in e.value.message
+    with pytest.raises(neuroc.ParseError, match="<memory>: a NIR file"):
+        neuroc.load(nir.read_bytes())
+    corrupt = tmp_path / "corrupt.nir"
+    corrupt.write_bytes(nir.read_bytes()[:3000])
+    with pytest.raises(neuroc.ParseError, match="bad NIR file") as e:
+        neuroc.load_nir(corrupt)
+    assert str(corrupt) in e.value.message
+    with pytest.raises(neuroc.ParseError, match="neuroc.load_nir"):
+        neuroc.load(corrupt)
+    junk = tmp_path / "junk.onnx"  # neither: the ONNX reader's own message
+    junk.write_bytes(b"\x08\x07junk")
+    with pytest.raises(neuroc.ParseError, match="not an ONNX model") as e:
+        neuroc.load(junk)
+    assert "load_nir" not in e.value.message
