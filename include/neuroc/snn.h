@@ -48,8 +48,9 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_THRESHOLD,  /* 1 where x > θ (≥ without spike_gt), else 0; no state */
     NC_SNN_SCALE,      /* x times a factor per neuron (1, C or full size) */
     NC_SNN_DELAY,      /* y(t) = x(t − d), d whole steps (zero before) */
-    NC_SNN_RESHAPE     /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
+    NC_SNN_RESHAPE,    /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
                           one of several Input nodes: its part of the network's input) */
+    NC_SNN_KIND_COUNT  /* the number of kinds, not a kind: new kinds go above it */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF

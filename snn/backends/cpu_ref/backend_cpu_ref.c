@@ -108,11 +108,8 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             P->scratch = nc_malloc((size_t)n * sizeof(float));
             fail |= !P->scratch;
         }
-        int membrane = nc_snn_kind_is_neuron(L->kind) || L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI ||
-                       L->kind == NC_SNN_INTEGRATOR;
-        int leaky = L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_LI ||
-                    L->kind == NC_SNN_CUBALI;
-        int syn = L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI;
+        const nc_snn_kind_traits *K = nc_snn_kind(L->kind);
+        int membrane = K->membrane, leaky = K->leaky, syn = K->current;
         R->nir = nc_snn_layer_nir_semantics(L) || (membrane && !nc_snn_kind_is_neuron(L->kind));
         if (membrane) {
             R->v = nc_calloc((size_t)n, sizeof(float));
@@ -475,6 +472,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
                 goto timed; /* a neuron records its own traces */
+            case NC_SNN_KIND_COUNT: /* not a kind: refused by the validation of every layer */
+                break;
             }
             if (q->synops)
                 q->synops[i] += ops;
