@@ -33,6 +33,7 @@ static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {NC_SNN_KIND_LIST(NC_K
 #define NC_K_ONE(id, nm, t) +1
 _Static_assert(0 NC_SNN_KIND_LIST(NC_K_ONE) == NC_SNN_KIND_COUNT,
                "NC_SNN_KIND_LIST (snn/ir/layer_kinds.h) needs one row per nc_snn_layer_kind");
+_Static_assert(NC_SNN_KIND_COUNT < 64, "NC_KIND_BIT sets of kinds hold 63 kinds");
 #define NC_K_POS(id, nm, t) NC_K_POS_##id,
 enum { NC_SNN_KIND_LIST(NC_K_POS) };
 #define NC_K_IN_ORDER(id, nm, t) _Static_assert((int)NC_K_POS_##id == (int)id, #id " is out of order in NC_SNN_KIND_LIST");

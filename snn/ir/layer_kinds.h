@@ -107,6 +107,10 @@ typedef struct nc_snn_kind_traits {
     unsigned same_shape : 1;
 } nc_snn_kind_traits;
 
+/* A set of kinds as bits (what a backend runs, snn/run/backend.h). */
+#define NC_KIND_BIT(k) (UINT64_C(1) << (int)(k))
+#define NC_ALL_KINDS (NC_KIND_BIT(NC_SNN_N_KINDS) - 1)
+
 /* The row of kind k; a value outside the enum gets an all-zero row named
  * "unknown". Never NULL. */
 const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k);

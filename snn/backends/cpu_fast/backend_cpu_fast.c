@@ -78,6 +78,10 @@
 static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
+    if (!nc_backend_runs_kind(&nc_backend_cpu_fast, L->kind)) {
+        snprintf(why, len, "not a layer kind of the IR");
+        return 0;
+    }
     for (int k = 0; k < L->n_inputs; k++)
         if (L->inputs[k] >= id) {
             snprintf(why, len, "it reads layer %d's previous step (a recurrent edge); cpu-fast runs "
@@ -855,6 +859,7 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_fast = {
     .name = "cpu-fast",
+    .kinds = NC_ALL_KINDS, /* every kind of the IR, feed-forward (fast_supports) */
     .supports_layer = fast_supports,
     .plan_create = fast_plan_create,
     .run = fast_run,

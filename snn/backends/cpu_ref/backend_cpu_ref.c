@@ -4,6 +4,7 @@
  * holds the previous step's value when it is read, because layers run in id
  * order and buffers persist across steps (zero before the first). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "snn/base/alloc.h"
@@ -42,8 +43,10 @@ typedef struct ref_plan {
 
 static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
 {
-    (void)s, (void)id, (void)why, (void)len;
-    return 1; /* the reference runs every layer kind of the IR */
+    if (nc_backend_runs_kind(&nc_backend_cpu_ref, s->layers[id].kind))
+        return 1;
+    snprintf(why, len, "not a layer kind of the IR");
+    return 0;
 }
 
 static void ref_plan_free(void *p)
@@ -497,6 +500,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_ref = {
     .name = "cpu",
+    .kinds = NC_ALL_KINDS, /* the reference runs every layer kind of the IR */
     .supports_layer = ref_supports,
     .plan_create = ref_plan_create,
     .run = ref_run,

@@ -49,6 +49,7 @@
 #include "snn/base/alloc.h"
 #include "snn/run/backend.h"
 #include "snn/base/error.h"
+#include "cuda_kinds.h"
 #include "cuda_glue.h"
 #include "kernels/event_index.h"
 #include "snn/backends/weight_layout.h"
@@ -145,12 +146,7 @@ static nc_status sparse_err(cusparseStatus_t e, const char *what)
 static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
-    switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
-    case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
-    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_IF: case NC_SNN_SIGNED_IF:
-    case NC_SNN_SPIKEMAXPOOL2D: case NC_SNN_READOUT:
-        break;
-    default:
+    if (!nc_backend_runs_kind(&nc_backend_cuda, L->kind)) { /* refused, not skipped */
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
         return 0;
@@ -844,6 +840,7 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cuda = {
     .name = "cuda",
+    .kinds = NC_CUDA_KINDS,
     .supports_layer = cu_supports,
     .plan_create = cu_plan_create,
     .run = cu_run,
