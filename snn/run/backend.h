@@ -55,18 +55,11 @@ typedef struct nc_backend {
     int profiles; /* 1: run() fills nc_run_request.layer_seconds */
 } nc_backend;
 
-/* The backend called `name` (snn/backends/registry.c), loading its module
- * on first use: NC_OK with *out set, else NC_ERR_BACKEND_UNAVAILABLE (an
- * unknown name, or a backend not built or whose module cannot be loaded,
- * with the reason). Whether a device is present is check()'s to say. */
-nc_status nc_backend_find(const char *name, const nc_backend **out);
-/* "cpu, cpu-fast, cuda" for messages. */
-const char *nc_backend_names(void);
-
 extern const nc_backend nc_backend_cpu_ref;
 extern const nc_backend nc_backend_cpu_fast;
 /* In the CUDA module only (snn/backends/cuda/backend_cuda.c): the core
- * reaches it through the registry, never by this name. */
+ * reaches it through the registry (snn/session/registry.h), never by this
+ * name. */
 extern const nc_backend nc_backend_cuda;
 
 /* 1 if backend b runs layers of kind k (its kinds table). */

@@ -850,5 +850,5 @@ const nc_backend nc_backend_cuda = {
 };
 
 #else
-typedef int nc_backend_cuda_not_built; /* built only into the CUDA module (snn/backends/registry.c) */
+typedef int nc_backend_cuda_not_built; /* built only into the CUDA module (snn/session/registry.c) */
 #endif

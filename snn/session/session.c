@@ -3,14 +3,9 @@
 #include <string.h>
 
 #include "snn/base/alloc.h"
-#include "backend.h"
 #include "snn/base/error.h"
 #include "kernels/hash.h"
-
-float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index)
-{
-    return nc_hash_uniform(seed, step, index);
-}
+#include "registry.h"
 
 struct nc_session {
     const nc_snn *snn;
@@ -75,7 +70,7 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
     if (colon && !o.cuda_strategy)
         o.cuda_strategy = colon + 1;
     const nc_backend *be;
-    nc_status st = nc_backend_find(name, &be); /* the registry: snn/backends/registry.c */
+    nc_status st = nc_backend_find(name, &be); /* the registry, registry.c */
     if (st != NC_OK)
         return st;
     if (o.encoding != NC_ENCODING_DIRECT && o.encoding != NC_ENCODING_POISSON)
