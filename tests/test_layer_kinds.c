@@ -196,8 +196,13 @@ static void test_reference_agrees(void **state)
             assert_true(ops == ops1); /* once, not once per step */
         else if (K->counts_synops)
             assert_true(ops > ops1);
-        nc_tensor *tr = NULL;
+        nc_tensor *tr = NULL, *by_id = NULL;
         NC_ASSERT_OK(nc_session_trace(ss, L->name, 1, &tr));
+        NC_ASSERT_OK(nc_session_trace_at(ss, i, 1, &by_id)); /* the same layer by its id */
+        assert_int_equal(nc_tensor_numel(by_id), nc_tensor_numel(tr));
+        assert_memory_equal(nc_tensor_data(by_id), nc_tensor_data(tr), (size_t)nc_tensor_numel(tr) * sizeof(float));
+        nc_tensor_free(by_id);
+        assert_int_equal(nc_session_trace_at(ss, X_N, 1, &by_id), NC_ERR_INVALID_ARG);
         int64_t step = nc_tensor_numel(tr) / T;
         const float *v = nc_tensor_data(tr);
         int constant = 1;
