@@ -7,6 +7,12 @@
  * model's. Prints images/s and synaptic events/s for cpu, cpu-fast and cuda
  * with each strategy at batch 1, 64 and 1024, T = 8, and the speed-up of
  * each over cpu at the same batch.
+ *
+ * `cuda_bench resnet18 [PX [BATCH [MIN_SECONDS]]]`: ResNet-18's shapes
+ * (random weights; spike densities about 0.3, printed) at PX × PX
+ * (default 224), T = 8, batch BATCH (default 64), on the cuda backend only
+ * (event, dense, auto): images/s, synaptic events/s and the mean spike
+ * density of its IF layers (the CPU backends would take minutes a batch).
  * usage: cuda_bench [MIN_SECONDS (default 0.5)] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -25,6 +31,8 @@ static double now_s(void)
 }
 
 /* images/s and synaptic events/s of one configuration; 0 if it cannot run. */
+static double g_density; /* mean spike density of the IF layers in the last bench() */
+
 static int bench(const nc_snn *s, const char *backend, const char *strategy, int N, int T, double min_time,
                  double *img_s, double *ev_s)
 {
@@ -44,12 +52,22 @@ static int bench(const nc_snn *s, const char *backend, const char *strategy, int
         runs++;
         t = now_s() - t0;
     }
-    int64_t ops = 0;
+    int64_t ops = 0, spikes = 0, neurons = 0;
     for (int i = 0; st == NC_OK && i < nc_snn_num_layers(s); i++) {
         int64_t n = 0;
         nc_session_synops(ss, (int)i, &n);
         ops += n;
+        nc_snn_layer_info L;
+        nc_snn_layer_at(s, i, &L);
+        if (L.kind == NC_SNN_IF && nc_session_spike_count(ss, i, &n) == NC_OK) {
+            int64_t size = 1;
+            for (int d = 0; d < L.ndim; d++)
+                size *= L.shape[d];
+            spikes += n;
+            neurons += size;
+        }
     }
+    g_density = neurons ? (double)spikes / ((double)neurons * N * T) : 0;
     if (st != NC_OK)
         fprintf(stderr, "%s %s batch %d: %s: %s\n", backend, strategy ? strategy : "", N, nc_status_str(st),
                 nc_last_error());
@@ -60,8 +78,37 @@ static int bench(const nc_snn *s, const char *backend, const char *strategy, int
     return st == NC_OK;
 }
 
+static int bench_resnet18(int argc, char **argv)
+{
+    int64_t px = argc > 2 ? atoll(argv[2]) : 224;
+    int N = argc > 3 ? atoi(argv[3]) : 64, T = 8, fails = 0;
+    double min_time = argc > 4 ? atof(argv[4]) : 1.0;
+    if (px < 32 || px % 32 || N < 1) {
+        fprintf(stderr, "cuda_bench resnet18: PX must be a multiple of 32, BATCH at least 1\n");
+        return 2;
+    }
+    nc_snn *s = net_resnet18_shapes(px);
+    printf("ResNet-18 shapes at %lld px, random weights, T = %d, batch %d, at least %.2g s a configuration\n",
+           (long long)px, T, N, min_time);
+    printf("%-14s %14s %20s %14s\n", "backend", "images/s", "synaptic events/s", "spike density");
+    static const char *strategies[] = {"event", "dense", "auto"};
+    for (int k = 0; k < 3; k++) {
+        double img = 0, ev = 0;
+        if (!bench(s, "cuda", strategies[k], N, T, min_time, &img, &ev)) {
+            fails++;
+            continue;
+        }
+        printf("cuda:%-9s %14.1f %20.4g %14.4f\n", strategies[k], img, ev, g_density);
+        fflush(stdout);
+    }
+    nc_snn_free(s);
+    return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "resnet18") == 0)
+        return bench_resnet18(argc, argv);
     double min_time = argc > 1 ? atof(argv[1]) : 0.5;
     static const char *cfg[][2] = {{"cpu", NULL},          {"cpu-fast", NULL},      {"cuda", "event"},
                                    {"cuda", "dense"},      {"cuda", "sparse"},      {"cuda", "auto"}};

@@ -86,6 +86,13 @@ int cli_portable_options(const char *cmd, int portable, const char *v0, const ch
                          nc_portable_options *o);
 /* "neuron semantics:" and a line per neuron layer (what the reader chose). */
 void cli_print_nir_semantics(const nc_snn *s);
+/* Which graph of the .nir file at path neuroc reads, which other tools
+ * read, and what the standard one loses (nc_nir_file_info_read). */
+void cli_print_nir_graphs(const char *path);
+/* The conversion report `json` (an object) with "nir_standard_graph": which
+ * graph of the .nir at nir_path neuroc reads and the standard graph's loss
+ * lines, as a new string (free()); NULL out of memory. */
+char *cli_report_with_nir(const char *json, const char *nir_path);
 
 /* Options of `neuroc run` (shared by the ANN and SNN paths). */
 typedef struct run_args {
@@ -130,8 +137,14 @@ int cli_parse_choice(const char *cmd, const char *opt, const char *s, const char
 /* --encoding direct|poisson and the reset options subtract|zero. */
 int cli_parse_encoding(const char *cmd, const char *s, nc_encoding *out);
 int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mode *out);
-/* 1 if the file starts with HDF5's signature (a .nir file). */
-int cli_is_hdf5(const char *path);
+/* 1 if the file is to be read as a spiking network (NIR, HDF5): it starts
+ * with HDF5's signature, or its name ends in .nir, so that a damaged .nir is
+ * reported by the NIR reader as a bad NIR file, not as a bad ONNX model. */
+int cli_is_nir(const char *path);
+/* CLI_OK if `path` is a file that holds a spiking network (.nir, HDF5);
+ * else prints why (a missing file, a directory: exit 1; an ONNX model: a
+ * usage error) and returns the exit status. */
+int cli_need_nir(const char *cmd, const char *path);
 
 /* ---- data options shared by convert, eval and run (data_opts.c) */
 

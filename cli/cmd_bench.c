@@ -419,7 +419,7 @@ int cmd_bench(int argc, char **argv)
     if ((rc = cli_convert_options("bench", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("bench", &d)))
         return rc;
     const char *model = pos[0];
-    int is_nir = cli_is_hdf5(model);
+    int is_nir = cli_is_nir(model);
     if (is_nir && (cli_convert_args_given(&c) || c.calib))
         return cli_usage_error("bench", "conversion options apply to a .onnx model; %s is a spiking network "
                                         "(.nir)", model);

@@ -30,12 +30,14 @@ const char CMD_CONVERT_HELP[] =
     "\n"
     "  -o, --output F     the spiking network (.nir); written complete or not at all\n"
     "                     (default: the model's base name with .nir, here)\n"
-    "      --nir-strict   write only what NIR can express, for other tools: refuse\n"
-    "                     max pooling, concatenation, ... (else stored as neuroc\n"
-    "                     extension nodes) and spell grouped convolutions densely\n"
+    "      --nir-strict   refuse to write a network whose standard NIR graph (/node,\n"
+    "                     what other tools read) would approximate a layer: signed\n"
+    "                     spikes, max pooling, per-window divisors (by default they\n"
+    "                     are approximated there, the exact network kept for neuroc\n"
+    "                     in the same file; the loss is printed); plain spikes\n"
     "      --portable     write the portable form (implies --nir-strict): NIR's own IF\n"
     "                     (spike when v > θ, reset to 0, v(0) = 0) that other tools run\n"
-    "                     as neuroc does; the reset to zero costs accuracy (README, NIR)\n"
+    "                     as neuroc does; the reset to zero costs accuracy (docs/nir.md)\n"
     "      --v0 M         with --portable, the old v(0): drop (default), spread (over\n"
     "                     -T steps of bias) or pulse (see neuroc export --help)\n"
     "      --threshold-scale S  with --portable, thresholds times S (see neuroc export)\n"
@@ -392,7 +394,8 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
 /* ---------------------------------------------------------------- command */
 
 /* No -o: the model's base name with .nir, in the current directory (said
- * once on stderr). NULL when the name is empty. */
+ * with the "wrote" line, once it is written: nothing is announced that a
+ * later error would leave unwritten). NULL when the name is empty. */
 static const char *default_output(const char *model, char *buf, size_t len)
 {
     const char *base = strrchr(model, '/');
@@ -403,8 +406,6 @@ static const char *default_output(const char *model, char *buf, size_t len)
     if (n == 0 || n + 5 > len)
         return NULL;
     snprintf(buf, len, "%.*s.nir", (int)n, base);
-    if (cli_is_root())
-        fprintf(stderr, "neuroc convert: no -o given: writing %s\n", buf);
     return buf;
 }
 
@@ -549,13 +550,21 @@ loaded:
                po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
                po.v0 ? pulses : 0);
     }
-    if (cli_is_root() && (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK) {
+    /* a report that cannot be written stops the command before the model is */
+    if (cli_is_root() && ((report && (st = nc_output_check(report)) != NC_OK) ||
+                          (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK)) {
         rc = cli_fail(st);
         goto done;
     }
-    printf("wrote %s\n", output);
+    printf("wrote %s%s\n", output, output == default_out ? " (no -o given: the model's name, in the current directory)" : "");
+    if (cli_is_root())
+        cli_print_nir_graphs(output);
     if (report && cli_is_root()) {
-        if ((rc = cli_write_text(report, rep ? nc_convert_report_json(rep) : "{}")) != CLI_OK)
+        /* the report states what the file's standard NIR graph loses */
+        char *json = cli_report_with_nir(rep ? nc_convert_report_json(rep) : "{}", output);
+        rc = json ? cli_write_text(report, json) : cli_failf(NC_ERR_NOMEM, "out of memory");
+        free(json);
+        if (rc != CLI_OK)
             goto done;
         printf("wrote %s\n", report);
     }

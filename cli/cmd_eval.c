@@ -202,7 +202,7 @@ int cmd_eval(int argc, char **argv)
     if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK ||
         (rc = cli_dist_same_file("ANN", a.ann)) != CLI_OK)
         return rc;
-    int is_nir = cli_is_hdf5(model_path);
+    int is_nir = cli_is_nir(model_path);
     if (is_nir && (cli_convert_args_given(&c) || c.calib || a.calib_labels))
         return cli_usage_error("eval", "conversion options apply to a .onnx model; %s is a spiking "
                                        "network (.nir)", model_path);

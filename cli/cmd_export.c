@@ -12,12 +12,12 @@ const char CMD_EXPORT_HELP[] =
     "Reads a spiking network and writes it as NIR.\n"
     "\n"
     "  -o, --output F     the file written (complete or not at all)\n"
-    "      --nir-strict   only what NIR can express (refuses neuroc extension nodes)\n"
+    "      --nir-strict   refuse what the standard graph (/node) would approximate\n"
     "      --portable     the portable form (implies --nir-strict): every IF becomes\n"
     "                     NIR's own (spike when v > θ⁻ = the float below θ, reset to 0,\n"
     "                     v(0) = 0), so that a tool following NIR's definitions runs\n"
     "                     what neuroc runs; reset to zero instead of by subtraction\n"
-    "                     costs accuracy (README, NIR: portable export)\n"
+    "                     costs accuracy (docs/nir.md)\n"
     "      --v0 M         the old v(0): drop (default), spread (v(0)/T more bias a\n"
     "                     step, with -T) or pulse (a first-step current from a one-shot\n"
     "                     neuron that resets to v_reset = -1e30: exact where v_reset is\n"
@@ -76,5 +76,6 @@ int cmd_export(int argc, char **argv)
     if (st != NC_OK)
         return cli_fail(st);
     printf("wrote %s\n", output);
+    cli_print_nir_graphs(output);
     return CLI_OK;
 }

@@ -33,8 +33,8 @@ const char CMD_FINETUNE_HELP[] =
     "      --train X      training samples (.npy, IDX, or file.h5:/dataset)\n"
     "  -l, --labels Y     their integer labels (.npy or IDX)\n"
     "  -o, --output F     the fine-tuned network (.nir)\n"
-    "      --nir-strict   write OUT as only what NIR can express, for other tools\n"
-    "                     (see neuroc convert; checkpoints stay neuroc's own)\n"
+    "      --nir-strict   refuse to write OUT if its standard NIR graph would\n"
+    "                     approximate a layer (see neuroc convert)\n"
     "  -T, --timesteps T  steps per sample (default 4)\n"
     "      --epochs N     epochs (default 3)\n"
     "      --lr X         peak learning rate (default 1e-4)\n"
@@ -320,9 +320,8 @@ int cmd_finetune(int argc, char **argv)
     nc_finetune_options o;
     if ((rc = ft_options(&a, &o)) != CLI_OK)
         return rc;
-    if (!cli_is_hdf5(pos[0]))
-        return cli_failf(NC_ERR_INVALID_ARG, "%s is not a spiking network (.nir); convert it first with "
-                                             "'neuroc convert'", pos[0]);
+    if ((rc = cli_need_nir("finetune", pos[0])) != CLI_OK)
+        return rc;
 
     ft_state f = {.output = a.output, .o = &o};
     f.ckpt_nir = with_suffix(a.output, ".ckpt.nir");
@@ -412,6 +411,8 @@ loaded:
         goto done;
     }
     printf("wrote %s\n", a.output);
+    if (cli_is_root())
+        cli_print_nir_graphs(a.output);
     rc = CLI_OK;
 done:
     nc_tensor_free(x);

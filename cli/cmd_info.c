@@ -70,7 +70,7 @@ int cmd_info(int argc, char **argv)
     if (n_pos != 1)
         return cli_usage_error("info", "expected one model file");
 
-    if (cli_is_hdf5(pos[0])) {
+    if (cli_is_nir(pos[0])) {
         nc_nir_options nopt;
         if ((rc = cli_nir_options("info", &nir, &nopt)) != CLI_OK)
             return rc;

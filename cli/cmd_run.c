@@ -297,18 +297,7 @@ static int run_chunks(const nc_model *m, const samples *s, int64_t chunk, int pa
 
 int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
 {
-    nc_status st = nc_data_load(a->labels, NC_DTYPE_I64, out);
-    if (st != NC_OK)
-        return cli_fail(st);
-    if (nc_tensor_numel(*out) != n) {
-        char ls[200];
-        return cli_failf(NC_ERR_SHAPE, "labels %s have shape %s (%lld labels) but input %s has "
-                                       "%lld samples",
-                         a->labels, cli_shape(nc_tensor_ndim(*out), nc_tensor_shape(*out), ls,
-                                              sizeof ls),
-                         (long long)nc_tensor_numel(*out), a->input, (long long)n);
-    }
-    return CLI_OK;
+    return cli_load_labels(a->labels, n, a->input, out);
 }
 
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels)
@@ -429,7 +418,7 @@ int cmd_run(int argc, char **argv)
     if (!parse_batch(a.batch, &batch))
         return cli_usage_error("run", "--batch must be a whole number from 1 to 2^30, not '%s'",
                                a.batch);
-    if (cli_is_hdf5(a.model))
+    if (cli_is_nir(a.model))
         return cli_run_snn(&a, batch);
     if (a.timesteps || a.backend || a.per_step || a.record || a.layer || a.encoding || a.seed ||
         cli_nir_given(&a.nir) || a.cuda_strategy || a.cuda_threshold || a.cuda_precision || a.rate_limit)

@@ -297,9 +297,8 @@ int cmd_sim(int argc, char **argv)
     const char *path = pos[0];
     if ((rc = cli_dist_same_file("model", path)) != CLI_OK)
         return rc;
-    if (!cli_is_hdf5(path))
-        return cli_usage_error("sim", "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
-                               path);
+    if ((rc = cli_need_nir("sim", path)) != CLI_OK)
+        return rc;
 
     nc_snn *s = NULL;
     nc_tensor *x = NULL, *y = NULL, *cx = NULL;

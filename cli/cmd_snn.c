@@ -49,6 +49,8 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
     printf("\ntotal: %zu layers, %lld spiking neurons, %lld params (%s)\n", n, (long long)total_neurons,
            (long long)total_params, cli_human(total_params, hp, sizeof hp));
     cli_print_nir_semantics(s);
+    printf("\n");
+    cli_print_nir_graphs(path);
     nc_snn_free(s);
     return CLI_OK;
 }

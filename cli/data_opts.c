@@ -219,6 +219,15 @@ int cli_load_labels(const char *path, int64_t n, const char *data_path, nc_tenso
         nc_tensor_free(l);
         return rc;
     }
+    /* a negative label matches no class: accuracy was printed as if it could */
+    const int64_t *y = nc_tensor_data(l);
+    for (int64_t i = 0; i < nc_tensor_numel(l); i++)
+        if (y[i] < 0) {
+            int rc = cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld; class labels are 0, 1, 2, ...",
+                               path, (long long)i, (long long)y[i]);
+            nc_tensor_free(l);
+            return rc;
+        }
     *out = l;
     return CLI_OK;
 }

@@ -154,8 +154,18 @@ static int dispatch(int argc, char **argv)
     return c->run(argc - 1, argv + 1);
 }
 
+/* The library's warnings (a file of a newer format version, ...); commands
+ * that want its notes too set their own callback. */
+static void warn_cb(nc_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    if (level <= NC_LOG_WARN)
+        fprintf(stderr, "neuroc: warning: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
+    nc_set_log_callback(warn_cb, NULL);
     /* under mpirun every rank runs the same command on its share */
     cli_dist_init(&argc, &argv);
     return cli_dist_finish(dispatch(argc, argv));

@@ -1,6 +1,8 @@
 /* The options every command that loads a .nir file shares: how neuroc
  * reads the neurons of another tool's NIR file (nc_nir_options), and the
  * line `neuroc info` and `run --verbose` print about the choice. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -97,4 +99,76 @@ void cli_print_nir_semantics(const nc_snn *s)
                    nc_snn_kind_name(L.kind), ni.spike_gt ? ">" : ">=", reset, ni.v_init_half ? "θ/2" : "as stored",
                    ni.has_r ? ", input resistance r" : "", dt, ni.limit_params ? ", tau = r = inf: v += I" : "");
     }
+}
+
+void cli_print_nir_graphs(const char *path)
+{
+    nc_nir_file_info info;
+    if (nc_nir_file_info_read(path, &info) != NC_OK)
+        return;
+    if (info.exact_graph)
+        printf("NIR graphs: neuroc reads its exact network (/neuroc/graph); other NIR tools read /node, its "
+               "standard form\n");
+    else if (info.neuroc_format && info.loss_known)
+        printf("NIR graph: /node, standard NIR, read by neuroc and other NIR tools alike\n");
+    else if (info.neuroc_format)
+        printf("NIR graph: /node, written before neuroc wrote a standard graph (neuroc.<kind> nodes in it, if any, "
+               "are for neuroc only; neuroc export rewrites it)\n");
+    else
+        printf("NIR graph: /node, another tool's file, read with NIR's semantics\n");
+    if (info.loss_known && info.standard_loss[0]) {
+        printf("what the standard graph (/node) loses:\n");
+        for (const char *l = info.standard_loss; *l;) {
+            const char *e = strchr(l, '\n');
+            int n = e ? (int)(e - l) : (int)strlen(l);
+            printf("  %.*s\n", n, l);
+            l += n + (e != NULL);
+        }
+    } else if (info.exact_graph || info.loss_known) {
+        printf("the standard graph (/node) loses nothing\n");
+    }
+}
+
+/* Appends s to buf (at *len, capacity cap) as the inside of a JSON string. */
+static void json_chars(char *buf, size_t *len, size_t cap, const char *s, size_t n)
+{
+    for (size_t k = 0; k < n && *len + 8 < cap; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (c == '"' || c == '\\')
+            *len += (size_t)snprintf(buf + *len, cap - *len, "\\%c", c);
+        else if (c < 0x20)
+            *len += (size_t)snprintf(buf + *len, cap - *len, "\\u%04x", c);
+        else
+            buf[(*len)++] = (char)c;
+    }
+    buf[*len] = '\0';
+}
+
+char *cli_report_with_nir(const char *json, const char *nir_path)
+{
+    nc_nir_file_info info;
+    const char *end = strrchr(json, '}');
+    if (nc_nir_file_info_read(nir_path, &info) != NC_OK || !end)
+        return strdup(json);
+    size_t cap = strlen(json) + 2 * sizeof info.standard_loss + 256, len = (size_t)(end - json);
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    memcpy(out, json, len);
+    while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+        len--;
+    len += (size_t)snprintf(out + len, cap - len, ",\n  \"nir_standard_graph\": {\"neuroc_reads\": \"%s\", \"loss\": [",
+                            info.exact_graph ? "/neuroc/graph" : "/node");
+    int first = 1;
+    for (const char *l = info.standard_loss; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) : strlen(l);
+        len += (size_t)snprintf(out + len, cap - len, "%s\"", first ? "" : ", ");
+        json_chars(out, &len, cap, l, n);
+        len += (size_t)snprintf(out + len, cap - len, "\"");
+        first = 0;
+        l += n + (e != NULL);
+    }
+    snprintf(out + len, cap - len, "]}\n}\n");
+    return out;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -69,6 +71,8 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int 
             continue;
         }
         if (only_pos || a[0] != '-' || a[1] == '\0') {
+            if (!a[0]) /* every argument of neuroc's names something: '' is a slip ("$UNSET") */
+                return cli_usage_error(cmd, "an empty argument ('') names no file");
             if (*n_pos >= max_pos)
                 return cli_usage_error(cmd, "unexpected argument '%s'", a);
             pos[(*n_pos)++] = a;
@@ -90,6 +94,8 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int 
         } else {
             return cli_usage_error(cmd, "option '%s' needs a value", o->name);
         }
+        if (!o->flag && !**o->value)
+            return cli_usage_error(cmd, "option '%s' needs a value, not an empty string", o->name);
     }
     return CLI_OK;
 }
@@ -146,16 +152,31 @@ size_t cli_dtype_size(nc_dtype dt)
     return 0;
 }
 
-int cli_is_hdf5(const char *path)
+int cli_is_nir(const char *path)
 {
+    size_t len = strlen(path);
+    if (len >= 4 && strcasecmp(path + len - 4, ".nir") == 0)
+        return 1;
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8];
-    FILE *f = fopen(path, "rb");
+    struct stat sb; /* opening a FIFO would wait for a writer: the loader names what it is */
+    FILE *f = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
     if (!f)
         return 0; /* the loader reports the missing file */
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+int cli_need_nir(const char *cmd, const char *path)
+{
+    nc_status st = nc_check_input_file(path);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (!cli_is_nir(path))
+        return cli_usage_error(cmd, "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
+                               path);
+    return CLI_OK;
 }
 
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
@@ -226,7 +247,8 @@ int cli_parse_reset(const char *cmd, const char *opt, const char *s, nc_reset_mo
 unsigned long long cli_file_fnv1a(const char *path, int *ok)
 {
     unsigned long long h = 0xcbf29ce484222325ull;
-    FILE *f = fopen(path, "rb");
+    struct stat sb;
+    FILE *f = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
     *ok = f != NULL;
     if (!f)
         return 0;

@@ -8,8 +8,11 @@ endif()
 nc_room(kernels DIR kernels)
 # NEUROC_HAVE_MPI only names the feature (nc_build_features): the MPI code
 # itself lives outside the core (snn/base/mpi/, CMakeLists.txt).
-nc_room(base DIR snn/base
-        DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1> $<$<BOOL:${NEUROC_HAVE_MPI}>:NEUROC_HAVE_MPI=1>)
+# base/blas.c loads OpenBLAS itself (blas.h): its header, not its library
+list(GET OPENBLAS_LIBRARY_DIRS 0 NC_OPENBLAS_LIBDIR)
+nc_room(base DIR snn/base LIBS ${NC_LIBS_BLAS}
+        DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1> $<$<BOOL:${NEUROC_HAVE_MPI}>:NEUROC_HAVE_MPI=1>
+                NC_OPENBLAS_LIBDIR="${NC_OPENBLAS_LIBDIR}")
 nc_room(ir DIR snn/ir DEPS base kernels)
 nc_room(run DIR snn/run DEPS ir base kernels LIBS ${NC_OMP})
 # The module loader (snn/backends/module.c; the registry, snn/session/registry.c, calls it) looks

@@ -71,7 +71,8 @@ typedef enum nc_calib_source {
     NC_SOURCE_DATA = 0,       /* the histograms of nc_calibrate */
     NC_SOURCE_BN_STATS = 1,   /* the BatchNormalization right before the ReLU */
     NC_SOURCE_PROPAGATED = 2, /* BN statistics carried forward (ReLU, Add, a MaxPool before the neuron) */
-    NC_SOURCE_CLIP = 3        /* data-free without statistics: the cap c of a Clip(0, c) */
+    NC_SOURCE_CLIP = 3,       /* data-free without statistics: the cap c of a Clip(0, c) */
+    NC_SOURCE_ASSUMED_INPUT = 4 /* no BN upstream: the input taken as N(0, 1) a channel, carried forward */
 } nc_calib_source;
 
 /* Without data (calibrate_datafree.c): the θ of every NC_THETA_CALIB site
@@ -80,7 +81,9 @@ typedef enum nc_calib_source {
  * premise: its input normalised by its running statistics), carried through
  * ReLU (moments), Add (sums, independent), Conv/Gemm/MatMul (mean exact,
  * variance with independent inputs), average pooling (variance kept),
- * Flatten and Identity (calibrate_datafree.c lists the rules); the ReLU output is a
+ * Flatten and Identity (calibrate_datafree.c lists the rules); where no BN lies upstream,
+ * from the input taken as N(0, 1) per channel, carried the same way (source
+ * "assumed-input", named in one warning); the ReLU output is a
  * rectified Gaussian (after a MaxPool of k moved before the neuron, its
  * CDF^k). θ is o's statistic of it, with o's zeros convention: the
  * percentile analytically (per layer over the equal mixture of the

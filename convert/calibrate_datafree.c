@@ -21,7 +21,17 @@
  *    (the bound for fully correlated neighbours: a mean of k values varies
  *    at most as much as they do);
  *  - Flatten / Reshape of (N, C, H, W) to (N, C·H·W): per feature.
- * An IF layer whose pre-activation has no such statistics needs data. */
+ *  - MaxPool: the maximum of its k inputs, taken as independent;
+ *  - Concat along channels: each part's channels;
+ *  - grouped and depthwise Conv: as Conv, each output over its group's inputs.
+ * Where no BatchNorm lies upstream (torch.onnx in eval mode folds BN into the
+ * convolutions, so most exported networks have none), the model's input is
+ * taken as normalised, per channel N(0, 1), as torchvision's normalised
+ * images are, and carried the same way: an estimate from the weights alone,
+ * marked `assumed` so that its layers are named in one warning and their
+ * source is "assumed-input". A BN downstream starts again from its own
+ * statistics. An IF layer whose pre-activation has no statistics even so
+ * (an op none of the rules above covers) needs data. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +49,7 @@ enum { ST_NONE = 0, ST_EXACT = 1, ST_PROPAGATED = 2 };
 
 typedef struct vstat {
     int kind;        /* ST_*; ST_EXACT: a BN output, exactly N(mean, var) under the BN's premise */
+    int assumed;     /* derived from the assumed input statistics, not from a BN's */
     int64_t C;
     double *mean, *var;
 } vstat;
@@ -153,6 +164,8 @@ static const nc_tensor *const_input(const nc_graph *g, const nc_node *n, int i)
 static nc_status propagate_conv(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
 static nc_status propagate_gemm(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
 static nc_status propagate_flatten(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y);
+static nc_status propagate_maxpool(const nc_node *n, const vstat *a, vstat *y);
+static nc_status propagate_concat(const nc_graph *g, const nc_node *n, const vstat *st, vstat *y);
 
 static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
 {
@@ -200,6 +213,10 @@ static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
         return propagate_gemm(g, n, a, &st[out]);
     if (strcmp(op, "Flatten") == 0 || strcmp(op, "Reshape") == 0)
         return propagate_flatten(g, n, a, &st[out]);
+    if (strcmp(op, "MaxPool") == 0)
+        return propagate_maxpool(n, a, &st[out]);
+    if (strcmp(op, "Concat") == 0)
+        return propagate_concat(g, n, st, &st[out]);
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Dropout") == 0 || strcmp(op, "Pad") == 0 ||
         strcmp(op, "AveragePool") == 0 ||
         strcmp(op, "GlobalAveragePool") == 0) {
@@ -226,22 +243,25 @@ static nc_status propagate_node(const nc_graph *g, const nc_node *n, vstat *st)
     return NC_OK;
 }
 
-/* Conv (group 1, weights (O, I, kh, kw)) over per-channel statistics. */
+/* Conv (weights (O, I/group, kh, kw)) over per-channel statistics: output o
+ * reads the input channels of its group. */
 static nc_status propagate_conv(const nc_graph *g, const nc_node *n, const vstat *a, vstat *y)
 {
     const nc_tensor *W = const_input(g, n, 1), *B = const_input(g, n, 2);
-    if (!W || W->ndim != 4 || W->shape[1] != a->C || nc_attr_int(n, "group", 1) != 1 ||
+    int64_t groups = nc_attr_int(n, "group", 1);
+    if (!W || W->ndim != 4 || groups < 1 || W->shape[1] * groups != a->C || W->shape[0] % groups ||
         (nc_node_has_input(n, 2) && (!B || B->numel != W->shape[0])))
         return NC_OK;
-    int64_t O = W->shape[0], k = W->shape[2] * W->shape[3];
+    int64_t O = W->shape[0], I = W->shape[1], k = W->shape[2] * W->shape[3], per_group = O / groups;
     nc_status s = vstat_alloc(y, O, ST_PROPAGATED);
     for (int64_t o = 0; s == NC_OK && o < O; o++) {
         double m = B ? nc_f32(B)[o] : 0.0, v = 0.0;
-        for (int64_t i = 0; i < a->C; i++)
+        for (int64_t i = 0; i < I; i++)
             for (int64_t j = 0; j < k; j++) {
-                double w = nc_f32(W)[(o * a->C + i) * k + j];
-                m += w * a->mean[i];
-                v += w * w * a->var[i];
+                int64_t c = o / per_group * I + i;
+                double w = nc_f32(W)[(o * I + i) * k + j];
+                m += w * a->mean[c];
+                v += w * w * a->var[c];
             }
         y->mean[o] = m;
         y->var[o] = v;
@@ -298,6 +318,66 @@ static nc_status propagate_flatten(const nc_graph *g, const nc_node *n, const vs
     return s;
 }
 
+/* The maximum of k independent N(m, sd²): its mean and variance from
+ * E[X] = ∫ t d(F^k) and E[X²], F the Gaussian CDF, by the midpoint rule over
+ * m ± 10 sd. */
+static void max_of_k(double m, double var, int k, double *mean, double *v)
+{
+    double sd = sqrt(var), e1 = 0.0, e2 = 0.0;
+    if (!(sd > 0.0) || k <= 1) {
+        *mean = m;
+        *v = var;
+        return;
+    }
+    const int steps = 4000;
+    double lo = -10.0, h = 20.0 / steps, prev = 0.0;
+    for (int i = 1; i <= steps; i++) {
+        double z = lo + i * h, cur = pow(phi_cdf(z), k), zm = z - 0.5 * h;
+        e1 += zm * (cur - prev);
+        e2 += zm * zm * (cur - prev);
+        prev = cur;
+    }
+    *mean = m + sd * e1;
+    *v = var * (e2 - e1 * e1 > 0.0 ? e2 - e1 * e1 : 0.0);
+}
+
+/* MaxPool over per-channel statistics: the max of its kernel's k values. */
+static nc_status propagate_maxpool(const nc_node *n, const vstat *a, vstat *y)
+{
+    const int64_t *ks;
+    int nk = nc_attr_ints(n, "kernel_shape", &ks), k = 1;
+    for (int d = 0; d < nk; d++)
+        k *= (int)ks[d];
+    nc_status s = vstat_alloc(y, a->C, ST_PROPAGATED);
+    for (int64_t c = 0; s == NC_OK && c < a->C; c++)
+        max_of_k(a->mean[c], a->var[c], k, &y->mean[c], &y->var[c]);
+    return s;
+}
+
+/* Concat along channels (axis 1) of inputs that all have statistics. */
+static nc_status propagate_concat(const nc_graph *g, const nc_node *n, const vstat *st, vstat *y)
+{
+    int64_t axis = nc_attr_int(n, "axis", 0), C = 0;
+    int nd = g->values[n->outputs[0]].ndim;
+    if (axis < 0)
+        axis += nd;
+    if (axis != 1)
+        return NC_OK;
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (!nc_node_has_input(n, i) || st[n->inputs[i]].kind == ST_NONE)
+            return NC_OK;
+        C += st[n->inputs[i]].C;
+    }
+    nc_status s = vstat_alloc(y, C, ST_PROPAGATED);
+    for (int i = 0, c = 0; s == NC_OK && i < n->n_inputs; i++) {
+        const vstat *p = &st[n->inputs[i]];
+        memcpy(y->mean + c, p->mean, (size_t)p->C * sizeof *p->mean);
+        memcpy(y->var + c, p->var, (size_t)p->C * sizeof *p->var);
+        c += (int)p->C;
+    }
+    return s;
+}
+
 static int producer_of(const nc_graph *g, int v)
 {
     for (int i = 0; i < g->n_nodes; i++)
@@ -341,14 +421,16 @@ static nc_status set_site(nc_snn *s, nc_if_site *site, const vstat *v, int k, co
     double layer_theta = chans_stat(ch, C, o, h);
     nc_status st = NC_OK;
     if (!(layer_theta > 0.0)) {
-        st = nc_strlist_addf(warnings, "IF layer '%s': by its BatchNorm statistics its activations are "
+        st = nc_strlist_addf(warnings, "IF layer '%s': by its modelled statistics its activations are "
                              "(almost) never positive (or the statistic falls among the zeros); θ = 1", L->name);
         layer_theta = 1.0;
     }
     site->stat = layer_theta;
     site->act_max = NAN;
     site->n_values = site->n_zeros = 0;
-    site->source = v->kind == ST_EXACT && k == 1 ? NC_SOURCE_BN_STATS : NC_SOURCE_PROPAGATED;
+    site->source = v->assumed                     ? NC_SOURCE_ASSUMED_INPUT
+                   : v->kind == ST_EXACT && k == 1 ? NC_SOURCE_BN_STATS
+                                                   : NC_SOURCE_PROPAGATED;
     int64_t n = o->per_channel ? C : 1;
     nc_tensor *t = st == NC_OK ? nc_tensor_new(NC_DTYPE_F32, 1, &n) : NULL;
     if (st == NC_OK && !t)
@@ -390,6 +472,54 @@ static nc_status set_clip_site(nc_snn *s, nc_if_site *site)
     return NC_OK;
 }
 
+/* The model input's assumed statistics: N(0, 1) per channel (dimension 1). */
+static nc_status seed_input(const nc_graph *g, int v, vstat *st)
+{
+    const nc_value *val = &g->values[v];
+    if (val->ndim < 2 || val->shape[1] < 1)
+        return NC_OK;
+    nc_status s = vstat_alloc(st, val->shape[1], ST_PROPAGATED);
+    for (int64_t c = 0; s == NC_OK && c < st->C; c++)
+        st->var[c] = 1.0;
+    st->assumed = 1;
+    return s;
+}
+
+/* A node's output statistics are assumed when any input's are (a BN's are its own). */
+static void mark_assumed(const nc_node *n, vstat *st)
+{
+    if (n->n_outputs < 1 || n->outputs[0] < 0 || st[n->outputs[0]].kind == ST_NONE ||
+        strcmp(n->op_type, "BatchNormalization") == 0)
+        return;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (nc_node_has_input(n, i) && st[n->inputs[i]].assumed)
+            st[n->outputs[0]].assumed = 1;
+}
+
+/* One warning naming the layers whose θ rests on the assumed input statistics. */
+static nc_status warn_assumed(const nc_snn *s, const nc_if_site *sites, int n_sites, nc_strlist *warnings)
+{
+    char names[768] = "";
+    size_t len = 0;
+    int n = 0;
+    for (int i = 0; i < n_sites; i++) {
+        if (sites[i].rule != NC_THETA_CALIB || sites[i].source != NC_SOURCE_ASSUMED_INPUT)
+            continue;
+        if (len < sizeof names - 1) {
+            int w = snprintf(names + len, sizeof names - len, "%s'%s'", n ? ", " : "", s->layers[sites[i].layer].name);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        n++;
+    }
+    if (!n)
+        return NC_OK;
+    return nc_strlist_addf(warnings, "%d IF layer%s no BatchNorm statistics before %s, so %s threshold%s %s estimated "
+                           "from the weights alone, taking the input as normalised (mean 0, variance 1 a channel): "
+                           "%s%s; calibrate with data (--calib) for thresholds that fit your inputs",
+                           n, n == 1 ? " has" : "s have", n == 1 ? "it" : "them", n == 1 ? "its" : "their",
+                           n == 1 ? "" : "s", n == 1 ? "is" : "are", names, len >= sizeof names - 1 ? "..." : "");
+}
+
 nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, nc_snn *s, nc_if_site *sites,
                                  int n_sites, nc_strlist *warnings)
 {
@@ -397,8 +527,12 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
     nc_hist *h = nc_calloc(1, sizeof *h);
     int *pre = nc_calloc((size_t)n_sites + 1, sizeof *pre), *kk = nc_calloc((size_t)n_sites + 1, sizeof *kk);
     nc_status rc = st && h && pre && kk ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int i = 0; rc == NC_OK && i < g->n_nodes; i++)
+    for (int i = 0; rc == NC_OK && i < g->n_inputs; i++)
+        rc = seed_input(g, g->inputs[i], &st[g->inputs[i]]);
+    for (int i = 0; rc == NC_OK && i < g->n_nodes; i++) {
         rc = propagate_node(g, &g->nodes[i], st);
+        mark_assumed(&g->nodes[i], st);
+    }
     /* every layer without statistics, named in one message */
     char missing[768] = "";
     size_t len = 0;
@@ -408,7 +542,9 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
             continue;
         pre[i] = site_preactivation(g, &sites[i], &kk[i]);
         const nc_snn_layer *L = &s->layers[sites[i].layer];
-        if (pre[i] >= 0 && st[pre[i]].kind != ST_NONE && st[pre[i]].C == nc_snn_layer_channels(L))
+        /* a Clip(0, c) keeps θ = c rather than a guess from assumed input statistics */
+        if (pre[i] >= 0 && st[pre[i]].kind != ST_NONE && st[pre[i]].C == nc_snn_layer_channels(L) &&
+            !(st[pre[i]].assumed && !isinf(sites[i].cap)))
             continue;
         pre[i] = -1;
         if (!isinf(sites[i].cap))
@@ -425,14 +561,16 @@ nc_status nc_calibrate_data_free(const nc_graph *g, const nc_calib_options *o, n
     if (rc == NC_OK && n_missing)
         rc = nc_errorf(NC_ERR_INVALID_ARG,
                        "%s: %d IF layer%s need%s calibration data (--calib): without data, thresholds come from "
-                       "Clip/QCFS patterns or from BatchNormalization statistics carried to the ReLU (through "
-                       "ReLU, Add, Conv/Gemm, pooling), and %s no such statistics: %s%s", g->source, n_missing, n_missing == 1 ? "" : "s",
+                       "Clip/QCFS patterns or from BatchNormalization or input statistics carried to the ReLU "
+                       "(through ReLU, Add, Concat, Conv/Gemm, pooling), and %s no such statistics: %s%s", g->source, n_missing, n_missing == 1 ? "" : "s",
                        n_missing == 1 ? "s" : "", n_missing == 1 ? "it has" : "they have", missing,
                        len >= sizeof missing - 1 ? "..." : "");
     for (int i = 0; rc == NC_OK && i < n_sites; i++)
         if (sites[i].rule == NC_THETA_CALIB)
             rc = pre[i] >= 0 ? set_site(s, &sites[i], &st[pre[i]], kk[i], o, h, warnings)
                              : set_clip_site(s, &sites[i]);
+    if (rc == NC_OK)
+        rc = warn_assumed(s, sites, n_sites, warnings);
     for (int v = 0; st && v < g->n_values; v++) {
         nc_free(st[v].mean);
         nc_free(st[v].var);

@@ -4,6 +4,7 @@
  * the report (convert_report.c). */
 #include <string.h>
 
+#include "snn/base/finite.h"
 #include "calibrate.h"
 #include "convert_graph.h"
 #include "convert_report.h"
@@ -149,7 +150,7 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
 
 /* The default burst: two spikes a step, measured on torchvision's deep
  * networks, where one spike a step leaves ResNet-50 and MobileNet-V2 short
- * of the ANN at T = 256 (README, Conversion); one where a QCFS pattern gave a
+ * of the ANN at T = 256 (docs/zoo.md); one where a QCFS pattern gave a
  * threshold, since a QCFS-trained network is exact at T = L with one spike
  * a step (finer levels are not the network it was trained as). */
 static int default_burst(const nc_cgraph *cg)
@@ -205,7 +206,8 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert: model or out is NULL");
     nc_convert_options o;
     nc_status st = fill_defaults(opt, &o);
-    if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK) /* describe_only models */
+    if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK || /* describe_only models */
+        (st = nc_check_finite(calib, "calibration data", NC_FINITE_SAMPLES)) != NC_OK)
         return st;
     nc_cgraph cg;
     if ((st = nc_cgraph_build(m->g, &o, &cg)) != NC_OK)
@@ -241,7 +243,7 @@ calibrated:
         goto done;
     if (o.burst > 1 && (st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
         goto done;
-    if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (README, Semantics): say so */
+    if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (docs/signed-spikes.md): say so */
         int n_if = 0;
         for (int i = 0; i < cg.snn->n_layers; i++)
             n_if += cg.snn->layers[i].kind == NC_SNN_IF;
@@ -278,6 +280,9 @@ calibrated:
     if (o.qcfs_epochs > 0 && (st = finetune(&cg, calib, labels, &o, levels)) != NC_OK)
         goto done;
     if (o.binary_spikes && (st = nc_snn_fold_spike_values(cg.snn, &folded, &n_scale)) != NC_OK)
+        goto done;
+    /* what the model's weights, or folding them, made of it (a BatchNorm variance below -eps: NaN) */
+    if ((st = nc_snn_check_finite(folded ? folded : cg.snn, m->g->source)) != NC_OK)
         goto done;
     if (report) {
         nc_report_input in = {m->g, &o, &cg, cg.snn, levels, calib_used, NC_CALIB_BATCH,

@@ -125,6 +125,7 @@ static const char *site_source(const nc_if_site *site)
     case NC_SOURCE_CLIP: return "clip";
     case NC_SOURCE_BN_STATS: return "bn-stats";
     case NC_SOURCE_PROPAGATED: return "propagated";
+    case NC_SOURCE_ASSUMED_INPUT: return "assumed-input";
     default: return "data";
     }
 }

@@ -8,7 +8,7 @@ with 1000 training images for calibration, evaluates the SNN on the 10,000
 test images for 32 steps and writes it as NIR. Without torch it converts
 the shipped examples/models/cnn.onnx instead.
 
-    pip install ./python        # once (see the README's Python section)
+    pip install ./python        # once (see docs/python.md)
     python examples/python_convert.py [-o cnn.nir]
 """
 import argparse

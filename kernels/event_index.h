@@ -1,6 +1,6 @@
 /* Index math of the event-driven kernels, shared by the CUDA kernels
- * (snn/backends/cuda/cuda_kernels.cu) and their CPU emulation in the tests, so it
- * is tested without a GPU (tests/test_hd_math.c).
+ * (snn/backends/cuda/cuda_kernels.cu) and the tests; the kernels themselves
+ * run without a GPU in test_cuda_host (the CPU harness, tests/cuda_host/).
  *
  * Spikes of one frame (one sample at one step) are compacted into a list of
  * (index, value) events in ascending neuron order: a warp of 32 threads looks

@@ -1,5 +1,5 @@
-/* The per-neuron loops over time of the time-batched CUDA backend, shared
- * with their CPU emulation in tests/test_hd_math.c: a layer's input holds
+/* The per-neuron loops over time of the time-batched CUDA backend (run on
+ * the CPU by test_cuda_host, tests/cuda_host/): a layer's input holds
  * all frames of a time chunk (frame = step·N + sample), and one thread runs
  * one neuron (or one output element) through every step of the chunk. */
 #ifndef NC_KERNELS_TIME_LOOP_H

@@ -1,6 +1,6 @@
 /* Index math of windowed layers (Conv2d, Pool2d, MaxPool2d, SpikeMaxPool2d)
- * for the CUDA kernels, shared with their CPU emulation in
- * tests/test_hd_math.c and, for SpikeMaxPool2d, the CPU backends.
+ * for the CUDA kernels, shared, for SpikeMaxPool2d, with the CPU backends;
+ * the kernels run on the CPU in test_cuda_host (tests/cuda_host/).
  *
  * Output-stationary: one thread computes one output and visits its window in
  * ascending (c, i, j). The reference scatters each non-zero input (c, ih, iw)

@@ -1,6 +1,6 @@
 """Installs the neuroc Python package with libneuroc bundled into it.
 
-Where the C library comes from (see the README's Python section):
+Where the C library comes from (see docs/python.md):
   NEUROC_BUILD_DIR=<a CMake build of neuroc>  `cmake --install` of that build
                      into a temporary prefix; its libneuroc.so (and backend
                      modules, lib/neuroc/*.so) are copied into neuroc/_lib/
@@ -35,14 +35,29 @@ def _run(cmd):
     subprocess.run(cmd, check=True)
 
 
+def _say(msg):
+    """What the setup is doing, on the terminal: pip shows a build's own
+    output only with -v (or when it fails), and compiling the library takes
+    a while, so the terminal is written to directly (nothing without one)."""
+    print("neuroc setup:", msg, flush=True)  # pip -v, logs
+    try:
+        with open("/dev/tty", "w") as tty:
+            tty.write("neuroc setup: %s\n" % msg)
+    except OSError:
+        pass
+
+
 def _cmake_build():
     """A fresh Release build of the repository around this folder."""
     if not os.path.exists(os.path.join(ROOT, "CMakeLists.txt")) or not shutil.which("cmake"):
         sys.exit("neuroc setup: cannot build libneuroc: no CMakeLists.txt in %s or no cmake; set "
                  "NEUROC_BUILD_DIR to a build of neuroc, or NEUROC_BUNDLE=0 to use an installed library" % ROOT)
     build = os.path.join(HERE, "build", "cmake")
+    jobs = os.environ.get("NEUROC_BUILD_JOBS", "2")
+    _say("compiling the C library libneuroc with CMake into %s (Release, %s jobs; the first build takes a "
+         "while: set NEUROC_BUILD_DIR to an existing build to skip it)" % (build, jobs))
     _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DNEUROC_TESTS=OFF"])
-    _run(["cmake", "--build", build, "-j", os.environ.get("NEUROC_BUILD_JOBS", "2")])
+    _run(["cmake", "--build", build, "-j", jobs])
     return build
 
 
@@ -50,6 +65,7 @@ def bundle_library(dest):
     if os.environ.get("NEUROC_BUNDLE", "1") == "0":
         return
     build = os.environ.get("NEUROC_BUILD_DIR") or _cmake_build()
+    _say("bundling libneuroc from %s into the package" % build)
     prefix = tempfile.mkdtemp(prefix="neuroc-install-")
     try:
         # the project's own install rules: the library, its SONAME and its modules

@@ -79,7 +79,7 @@ fi
 # Runs target $1 until its time is up. A crash ends a libFuzzer run (the
 # input is kept as $w/crash-*); the loop starts it again for the time left.
 # NIR goes through HDF5, which itself crashes and hangs on some corrupt
-# files (README, "Hostile input"): that target runs in libFuzzer's fork mode,
+# files (docs/hostile-input.md): that target runs in libFuzzer's fork mode,
 # which records such inputs and carries on. Runs, executions and exec/s
 # are summed from the log: libFuzzer's final stats (stat::*) in plain
 # mode, the last "#N: ... exec/s E ... time: Ts" line in fork mode.

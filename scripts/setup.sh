@@ -5,8 +5,11 @@
 # the data-parallel paths and tests/test_mpi.sh run. python3-pytest,
 # -setuptools and -wheel: the Python package (python/), installed offline and
 # tested by tests/test_python.sh.
-#   scripts/setup.sh            build and test dependencies, data sets
-#   scripts/setup.sh --torch    also Debian's PyTorch and ONNX, to retrain the examples
+#   scripts/setup.sh            build and test dependencies, data sets, and
+#                               Debian's PyTorch, torchvision and ONNX: the suite
+#                               exports real models (test_zoo_quick) and runs the
+#                               NIR tools that need torch (test_nir_peers)
+#   scripts/setup.sh --torch    the same (kept for old instructions)
 set -euo pipefail
 
 # clang (with its sanitizer and libFuzzer runtimes): the sanitizer pass of
@@ -17,10 +20,8 @@ pkgs=(cmake make gcc pkg-config clang libclang-rt-14-dev
       libonnx-testdata dataset-fashion-mnist
       libopenmpi-dev openmpi-bin
       python3 python3-venv python3-numpy python3-h5py valgrind
-      python3-pytest python3-setuptools python3-wheel)
-if [[ "${1:-}" == "--torch" ]]; then
-    pkgs+=(python3-torch python3-torchvision python3-onnx)
-fi
+      python3-pytest python3-setuptools python3-wheel
+      python3-torch python3-torchvision python3-onnx)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -119,7 +119,7 @@ def main(paths):
                     pass
             else:
                 graph = nir.read(path, type_check=exp.get("type_check", True) if exp else True)
-                if exp is not None:
+                if exp is not None and "nodes" in exp:
                     check_sidecar(graph, exp, errors)
         except Exception as e:  # nir.read's own complaint is the finding
             errors.append(f"{type(e).__name__}: {e}")

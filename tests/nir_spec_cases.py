@@ -8,7 +8,7 @@ Writes OUTDIR/<case>.nir, <case>.x.npy (input, T x 1 x shape) and
 OUTDIR/cases.txt: one line per case, "<case> <neuroc run options>".
 
 The reference follows the docstrings with neuroc's documented
-discretisation (README, NIR): a step of dt; IF and I add r*I a step; LIF,
+discretisation (docs/nir.md): a step of dt; IF and I add r*I a step; LIF,
 CubaLIF, LI, CubaLI forward Euler v += dt/tau*(v_leak - v + r*I) (or
 exact: 1 - exp(-dt/tau) for dt/tau); a spike when v > v_threshold, then
 v = v_reset; v(0) = 0; every node sees its inputs of the same step; Delay
@@ -150,6 +150,10 @@ chain("linear", [("fc", nir.Linear(weight=W))], [4], [3], x, np.einsum("oi,tni->
 steps = 3
 chain("delay", [("d", nir.Delay(delay=np.full(4, steps * 1e-3, F)))], [4], [4], x,
       np.concatenate([np.zeros((steps, 1, 4), F), x[:-steps]]), "--dt 1e-3")
+# a delay per neuron: neuron i is x_i(t - d_i)
+per = np.array([0, 1, 3, 3])
+y = np.stack([np.concatenate([np.zeros((d, 1), F), x[:len(x) - d, :, i]]) for i, d in enumerate(per)], axis=-1)
+chain("delay_per_neuron", [("d", nir.Delay(delay=(per * 1e-3).astype(F)))], [4], [4], x, y.astype(F), "--dt 1e-3")
 
 
 def conv1d(x, w, b, stride, pad, dil, groups):

@@ -1,7 +1,7 @@
 /* Random networks and inputs for the tests that compare a backend with the
  * cpu reference bit for bit: cpu-fast (test_cpu_fast.c), the cuda backend's
- * CPU emulation (test_hd_math.c) and its GPU test (test_cuda.c, plain C so
- * that scripts/gpu-check can build it without cmocka), and the GPU benchmark
+ * test (test_cuda.c, on a GPU and on the CPU harness; plain C so that
+ * scripts/gpu-check can build it without cmocka), and the GPU benchmark
  * (bench/cuda_bench.c). Header-only: each program includes it once. One
  * generator seeded alike in each program, so a program draws the same
  * networks on every run. A failing library call prints the library's
@@ -10,6 +10,7 @@
 #ifndef NC_TESTS_RANDOM_NETS_H
 #define NC_TESTS_RANDOM_NETS_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -511,6 +512,46 @@ NET_FN nc_snn *net_cnn_shapes(void)
     int i3 = net_if(s, f1, 0, 0, NC_RESET_SUBTRACT, 1.0f);
     int f2 = net_affine(s, i3, 10, 0.3f);
     NET_OK(nc_snn_add_readout(s, f2, NULL, &ro));
+    return s;
+}
+
+/* IF neurons after a conv whose weights scale as 1/√(fan-in): spike
+ * densities about 0.3 in net_resnet18_shapes (measured at 32 px). */
+NET_FN int net_conv_if(nc_snn *s, int from, int64_t cout, int64_t k, int64_t stride, int64_t pad)
+{
+    nc_snn_layer_info X;
+    NET_OK(nc_snn_layer_at(s, from, &X));
+    float fan_in = (float)(X.shape[0] * k * k);
+    int c = net_conv(s, from, cout, k, stride, pad, 1, 1, 1.0f / sqrtf(fan_in * 0.15f));
+    return net_if(s, c, 1, 0, NC_RESET_SUBTRACT, 1.0f);
+}
+
+/* ResNet-18's layer shapes at px × px (224: the ImageNet model; px a
+ * multiple of 32), random weights: conv 7×7/2, a 2×2 pool, four stages of
+ * two basic blocks (3×3 convs; a 1×1 stride-2 conv on the shortcut where a
+ * stage halves the size), a global average pool and fc 1000. */
+NET_FN nc_snn *net_resnet18_shapes(int64_t px)
+{
+    int64_t in[3] = {3, px, px};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int x = net_pool(s, net_conv_if(s, 0, 64, 7, 2, 3), 2, 2, 0);
+    static const int64_t width[4] = {64, 128, 256, 512};
+    for (int stage = 0; stage < 4; stage++)
+        for (int b = 0; b < 2; b++) {
+            int64_t stride = stage > 0 && b == 0 ? 2 : 1;
+            int h = net_conv_if(s, x, width[stage], 3, stride, 1);
+            nc_snn_layer_info H;
+            NET_OK(nc_snn_layer_at(s, h, &H));
+            int c = net_conv(s, h, width[stage], 3, 1, 1, 1, 1, 1.0f / sqrtf((float)(H.shape[0] * 9) * 0.15f));
+            int sc = stride == 2 ? net_conv(s, x, width[stage], 1, 2, 0, 1, 1, 0.3f) : x;
+            int from[2] = {c, sc}, add;
+            NET_OK(nc_snn_add_add(s, 2, from, NULL, &add));
+            x = net_if(s, add, 1, 0, NC_RESET_SUBTRACT, 1.0f);
+        }
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, net_pool(s, x, px / 32, px / 32, 0), NULL, &fl));
+    NET_OK(nc_snn_add_readout(s, net_affine(s, fl, 1000, 0.05f), NULL, &ro));
     return s;
 }
 

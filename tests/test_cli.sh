@@ -80,6 +80,19 @@ expect_one_error_line
 run_cli 1 run "$TMP/random.onnx" --input "$TMP/x.npy" --output "$TMP/never.npy"
 [ ! -e "$TMP/never.npy" ] && pass "no output file" || fail "output file created"
 
+check "a damaged .nir is a bad NIR file, for every command (not a bad ONNX model)"
+head -c 4096 /dev/urandom >"$TMP/random.nir"
+printf '\x89HDF\r\n\x1a\n' >"$TMP/truncated.nir" # HDF5's signature and nothing after it
+for f in random truncated; do
+    for cmd in "info" "run --input $TMP/x.npy -T 2" "eval --data $TMP/x.npy --labels $TMP/x.npy -T 2" \
+        "sim --data $TMP/x.npy --labels $TMP/x.npy" "finetune --train $TMP/x.npy --labels $TMP/x.npy -o $TMP/ft.nir"; do
+        # shellcheck disable=SC2086 # the command's options are separate words
+        run_cli 1 ${cmd%% *} "$TMP/$f.nir" $(echo "$cmd" | cut -s -d' ' -f2-)
+        expect_in "$TMP/err" "$f.nir: bad NIR file"
+        expect_not_in "$TMP/err" "ONNX"
+    done
+done
+
 check "info describes a model with an op neuroc cannot run (exit 0); run refuses it"
 run_cli 0 info "$SRC/tests/fixtures/ops/tanh.onnx"
 expect_in "$TMP/out" "Tanh*"

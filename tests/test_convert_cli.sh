@@ -51,21 +51,41 @@ run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --mean 0.5,x
 run_cli 2 convert "$MODEL" --calib "$X" -o "$TMP/bad.nir" --potential-correction --correction-rounds 0
 expect_in "$TMP/err" "--correction-rounds"
 
-check "convert without --calib: data-free from BatchNorm statistics, or one error naming every layer"
-run_cli 1 convert "$MODEL" -o "$TMP/bad.nir"
+check "convert without --calib: data-free from BatchNorm or assumed input statistics, or one error naming every layer"
+run_cli 0 convert "$MODEL" -o "$TMP/free.nir" --report "$TMP/free.json"
+expect_in "$TMP/out" "2 IF layers have no BatchNorm statistics before them"
+expect_in "$TMP/out" "'/net/net.2/Relu', '/net/net.4/Relu'"
+expect_in "$TMP/out" "calibrate with data (--calib"
+expect_in "$TMP/free.json" '"source": "assumed-input"'
+expect_file "$TMP/free.nir"
+run_cli 1 convert "$SRC/tests/fixtures/shuffle/shuffle.onnx" -o "$TMP/bad.nir"
 expect_one_error_line
-expect_in "$TMP/err" "2 IF layers need calibration data (--calib)"
-expect_in "$TMP/err" "'/net/net.2/Relu', '/net/net.4/Relu'"
+expect_in "$TMP/err" "7 IF layers need calibration data (--calib)"
 expect_no_file "$TMP/bad.nir"
 mkdir -p "$TMP/cwd"
 (cd "$TMP/cwd" && "$NEUROC" convert "$SRC/tests/fixtures/convert/bn.onnx" --report r.json >"$TMP/out" 2>"$TMP/err")
 RC=$?
 if [ "$RC" -eq 0 ]; then pass "data-free convert exit 0"; else fail "data-free convert exit $RC"; cat "$TMP/err"; fi
-expect_in "$TMP/err" "no -o given: writing bn.nir"
+expect_in "$TMP/out" "wrote bn.nir (no -o given: the model's name, in the current directory)"
+expect_not_in "$TMP/err" "writing"
 expect_file "$TMP/cwd/bn.nir"
 expect_in "$TMP/cwd/r.json" '"source": "bn-stats"'
 expect_in "$TMP/cwd/r.json" '"data_free": true'
 run_cli 0 info "$TMP/cwd/bn.nir"
+
+check "convert without -o announces no file it has not written: missing, malformed, refused model, bad flag"
+mkdir -p "$TMP/none"
+echo "not a model" >"$TMP/none/junk.onnx"
+for args in "missing.onnx" "junk.onnx" "$SRC/tests/fixtures/convert/sigmoid.onnx" "$SRC/tests/fixtures/convert/bn.onnx -T abc"; do
+    # shellcheck disable=SC2086 # the flag is a separate word on purpose
+    (cd "$TMP/none" && "$NEUROC" convert $args >"$TMP/out" 2>"$TMP/err")
+    RC=$?
+    if [ "$RC" -ne 0 ]; then pass "convert $args fails ($RC)"; else fail "convert $args exit 0"; fi
+    expect_not_in "$TMP/err" "writing"
+    expect_not_in "$TMP/out" "wrote"
+    left=$(cd "$TMP/none" && ls -A | grep -v '^junk.onnx$')
+    if [ -z "$left" ]; then pass "nothing written"; else fail "files left: $left"; fi
+done
 run_cli 0 convert --help
 expect_in "$TMP/out" "[--calib DATA] [-o MODEL.nir]"
 
@@ -169,7 +189,7 @@ expect_in "$TMP/out" "t = 4 "
 check "conversion options do not apply to a .nir"
 run_cli 2 eval "$TMP/x.nir" --data "$X" --labels "$Y" --threshold max
 
-check "a MaxPool model is saved as NIR (a neuroc extension node); --nir-strict refuses it, naming the node"
+check "a MaxPool model is saved as NIR (average pooling in the standard graph, a neuroc extension node in the exact one); --nir-strict refuses the approximation, naming the layer"
 MP=$SRC/tests/fixtures/convert/maxpool.onnx
 MPX=$SRC/tests/fixtures/convert/x.npy
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp.nir"
@@ -177,7 +197,7 @@ expect_file "$TMP/mp.nir"
 run_cli 0 info "$TMP/mp.nir"
 expect_in "$TMP/out" "MaxPool2d"
 run_cli 1 convert "$MP" --calib "$MPX" -o "$TMP/mp_strict.nir" --nir-strict
-expect_in "$TMP/err" "layer '/pool/MaxPool' (MaxPool2d): NIR cannot express it"
+expect_in "$TMP/err" "'/pool/MaxPool'): max pooling is average pooling"
 expect_no_file "$TMP/mp_strict.nir"
 run_cli 0 convert "$MP" --calib "$MPX" -o "$TMP/mp_avg.nir" --maxpool average --nir-strict
 expect_file "$TMP/mp_avg.nir"
@@ -217,7 +237,7 @@ run_cli 0 finetune "$TMP/signed.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 
 run_cli 0 info "$TMP/signed_ft.nir"
 expect_in "$TMP/out" "SignedIF"
 run_cli 1 convert "$MODEL" --calib "$X" --signed-spikes --nir-strict -o "$TMP/signed_strict.nir"
-expect_in "$TMP/err" "(SignedIF): NIR cannot express it"
+expect_in "$TMP/err" "signed IF neurons"
 expect_no_file "$TMP/signed_strict.nir"
 run_cli 0 convert "$MODEL" --calib "$X" --reset zero -o "$TMP/zero.nir" --report "$TMP/zero.json"
 expect_in "$TMP/zero.json" '"reset": "zero"'

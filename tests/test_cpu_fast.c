@@ -598,5 +598,6 @@ int main(void)
         cmocka_unit_test(test_team_shares_a_sample),
         cmocka_unit_test(test_compact_kernels),
     };
+    nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

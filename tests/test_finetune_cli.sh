@@ -92,7 +92,7 @@ run_cli 0 convert "$MODEL" --calib "$X" --calib-samples 64 --plain-spikes -o "$T
 run_cli 0 finetune "$TMP/mp.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/ts.nir" --nir-strict
 expect_file "$TMP/ts.nir"
 run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/tss.nir" --nir-strict
-expect_in "$TMP/err" "SignedIF"
+expect_in "$TMP/err" "signed IF neurons"
 expect_no_file "$TMP/tss.nir"
 
 cli_finish test_finetune_cli

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layering the build enforces (cmake/rooms.cmake, README "Layout"):
+# The layering the build enforces (cmake/rooms.cmake, docs/layout.md):
 #  - every room compiles against an include tree holding only the headers of
 #    the rooms it may reach, so a header of a room above it (or beside it)
 #    is not found: probed here for each room, with a header it may include

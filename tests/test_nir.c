@@ -292,7 +292,7 @@ static void test_roundtrip_cnn(void **state)
     nc_snn *b = roundtrip(a, "cnn.nir", 1, 3);
 
     /* the NIR side: folds as in nir_write.c, checked again from Python. conv2
-     * (groups 2) is written densely in strict mode: output channel 0 sees
+     * (groups 2) is written densely in the standard graph: output channel 0 sees
      * input channels 0-1 only. if2 also feeds the residual sum, so it goes through a Scale
      * node and conv3 keeps its weights. */
     const nc_snn_layer *c2 = &a->layers[nc_snn_find_layer(a, "conv2")];
@@ -303,12 +303,15 @@ static void test_roundtrip_cnn(void **state)
              "[\"conv2\", \"weight\", 0, %.9g], [\"conv2\", \"weight\", 18, 0], [\"conv2\", \"weight\", 45, %.9g],"
              " [\"conv2\", \"weight\", 90, %.9g],"
              " [\"conv3\", \"weight\", 9, %.9g], [\"fc\", \"weight\", 0, %.9g],"
-             " [\"if2_scale\", \"scale\", 9, %.9g], [\"if1\", \"v_threshold\", 0, 0.75], [\"if2\", \"v_threshold\", 18, 2],"
+             " [\"if2_scale\", \"scale\", 9, %.9g], [\"if1\", \"v_threshold\", 0, %.9g],"
+             " [\"if2\", \"v_threshold\", 18, %.9g],"
              " [\"if1\", \"r\", 5, 1], [\"conv3\", \"bias\", 0, 0]",
              (double)(nc_f32(c2->weight)[0] * 0.75f), (double)(nc_f32(c2->weight)[27] * 0.75f),
              (double)(nc_f32(c2->weight)[36] * 0.75f),
              (double)nc_f32(c3->weight)[9],
-             (double)(nc_f32(fc->weight)[0] * (0.25f * 1.25f)), (double)THETA2[1]);
+             (double)(nc_f32(fc->weight)[0] * (0.25f * 1.25f)), (double)THETA2[1],
+             /* the standard graph's IF: v > θ⁻ is m >= θ (snn_portable.c) */
+             (double)nextafterf(0.75f, 0.0f), (double)nextafterf(2.0f, 0.0f));
     write_sidecar(out_path("cnn.nir"), CNN_GRAPH, values);
     nc_snn_free(a);
     nc_snn_free(b);
@@ -488,12 +491,14 @@ static nc_snn *build_concat(void)
     return s;
 }
 
-static char *node_type(const char *path, const char *node)
+/* The type of a node of the graph other tools read (/node) or, with
+ * exact, of neuroc's own graph (/neuroc/graph). */
+static char *graph_node_type(const char *path, int exact, const char *node)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
     char loc[256], *type = NULL;
-    snprintf(loc, sizeof loc, "node/nodes/%s", node);
+    snprintf(loc, sizeof loc, "%s/nodes/%s", exact ? "neuroc/graph" : "node", node);
     hid_t g = H5Gopen2(f, loc, H5P_DEFAULT);
     assert_true(g >= 0);
     NC_ASSERT_OK(nc_h5_read_string(g, "type", &type));
@@ -529,8 +534,9 @@ static void assert_dir_empty(const char *dir)
     closedir(d);
 }
 
-/* Strict mode refuses, naming the layer and its kind, and writes nothing. */
-static void expect_strict_refusal(const nc_snn *s, const char *name, const char *layer, const char *kind)
+/* Strict mode refuses a network whose standard graph would approximate a
+ * layer, naming the layer and what it loses, and writes nothing. */
+static void expect_strict_refusal(const nc_snn *s, const char *name, const char *layer, const char *loss)
 {
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s", out_path(name));
@@ -542,9 +548,9 @@ static void expect_strict_refusal(const nc_snn *s, const char *name, const char 
     so.strict = 1;
     assert_int_equal(nc_snn_save_nir_with(s, path, &so), NC_ERR_UNSUPPORTED);
     char want[128];
-    snprintf(want, sizeof want, "layer '%s' (%s): NIR cannot express it", layer, kind);
-    if (!strstr(nc_last_error(), want))
-        fail_msg("'%s' does not say \"%s\"", nc_last_error(), want);
+    snprintf(want, sizeof want, "'%s'", layer);
+    if (!strstr(nc_last_error(), want) || !strstr(nc_last_error(), loss) || !strstr(nc_last_error(), "strict mode"))
+        fail_msg("'%s' does not say \"%s\" and \"%s\"", nc_last_error(), want, loss);
     assert_dir_empty(dir);
     /* refused before the file is touched: even an unwritable place says so */
     assert_int_equal(nc_snn_save_nir_with(s, "/nonexistent-dir/x.nir", &so), NC_ERR_UNSUPPORTED);
@@ -555,13 +561,17 @@ static void test_roundtrip_maxpool(void **state)
     (void)state;
     nc_snn *a = build_maxpool();
     nc_snn *b = roundtrip(a, "maxpool.nir", 0, 3);
-    char *type = node_type(out_path("maxpool.nir"), "pool");
+    char *type = graph_node_type(out_path("maxpool.nir"), 1, "pool");
     assert_string_equal(type, "neuroc.MaxPool2d");
     nc_free(type);
-    assert_true(has_edge(out_path("maxpool.nir"), "if1", "pool")); /* the graph keeps its edges */
+    /* what other tools read: average pooling in its place, edges kept */
+    type = graph_node_type(out_path("maxpool.nir"), 0, "pool");
+    assert_string_equal(type, "SumPool2d");
+    nc_free(type);
+    assert_true(has_edge(out_path("maxpool.nir"), "if1", "pool"));
     assert_true(has_edge(out_path("maxpool.nir"), "pool", "conv2"));
-    expect_strict_refusal(a, "maxpool_strict", "pool", "MaxPool2d");
-    write_text(nc_test_pathf("%s.json", out_path("maxpool.nir")), "{\"nir_read_refuses\": true}\n");
+    expect_strict_refusal(a, "maxpool_strict", "pool", "max pooling is average pooling");
+    write_text(nc_test_pathf("%s.json", out_path("maxpool.nir")), "{\"type_check\": true}\n");
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -573,10 +583,10 @@ static void test_roundtrip_spike_maxpool(void **state)
     (void)state;
     nc_snn *a = build_pool_net(1);
     nc_snn *b = roundtrip(a, "spikemax.nir", 0, 3);
-    char *type = node_type(out_path("spikemax.nir"), "pool");
+    char *type = graph_node_type(out_path("spikemax.nir"), 1, "pool");
     assert_string_equal(type, "neuroc.SpikeMaxPool2d");
     nc_free(type);
-    expect_strict_refusal(a, "spikemax_strict", "pool", "SpikeMaxPool2d");
+    expect_strict_refusal(a, "spikemax_strict", "pool", "max pooling is average pooling");
     nc_snn_free(a);
     nc_snn_free(b);
 }
@@ -586,16 +596,75 @@ static void test_roundtrip_concat(void **state)
     (void)state;
     nc_snn *a = build_concat();
     nc_snn *b = roundtrip(a, "concat.nir", 0, 3); /* inputs in order, if_a twice */
-    char *type = node_type(out_path("concat.nir"), "cat");
+    char *type = graph_node_type(out_path("concat.nir"), 1, "cat");
     assert_string_equal(type, "neuroc.Concat");
     nc_free(type);
-    expect_strict_refusal(a, "concat_strict", "cat", "Concat");
+    /* other tools read it exactly: one placement convolution per input,
+       summed (if_a twice: two of them) */
+    const char *path = out_path("concat.nir");
+    for (int k = 0; k < 3; k++) {
+        char part[32];
+        snprintf(part, sizeof part, "cat_part%d", k);
+        type = graph_node_type(path, 0, part);
+        assert_string_equal(type, "Conv2d");
+        nc_free(type);
+        assert_true(has_edge(path, part, "conv3"));
+    }
+    nc_nir_save_options so;
+    nc_nir_save_options_init(&so);
+    so.strict = 1; /* nothing lost: strict mode writes it */
+    NC_ASSERT_OK(nc_snn_save_nir_with(a, out_path("concat_strict.nir"), &so));
+    char loss[1024];
+    NC_ASSERT_OK(nc_snn_nir_standard(a, NULL, loss, sizeof loss));
+    assert_null(strstr(loss, "'cat'"));
+    /* the sum of placements is the concatenation bit for bit (no neurons
+       here, whose NIR semantics differ) */
+    nc_snn *c = NULL, *std = NULL;
+    int64_t in_shape[] = {2, 6, 6}, wa[] = {3, 2, 3, 3}, wc[] = {2, 5, 3, 3}, fcs[] = {4, 72};
+    NC_ASSERT_OK(nc_snn_create(3, in_shape, &c));
+    nc_tensor *w1 = rand_tensor(4, wa, -0.3f, 0.7f), *w3 = rand_tensor(4, wc, -0.2f, 0.5f);
+    nc_tensor *wf = rand_tensor(2, fcs, -0.5f, 0.5f);
+    nc_conv2d_params p = {{1, 1}, {1, 1}, {1, 1}, 1};
+    int ca, cat, id;
+    NC_ASSERT_OK(nc_snn_add_conv2d(c, 0, w1, NULL, &p, "conv_a", &ca));
+    int from[] = {0, ca};
+    NC_ASSERT_OK(nc_snn_add_concat(c, 2, from, "cat", &cat));
+    NC_ASSERT_OK(nc_snn_add_conv2d(c, cat, w3, NULL, &p, "conv3", &id));
+    NC_ASSERT_OK(nc_snn_add_flatten(c, id, "flat", &id));
+    NC_ASSERT_OK(nc_snn_add_affine(c, id, wf, NULL, "fc", &id));
+    NC_ASSERT_OK(nc_snn_add_readout(c, id, "readout", &id));
+    NC_ASSERT_OK(nc_snn_nir_standard(c, &std, loss, sizeof loss));
+    assert_string_equal(loss, "");
+    assert_int_equal(std->layers[nc_snn_find_layer(std, "cat")].kind, NC_SNN_ADD);
+    assert_runs_identical(c, std, 3);
+    nc_snn_free(c);
+    nc_snn_free(std);
+    nc_tensor_free(w1);
+    nc_tensor_free(w3);
+    nc_tensor_free(wf);
+    write_text(nc_test_pathf("%s.json", path), "{\"type_check\": true}\n");
     nc_snn_free(a);
     nc_snn_free(b);
 }
 
-/* The network build() makes written to out_path(name) (path, n), opened
- * to be broken; *li gets the index of `layer` when asked. */
+/* Turns a file of /neuroc format 4 into what neuroc wrote before it
+ * (format 3): the exact network under /node, neuroc.<kind> nodes and all,
+ * no standard graph, no standard_loss. */
+static void as_format3(hid_t f)
+{
+    if (!nc_h5_is_group(f, "neuroc/graph"))
+        return;
+    assert_true(H5Ldelete(f, "node", H5P_DEFAULT) >= 0);
+    assert_true(H5Lmove(f, "neuroc/graph", f, "node", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "neuroc/standard_loss", H5P_DEFAULT) >= 0);
+    assert_true(H5Ldelete(f, "neuroc/format_version", H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_i64_scalar(f, "neuroc/format_version", 3));
+}
+
+/* The network build() makes written to out_path(name) (path, n) in the
+ * layout of format 3 (as_format3: the reader's checks of the exact graph
+ * are the same in both), opened to be broken; *li gets the index of
+ * `layer` when asked. */
 static hid_t fresh_copy(nc_snn *(*build)(void), const char *name, char *path, size_t n, const char *layer, int *li)
 {
     nc_snn *a = build();
@@ -606,7 +675,57 @@ static hid_t fresh_copy(nc_snn *(*build)(void), const char *name, char *path, si
     nc_snn_free(a);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
+    as_format3(f);
     return f;
+}
+
+/* A file written before the standard graph (format 3: the exact network
+ * under /node, with neuroc.<kind> nodes) reads as the same network as the
+ * file of today; nc_nir_file_info_read tells them apart. */
+static void test_format3_reads(void **state)
+{
+    (void)state;
+    nc_snn *a = build_maxpool(), *now = NULL, *old = NULL;
+    const char *path_now = out_path("format4.nir"), *path_old = out_path("format3.nir");
+    NC_ASSERT_OK(nc_snn_save_nir(a, path_now));
+    NC_ASSERT_OK(nc_snn_save_nir(a, path_old));
+    hid_t f = H5Fopen(path_old, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    as_format3(f);
+    H5Fclose(f);
+    char *type = graph_node_type(path_old, 0, "pool");
+    assert_string_equal(type, "neuroc.MaxPool2d");
+    nc_free(type);
+    NC_ASSERT_OK(nc_snn_load_nir(path_now, NULL, &now));
+    NC_ASSERT_OK(nc_snn_load_nir(path_old, NULL, &old));
+    assert_snn_same(a, now);
+    assert_snn_same(a, old);
+    assert_runs_identical(now, old, 3);
+    nc_nir_file_info info;
+    NC_ASSERT_OK(nc_nir_file_info_read(path_now, &info));
+    assert_int_equal(info.neuroc_format, 4);
+    assert_int_equal(info.exact_graph, 1);
+    assert_int_equal(info.loss_known, 1);
+    assert_non_null(strstr(info.standard_loss, "'pool'"));
+    assert_non_null(strstr(info.standard_loss, "max pooling is average pooling"));
+    assert_non_null(strstr(info.standard_loss, "IF neurons are NIR's IF"));
+    NC_ASSERT_OK(nc_nir_file_info_read(path_old, &info));
+    assert_int_equal(info.neuroc_format, 3);
+    assert_int_equal(info.exact_graph, 0);
+    assert_int_equal(info.loss_known, 0);
+    /* without /neuroc, the standard graph as plain NIR: what other tools read */
+    f = H5Fopen(path_now, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    nc_snn *plain = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path_now, NULL, &plain));
+    assert_int_equal(plain->layers[nc_snn_find_layer(plain, "pool")].kind, NC_SNN_POOL2D);
+    NC_ASSERT_OK(nc_nir_file_info_read(path_now, &info));
+    assert_int_equal(info.neuroc_format, 0);
+    nc_snn_free(plain);
+    nc_snn_free(a);
+    nc_snn_free(now);
+    nc_snn_free(old);
 }
 
 static long file_size(const char *path)
@@ -616,8 +735,10 @@ static long file_size(const char *path)
     return (long)st.st_size;
 }
 
-/* A depthwise convolution (128 channels, 3×3) is stored compactly with its
- * groups: the file is about its weights' size, not the dense 128×128×3×3. */
+/* A depthwise convolution (128 channels, 3×3): neuroc's own graph keeps it
+ * compact with its groups; the standard graph spells it out densely
+ * (nir.read 1.0.x's type check takes weight.shape[1] as the input
+ * channels), so nir.read opens the file with its type checks. */
 static void test_depthwise_compact(void **state)
 {
     (void)state;
@@ -640,46 +761,44 @@ static void test_depthwise_compact(void **state)
     NC_ASSERT_OK(nc_snn_add_affine(a, fl, wf, NULL, "fc", &fc));
     NC_ASSERT_OK(nc_snn_add_readout(a, fc, "readout", &id));
     nc_snn *b = roundtrip(a, "depthwise.nir", 0, 2);
-    long weights = (long)(2 * C * 9 + C * 16 * 3) * 4, dense = (long)C * C * 9 * 4;
-    long compact = file_size(out_path("depthwise.nir"));
-    print_message("depthwise: %ld bytes (weights %ld; one dense conv would be %ld)\n", compact, weights, dense);
-    /* the folded NIR weights, the originals in /neuroc (dw2's plainly, too
-     * small to compress; fc's compressed), IF parameters at full shape,
-     * HDF5's own: a few times the weights, and far from the two dense
-     * 128×128×3×3 kernels */
-    assert_true(compact < 5 * weights);
-    assert_true(compact < dense / 3);
-    /* the NIR Conv2d node: compact weight, groups C */
+    long dense = (long)C * C * 9 * 4;
+    print_message("depthwise: %ld bytes (one dense conv: %ld)\n", file_size(out_path("depthwise.nir")), dense);
     hid_t f = H5Fopen(out_path("depthwise.nir"), H5F_ACC_RDONLY, H5P_DEFAULT);
     int nd = 0;
     int64_t shape[NC_MAX_DIMS];
-    NC_ASSERT_OK(nc_h5_shape(f, "node/nodes/dw2/weight", &nd, shape));
-    assert_int_equal(shape[1], 1);
     double g = 0;
-    NC_ASSERT_OK(nc_h5_read_f64_scalar(f, "node/nodes/dw2/groups", &g));
+    NC_ASSERT_OK(nc_h5_shape(f, "neuroc/graph/nodes/dw2/weight", &nd, shape)); /* neuroc's: compact */
+    assert_int_equal(shape[1], 1);
+    NC_ASSERT_OK(nc_h5_read_f64_scalar(f, "neuroc/graph/nodes/dw2/groups", &g));
     assert_true(g == C);
+    NC_ASSERT_OK(nc_h5_shape(f, "node/nodes/dw2/weight", &nd, shape)); /* other tools': dense */
+    assert_int_equal(shape[1], C);
+    NC_ASSERT_OK(nc_h5_read_f64_scalar(f, "node/nodes/dw2/groups", &g));
+    assert_true(g == 1);
     H5Fclose(f);
     write_text(nc_test_pathf("%s.json", out_path("depthwise.nir")),
-               "{\"type_check\": false, \"nodes\": {\n"
+               "{\"nodes\": {\n"
                " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
-               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
-               " \"dw2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 1, 3, 3]}, \"ints\": {\"groups\": 128}},\n"
+               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 128, 3, 3]}, \"ints\": {\"groups\": 1}},\n"
+               " \"dw2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [128, 128, 3, 3]}, \"ints\": {\"groups\": 1}},\n"
                " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"}, \"output\": {\"type\": \"Output\"}},\n"
                "\"edges\": [[\"input\", \"dw\"], [\"dw\", \"if1\"], [\"if1\", \"dw2\"], [\"dw2\", \"if2\"],\n"
                "  [\"if2\", \"flat\"], [\"flat\", \"fc\"], [\"fc\", \"output\"]]}\n");
-    /* read as plain NIR it is still a grouped convolution */
+    /* read as plain NIR (without /neuroc) it is the dense convolution */
     f = H5Fopen(out_path("depthwise.nir"), H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(H5Ldelete(f, "neuroc", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     nc_snn *pl = NULL;
     NC_ASSERT_OK(nc_snn_load_nir(out_path("depthwise.nir"), NULL, &pl));
-    assert_int_equal(pl->layers[1].groups, C);
-    assert_int_equal(pl->layers[1].weight->shape[1], 1);
+    assert_int_equal(pl->layers[1].groups, 1);
+    assert_int_equal(pl->layers[1].weight->shape[1], C);
     nc_snn_free(pl);
-    /* strict mode spells it out densely, for nir.read's type check */
+    /* the dense spelling is mostly zeros, deflated: the file stays far
+       below even one dense convolution's float32 size */
+    assert_true(file_size(out_path("depthwise.nir")) < dense);
+    /* strict mode: nothing approximated, written */
     nc_snn *d = save_and_load(a, "depthwise_strict.nir", 1);
     assert_snn_same(a, d);
-    assert_true(file_size(out_path("depthwise_strict.nir")) > 2 * dense);
     unlink(out_path("depthwise_strict.nir"));
     nc_snn_free(d);
     nc_tensor *ts[] = {w, bias, wf, t};
@@ -726,6 +845,20 @@ static nc_snn *build_xor_net(void)
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         nc_tensor_free(ts[i]);
     return s;
+}
+
+/* Bytes of the float data of a network's NIR graph: weights (grouped ones
+ * spelled out when dense), biases, an IF's r and v_threshold. */
+static long graph_bytes(const nc_snn *s, int dense)
+{
+    long n = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        long groups = dense && L->kind == NC_SNN_CONV2D ? (long)L->groups : 1;
+        n += 4 * ((L->weight ? L->weight->numel * groups : 0) + (L->bias ? L->bias->numel : 0) +
+                  (L->kind == NC_SNN_IF ? 2 * nc_snn_layer_size(L) : 0));
+    }
+    return n;
 }
 
 /* Bytes HDF5 stores for dataset loc of f. */
@@ -776,25 +909,38 @@ static void test_roundtrip_xor(void **state)
         assert_true(stored < bytes / 4);
         weights += bytes;
     }
-    H5Fclose(f);
-    /* the file is about what the NIR graph holds; with the folded weights
-       twice (the NIR node's, the original's) it would be 1.7 times that */
-    long graph = 0;
-    for (int i = 0; i < a->n_layers; i++) {
-        const nc_snn_layer *L = &a->layers[i];
-        graph += 4 * ((L->weight ? L->weight->numel : 0) + (L->bias ? L->bias->numel : 0) +
-                      (L->kind == NC_SNN_IF ? 2 * nc_snn_layer_size(L) : 0));
+    /* neuroc's graph links to the standard graph's nodes where they are the
+       same (conv1, fc: what IF neurons read; conv2 and dw are dense there) */
+    const char *linked[] = {"conv1", "fc"};
+    long shared = 0;
+    for (int k = 0; k < 2; k++) {
+        hid_t d1 = H5Dopen2(f, nc_test_pathf("node/nodes/%s/weight", linked[k]), H5P_DEFAULT);
+        hid_t d2 = H5Dopen2(f, nc_test_pathf("neuroc/graph/nodes/%s/weight", linked[k]), H5P_DEFAULT);
+        assert_true(d1 >= 0 && d2 >= 0);
+        assert_true(H5Dget_offset(d1) == H5Dget_offset(d2));
+        shared += (long)H5Dget_storage_size(d1);
+        H5Dclose(d1);
+        H5Dclose(d2);
     }
+    H5Fclose(f);
+    /* the file is about what the two graphs hold, the linked nodes once;
+       with the folded weights twice (the NIR node's, the original's) it
+       would be 1.7 times neuroc's graph */
+    nc_snn *std = NULL;
+    NC_ASSERT_OK(nc_snn_nir_standard(a, &std, NULL, 0));
+    long graph = graph_bytes(a, 0), std_graph = graph_bytes(std, 1);
+    nc_snn_free(std);
     long size = file_size(path);
-    print_message("xor.nir: %ld bytes; the NIR graph's data %ld, of it folded weights %ld\n", size, graph, weights);
-    assert_true(size < graph + graph / 4);
+    print_message("xor.nir: %ld bytes; the NIR graph's data %ld, the standard graph's %ld, shared %ld, of it folded "
+                  "weights %ld\n", size, graph, std_graph, shared, weights);
+    assert_true(size < std_graph + graph - shared + graph / 4);
     write_text(nc_test_pathf("%s.json", path),
-               "{\"type_check\": false, \"nodes\": {\n"
+               "{\"nodes\": {\n"
                " \"input\": {\"type\": \"Input\"}, \"if1\": {\"type\": \"IF\"}, \"if2\": {\"type\": \"IF\"},\n"
                " \"if3\": {\"type\": \"IF\"}, \"conv1\": {\"type\": \"Conv2d\"},\n"
-               " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 16, 3, 3]},\n"
-               "   \"ints\": {\"groups\": 4}},\n"
-               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 1, 7, 7]}, \"ints\": {\"groups\": 64}},\n"
+               " \"conv2\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 64, 3, 3]},\n"
+               "   \"ints\": {\"groups\": 1}},\n"
+               " \"dw\": {\"type\": \"Conv2d\", \"shapes\": {\"weight\": [64, 64, 7, 7]}, \"ints\": {\"groups\": 1}},\n"
                " \"flat\": {\"type\": \"Flatten\"}, \"fc\": {\"type\": \"Affine\"},\n"
                " \"output\": {\"type\": \"Output\"}},\n"
                "\"edges\": [[\"input\", \"conv1\"], [\"conv1\", \"if1\"], [\"if1\", \"conv2\"], [\"conv2\", \"if2\"],\n"
@@ -956,15 +1102,21 @@ static void test_roundtrip_pool_div(void **state)
     const char *nodes[][2] = {{"avgc", "neuroc.Pool2d"}, {"mpc", "neuroc.MaxPool2d"}, {"avgi", "neuroc.Pool2d"},
                               {"avg", "SumPool2d"}}; /* decided per layer, not per kind */
     for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
-        char *type = node_type(path, nodes[k][0]);
+        char *type = graph_node_type(path, 1, nodes[k][0]);
         assert_string_equal(type, nodes[k][1]);
         nc_free(type);
     }
     assert_true(has_edge(path, "if1", "avgc"));
     assert_true(has_edge(path, "avgc", "conv2"));
     assert_true(has_edge(path, "avgi", "avg"));
-    write_text(nc_test_pathf("%s.json", path), "{\"nir_read_refuses\": true}\n");
-    expect_strict_refusal(a, "pool_div_strict", "avgc", "Pool2d");
+    const char *std_nodes[] = {"avgc", "mpc", "avgi", "avg"}; /* other tools: plain sum pools */
+    for (size_t k = 0; k < sizeof std_nodes / sizeof std_nodes[0]; k++) {
+        char *type = graph_node_type(path, 0, std_nodes[k]);
+        assert_string_equal(type, "SumPool2d");
+        nc_free(type);
+    }
+    write_text(nc_test_pathf("%s.json", path), "{\"type_check\": true}\n");
+    expect_strict_refusal(a, "pool_div_strict", "avgc", "divisors");
     nc_nir_save_options so;
     nc_nir_save_options_init(&so);
     so.strict = 1;
@@ -1448,6 +1600,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_xor),
         cmocka_unit_test(test_xor_hostile),
         cmocka_unit_test(test_extension_hostile),
+        cmocka_unit_test(test_format3_reads),
         cmocka_unit_test(test_roundtrip_pool_div),
         cmocka_unit_test(test_pool_div_hostile),
         cmocka_unit_test(test_sample_cnn_sinabs),

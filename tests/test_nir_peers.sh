@@ -5,6 +5,8 @@
 #     -T 32 --threshold-scale 0.9), imported by norse (from_nir) and by
 #     nirtorch (nir_to_torch with NIR's IF), gives neuroc's predictions on
 #     at least 99 % of 500 Fashion-MNIST test images at T = 32;
+#  3. (below) the standard graph of the default file (convert without
+#     options) likewise, on at least 99 % of the 500 images;
 #  2. networks written by each tool's exporter (snntorch Leaky with zero and
 #     subtract reset, reset_delay=False, and Synaptic; sinabs IAF and LIF;
 #     norse IAF and LIFBox) run in neuroc through the CLI with the tool's
@@ -77,5 +79,21 @@ np.save(sys.argv[2], np.frombuffer(d, np.uint8, offset=16).reshape(-1, 1, 28, 28
     >"$OUT/run.log" 2>&1 || { cat "$OUT/run.log"; echo "FAIL: neuroc run of the portable CNN"; exit 1; }
 "$PY" "$SRC/tests/nir_peers.py" portable "$OUT/cnn_portable.nir" "$OUT/x500.npy" "$OUT/y500.npy" 32 || fail=1
 
-[ $fail = 0 ] && echo "PASS: the peers run neuroc's portable CNN as neuroc does, and neuroc runs theirs"
+# 3. the default file (signed spikes in bursts): the peers run its standard
+# graph (/node) as neuroc runs that graph (the file without /neuroc, read as
+# plain NIR); neuroc itself runs the exact network
+"$NEUROC" convert "$SRC/examples/models/cnn.onnx" --calib "$DATA/train-images-idx3-ubyte.gz" \
+    -o "$OUT/cnn_default.nir" >"$OUT/convert_default.log" 2>&1 ||
+    { cat "$OUT/convert_default.log"; echo "FAIL: convert (default options)"; exit 1; }
+"$PY" -c "
+import h5py, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], 'r+') as f:
+    del f['neuroc']
+" "$OUT/cnn_default.nir" "$OUT/cnn_standard.nir" || exit 1
+"$NEUROC" run "$OUT/cnn_standard.nir" -i "$OUT/x500.npy" -T 32 --backend cpu-fast -o "$OUT/y500_std.npy" \
+    >"$OUT/run_std.log" 2>&1 || { cat "$OUT/run_std.log"; echo "FAIL: neuroc run of the standard graph"; exit 1; }
+"$PY" "$SRC/tests/nir_peers.py" portable "$OUT/cnn_default.nir" "$OUT/x500.npy" "$OUT/y500_std.npy" 32 || fail=1
+
+[ $fail = 0 ] && echo "PASS: the peers run neuroc's portable CNN and the standard graph of its default file as neuroc does, and neuroc runs theirs"
 exit $fail

@@ -54,6 +54,19 @@ for line in open(f"{d}/cases.txt"):
 sys.exit(bad)
 PY
 
+# a Delay of a delay per neuron written back (Delay and Scale nodes summed by
+# edges: plain NIR) runs the same, read by neuroc or by nir.read
+if "$NEUROC" export "$OUT/delay_per_neuron.nir" --dt 1e-3 -o "$OUT/delay_back.nir" >"$OUT/delay_back.log" 2>&1 &&
+        "$NEUROC" run "$OUT/delay_back.nir" -i "$OUT/delay_per_neuron.x.npy" --per-step -o "$OUT/delay_back.npy" \
+            >>"$OUT/delay_back.log" 2>&1; then
+    cmp -s "$OUT/delay_back.npy" "$OUT/delay_per_neuron.cpu.npy" ||
+        { echo "FAIL: the per-neuron Delay written back runs differently"; fail=1; }
+    "$VENV/bin/python" -c "import nir, sys; nir.read(sys.argv[1])" "$OUT/delay_back.nir" ||
+        { echo "FAIL: nir.read refuses the per-neuron Delay written back"; fail=1; }
+else
+    cat "$OUT/delay_back.log"; echo "FAIL: export of the per-neuron Delay"; fail=1
+fi
+
 # the one-neuron file: spec spikes at 3, 6, 9, 12; neuroc's old rules at 2, 4, 6, ...
 spikes() { "$VENV/bin/python" -c "import numpy as n,sys; y=n.load(sys.argv[1]).ravel(); print(' '.join(str(i+1) for i in n.flatnonzero(y)))" "$1"; }
 got=$(spikes "$OUT/if_threshold.cpu.npy")

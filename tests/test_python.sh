@@ -40,10 +40,22 @@ fi
 rm -rf "$BUILD/python-src"
 cp -r "$SRC/python" "$BUILD/python-src"
 rm -rf "$BUILD/python-src/build" "$BUILD/python-src/neuroc/_lib" "$BUILD/python-src"/*.egg-info
-if ! NEUROC_BUILD_DIR="$BUILD" "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-index --no-deps \
-        --force-reinstall "$BUILD/python-src" >"$BUILD/python-pip.log" 2>&1; then
+# on a terminal (script(1) gives pip one), as a user runs it: pip hides the
+# build's output, so setup.py says on the terminal what it is doing
+PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check --no-index --no-deps --force-reinstall
+     "$BUILD/python-src")
+if command -v script >/dev/null; then
+    NEUROC_BUILD_DIR="$BUILD" script -qec "${PIP[*]}" /dev/null >"$BUILD/python-pip.log" 2>&1
+else
+    NEUROC_BUILD_DIR="$BUILD" "${PIP[@]}" >"$BUILD/python-pip.log" 2>&1
+fi || {
     cat "$BUILD/python-pip.log"
     echo "FAIL: pip install ./python (offline, NEUROC_BUILD_DIR=$BUILD)" >&2
+    exit 1
+}
+if command -v script >/dev/null && ! grep -q "neuroc setup: bundling libneuroc from $BUILD" "$BUILD/python-pip.log"; then
+    cat "$BUILD/python-pip.log"
+    echo "FAIL: pip install ./python said nothing on the terminal about the library it bundles" >&2
     exit 1
 fi
 

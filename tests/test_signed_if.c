@@ -451,5 +451,6 @@ int main(void)
         cmocka_unit_test(test_default_is_signed_max),
         cmocka_unit_test(test_bursts_follow_cumulative_input),
     };
+    nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ NEUROC=$1
 SRC=$2
 PY=/usr/bin/python3
 if [ ! -x "$PY" ] || ! "$PY" -c "import torch, torchvision, onnx" 2>/dev/null; then
-    echo "SKIP: /usr/bin/python3 has no torch/torchvision/onnx (scripts/setup.sh --torch)"
+    echo "SKIP: /usr/bin/python3 has no torch/torchvision/onnx (scripts/setup.sh installs them)"
     exit 77
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/nc_test_zoo.XXXXXX")

@@ -53,3 +53,11 @@ double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T)
         e += fabs((double)x[k] / T - (double)y[k]);
     return e / (double)nc_tensor_numel(b);
 }
+
+void nc_test_select_cases(void)
+{
+    if (getenv("NC_TEST_FILTER") && *getenv("NC_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("NC_TEST_FILTER"));
+    if (getenv("NC_TEST_SKIP") && *getenv("NC_TEST_SKIP"))
+        cmocka_set_skip_filter(getenv("NC_TEST_SKIP"));
+}

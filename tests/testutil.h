@@ -35,6 +35,11 @@ nc_tensor *nc_test_load_f32(const char *rel);
 /* Mean |a/T − b| over b's elements (a: a readout summed over T steps, b
  * the ANN's logits): how far an SNN is from its ANN at T. */
 double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T);
+/* Applies the environment's case selection before cmocka_run_group_tests:
+ * NC_TEST_FILTER runs only the cases matching its pattern, NC_TEST_SKIP
+ * leaves those matching its pattern out (cmocka's '*' and '?' patterns).
+ * CMakeLists.txt splits a long test in two this way (NEUROC_TEST_SPLITS). */
+void nc_test_select_cases(void);
 /* Asserts st == NC_OK, printing nc_last_error() otherwise. */
 #define NC_ASSERT_OK(expr)                                                              \
     do {                                                                                \

@@ -1,6 +1,6 @@
 /* Linear and normalisation ops of the reference forward pass: Conv (im2col
  * + SGEMM), Gemm, MatMul and inference-mode BatchNormalization. */
-#include <cblas.h>
+#include "snn/base/blas.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -136,7 +136,7 @@ nc_status nc_op_conv(const nc_node *n, const nc_tensor *const *in, int n_in, nc_
             const float *xg = xp + (b * x->shape[1] + g * cg) * in_plane;
             if (!direct)
                 im2col(xg, cg, &sp, col);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)p, (int)kk, 1.0f,
+            nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)p, (int)kk, 1.0f,
                         wp + g * mg * kk, (int)kk, direct ? xg : col, (int)p, 0.0f,
                         yp + (b * w->shape[0] + g * mg) * p, (int)p);
         }
@@ -211,7 +211,7 @@ nc_status nc_op_gemm(const nc_node *n, const nc_tensor *const *in, int n_in, nc_
     }
     float *yp = nc_f32(y);
     if (k > 0)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+        nc_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                     (int)m, (int)nn, (int)k, alpha, nc_f32(a), (int)a->shape[1], nc_f32(b),
                     (int)b->shape[1], 0.0f, yp, (int)nn);
     if (c && c->numel)
@@ -299,7 +299,7 @@ nc_status nc_op_matmul(const nc_node *n, const nc_tensor *const *in, int n_in, n
             oa += idx[d] * sa[d];
             ob += idx[d] * sb[d];
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)nn, (int)k, 1.0f,
+        nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)nn, (int)k, 1.0f,
                     nc_f32(a) + oa, (int)k, nc_f32(b) + ob, (int)nn, 0.0f, nc_f32(y) + i * m * nn,
                     (int)nn);
         for (int d = nb - 1; d >= 0; d--) {

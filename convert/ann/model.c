@@ -1,3 +1,4 @@
+#include "snn/base/finite.h"
 #include "model.h"
 
 #include <stdio.h>
@@ -278,6 +279,10 @@ nc_status nc_model_run(const nc_model *m, const nc_tensor *const *inputs, size_t
         char b1[160], b2[160];
         if (!x)
             return nc_errorf(NC_ERR_INVALID_ARG, "%s: input '%s' is NULL", g->source, want->name);
+        snprintf(b1, sizeof b1, "input '%.100s'", want->name);
+        nc_status fst = nc_check_finite(x, b1, NC_FINITE_SAMPLES);
+        if (fst != NC_OK)
+            return fst;
         int ok = x->dtype == want->dtype && x->ndim == want->ndim;
         for (int d = 0; ok && d < want->ndim; d++)
             ok = want->shape[d] < 0 || want->shape[d] == x->shape[d];

@@ -8,13 +8,16 @@
 #include "onnx_import.h"
 #include "onnx/onnx.pb-c.h"
 #include "onnx_tensor.h"
+#include "pb_nesting.h"
 #include "snn/base/alloc.h"
 #include "ann_ops.h"
 #include "snn/base/error.h"
+#include "snn/base/finite.h"
 #include "model.h"
 
 #define NC_OPSET_MIN 7
 #define NC_OPSET_MAX 21
+#define NC_IR_VERSION_MAX 10 /* the IR version of opsets 21 and 22 (ONNX 1.16, 1.17) */
 
 /* Models older than opset 7 are accepted when each of their ops computes
  * what it computes at opset 7: from opset `since` on (ONNX's operator
@@ -586,6 +589,10 @@ static nc_status build_graph(importer *im, const Onnx__ModelProto *mp)
 {
     if (!mp->has_ir_version || !mp->graph)
         return nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model (no ir_version or no graph)", im->src);
+    if (mp->ir_version > NC_IR_VERSION_MAX)
+        nc_log(NC_LOG_WARN, "%s: ONNX IR version %lld is newer than any neuroc knows (up to %d): read as "
+               "IR %d, so what the newer version added is not understood", im->src, (long long)mp->ir_version,
+               NC_IR_VERSION_MAX, NC_IR_VERSION_MAX);
     const Onnx__GraphProto *gp = mp->graph;
     nc_status st = check_strings(im, gp);
     if (st != NC_OK)
@@ -637,6 +644,31 @@ static nc_status freeze_inputs(importer *im, const nc_tensor *const *frozen, int
     return NC_OK;
 }
 
+/* The weights and biases of the ops that carry them must be finite: a NaN
+ * weight ran, converted and exported with exit 0. Other constants may hold
+ * infinities on purpose (a Clip bound, an attention mask's -inf). */
+static nc_status check_weights(const importer *im)
+{
+    static const char *const weighted[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization"};
+    const nc_graph *g = im->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const nc_node *n = &g->nodes[i];
+        int w = 0;
+        for (size_t k = 0; k < sizeof weighted / sizeof weighted[0]; k++)
+            w |= strcmp(n->op_type, weighted[k]) == 0;
+        for (int j = 1; w && j < n->n_inputs; j++) {
+            const nc_value *v = n->inputs[j] >= 0 ? &g->values[n->inputs[j]] : NULL;
+            char what[400];
+            snprintf(what, sizeof what, "%s: node '%.150s' (%s): tensor '%.150s'", im->src, n->name, n->op_type,
+                     v ? v->name : "");
+            nc_status st = v ? nc_check_finite(v->constant, what, 0) : NC_OK;
+            if (st != NC_OK)
+                return st;
+        }
+    }
+    return NC_OK;
+}
+
 /* Takes `dir` (may be NULL) for external data; owns nothing else. */
 static nc_status load(const void *data, size_t size, const char *src, const char *dir,
                       const nc_load_options *opt, const nc_tensor *const *frozen, int n_frozen,
@@ -652,19 +684,17 @@ static nc_status load(const void *data, size_t size, const char *src, const char
         return nc_errorf(NC_ERR_LIMIT, "%s: %zu bytes exceed the model size limit of %lld bytes "
                          "(nc_limits.max_model_bytes)", src, size, (long long)max_model);
     im.tctx.max_model_bytes = max_model - (int64_t)size;
-    ProtobufCAllocator pa;
-    int oom;
-    nc_onnx_pb_allocator_init(&pa, &oom);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
-    if (!mp)
-        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing the model", src)
-                   : nc_errorf(NC_ERR_PARSE, "%s: not an ONNX model or truncated", src);
     nc_status st;
+    Onnx__ModelProto *mp = nc_pb_unpack(&onnx__model_proto__descriptor, data, size, src,
+                                        "an ONNX model", &st);
+    if (!mp)
+        return st;
     if (!(im.g = nc_graph_new(src))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if ((st = build_graph(&im, mp)) != NC_OK || (st = freeze_inputs(&im, frozen, n_frozen)) != NC_OK)
+    if ((st = build_graph(&im, mp)) != NC_OK || (st = check_weights(&im)) != NC_OK ||
+        (st = freeze_inputs(&im, frozen, n_frozen)) != NC_OK)
         goto done;
     /* The proto is no longer needed: free it before folding allocates. */
     onnx__model_proto__free_unpacked(mp, &nc_onnx_pb_allocator);

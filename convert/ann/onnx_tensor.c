@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "onnx_tensor.h"
 
 #include <errno.h>
@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "onnx/onnx.pb-c.h"
+#include "pb_nesting.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/input_file.h"
 
 /* raw_data is little-endian by definition; decoding it with memcpy is only
  * right on a little-endian host. */
@@ -175,18 +177,12 @@ nc_status nc_onnx_read_file(const char *path, uint8_t **data, size_t *size)
 {
     *data = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nc_errorf(NC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    nc_status st = NC_OK;
+    FILE *f;
+    int64_t len;
+    nc_status st = nc_input_fopen(path, 0, &f, &len);
+    if (st != NC_OK)
+        return st;
     uint8_t *buf = NULL;
-    off_t len = -1;
-    if (fseeko(f, 0, SEEK_END) == 0)
-        len = ftello(f);
-    if (len < 0 || fseeko(f, 0, SEEK_SET) != 0) {
-        st = nc_errorf(NC_ERR_IO, "%s: cannot read (not a regular file?)", path);
-        goto done;
-    }
     if ((uint64_t)len >= SIZE_MAX || (int64_t)len > nc_limits_now().max_model_bytes) {
         st = nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld "
                        "bytes (nc_limits.max_model_bytes)", path, (long long)len,
@@ -199,7 +195,8 @@ nc_status nc_onnx_read_file(const char *path, uint8_t **data, size_t *size)
         goto done;
     }
     if (len && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        st = nc_errorf(NC_ERR_IO, "%s: read error", path);
+        st = ferror(f) ? nc_errorf(NC_ERR_IO, "%s: read error: %s", path, strerror(errno))
+                       : nc_errorf(NC_ERR_IO, "%s: the file shrank while it was read", path);
         goto done;
     }
     *data = buf;
@@ -223,6 +220,37 @@ static int parse_u64(const char *s, int64_t *out)
         return 0;
     *out = v;
     return 1;
+}
+
+/* Opens the external data file `path` (data_dir/location) only if, with
+ * every symbolic link resolved, it lies inside data_dir: a link in the
+ * model's folder must not make neuroc read /etc/passwd into a weight. */
+static nc_status open_inside(const char *data_dir, const char *path, const char *name, FILE **f,
+                             int64_t *size)
+{
+    *f = NULL;
+    char *rdir = realpath(data_dir, NULL), *rfile = rdir ? realpath(path, NULL) : NULL;
+    nc_status st;
+    if (!rdir || !rfile) {
+        st = nc_errorf(NC_ERR_IO, "tensor '%s': cannot open external data file '%s': %s", name,
+                       rdir ? path : data_dir, strerror(errno));
+        goto done;
+    }
+    size_t n = strlen(rdir);
+    int inside = strncmp(rfile, rdir, n) == 0 && (rfile[n] == '/' || (n == 1 && rdir[0] == '/'));
+    if (!inside) {
+        st = nc_errorf(NC_ERR_UNSUPPORTED,
+                       "tensor '%s': external data file '%s' is '%s', outside the model's folder '%s' "
+                       "(through a symbolic link)", name, path, rfile, rdir);
+        goto done;
+    }
+    /* the resolved path has no links left: one put there since is not followed */
+    if ((st = nc_input_fopen(rfile, NC_INPUT_NOFOLLOW, f, size)) != NC_OK)
+        nc_error_prefix("tensor '%s': external data", name);
+done:
+    free(rdir);
+    free(rfile);
+    return st;
 }
 
 /* Reads `bytes` bytes of tp's external data into a new buffer. */
@@ -267,18 +295,13 @@ static nc_status read_external(const Onnx__TensorProto *tp, const char *name,
     if (!path)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     snprintf(path, plen, "%s/%s", ctx->data_dir, loc);
-    nc_status st = NC_OK;
     uint8_t *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        st = nc_errorf(NC_ERR_IO, "tensor '%s': cannot open external data file '%s': %s", name, path,
-                       strerror(errno));
+    FILE *f;
+    int64_t flen;
+    nc_status st = open_inside(ctx->data_dir, path, name, &f, &flen);
+    if (st != NC_OK)
         goto done;
-    }
-    off_t flen = -1;
-    if (fseeko(f, 0, SEEK_END) == 0)
-        flen = ftello(f);
-    if (flen < 0 || offset > (int64_t)flen || bytes > (int64_t)flen - offset) {
+    if (offset > flen || bytes > flen - offset) {
         st = nc_errorf(NC_ERR_PARSE,
                        "tensor '%s': external data file '%s' is too short (needs %lld bytes at "
                        "offset %lld)",
@@ -404,14 +427,11 @@ nc_status nc_onnx_tensor_load_file(const char *path, nc_tensor **out)
     nc_status st = nc_onnx_read_file(path, &data, &size);
     if (st != NC_OK)
         return st;
-    ProtobufCAllocator pa;
-    int oom;
-    nc_onnx_pb_allocator_init(&pa, &oom);
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
+    Onnx__TensorProto *tp = nc_pb_unpack(&onnx__tensor_proto__descriptor, data, size, path,
+                                         "a serialized ONNX TensorProto", &st);
     nc_free(data);
     if (!tp)
-        return oom ? nc_errorf(NC_ERR_NOMEM, "%s: out of memory parsing it", path)
-                   : nc_errorf(NC_ERR_PARSE, "%s: not a serialized ONNX TensorProto, or truncated", path);
+        return st;
     char *dir = nc_strdup(path);
     if (!dir) {
         onnx__tensor_proto__free_unpacked(tp, &nc_onnx_pb_allocator);

@@ -2,7 +2,7 @@
  * train_internal.h for the layout). Affine and Conv2d go through OpenBLAS;
  * the rest are plain loops. Backward functions accumulate (+=) into input
  * and parameter gradients, so a layer read by several others gets the sum. */
-#include <cblas.h>
+#include "snn/base/blas.h"
 #include <math.h>
 #include <string.h>
 
@@ -31,14 +31,14 @@ void nc_tr_affine_fwd(const float *W, const float *b, const float *x, float *y, 
 {
     for (int64_t r = 0; r < rows; r++)
         memcpy(y + r * out, b, (size_t)out * sizeof *y);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)out, (int)in, 1.0f, x,
+    nc_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)out, (int)in, 1.0f, x,
                 (int)in, W, (int)in, 1.0f, y, (int)out);
 }
 
 void nc_tr_affine_bwd(const float *W, const float *x, const float *dy, float *dx, float *dW,
                       float *db, int64_t rows, int64_t in, int64_t out)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)rows, 1.0f, dy,
+    nc_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)rows, 1.0f, dy,
                 (int)out, x, (int)in, 1.0f, dW, (int)in);
     for (int64_t o = 0; o < out; o++) {
         double acc = 0.0;
@@ -47,7 +47,7 @@ void nc_tr_affine_bwd(const float *W, const float *x, const float *dy, float *dx
         db[o] += (float)acc;
     }
     if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)in, (int)out, 1.0f,
+        nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)in, (int)out, 1.0f,
                     dy, (int)out, W, (int)in, 1.0f, dx, (int)in);
 }
 
@@ -141,7 +141,7 @@ void nc_tr_conv_fwd(const nc_tr_geom *g, const float *W, const float *b, const f
         float *col = work, *tmp = work + ckk * M;
         for (int64_t grp = 0; grp < g->groups; grp++) {
             unfold(g, (float *)(x + r0 * in_row), n, grp, col, 0);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)M, (int)ckk, 1.0f,
+            nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)M, (int)ckk, 1.0f,
                         W + grp * kg * ckk, (int)ckk, col, (int)M, 0.0f, tmp, (int)M);
             NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(kg * M))")
             for (int64_t k = 0; k < kg; k++) {
@@ -181,10 +181,10 @@ void nc_tr_conv_bwd(const nc_tr_geom *g, const float *W, const float *x, const f
                 db[grp * kg + k] += (float)acc;
             }
             unfold(g, (float *)(x + r0 * in_row), n, grp, col, 0);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)kg, (int)ckk, (int)M, 1.0f, tmp,
+            nc_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)kg, (int)ckk, (int)M, 1.0f, tmp,
                         (int)M, col, (int)M, 1.0f, dW + grp * kg * ckk, (int)ckk);
             if (dx) {
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)ckk, (int)M, (int)kg, 1.0f,
+                nc_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)ckk, (int)M, (int)kg, 1.0f,
                             W + grp * kg * ckk, (int)ckk, tmp, (int)M, 0.0f, col, (int)M);
                 unfold(g, dx + r0 * in_row, n, grp, col, 1);
             }

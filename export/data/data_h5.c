@@ -100,14 +100,25 @@ nc_status nc_h5_check_storage(hid_t ds, hid_t ft, int64_t numel, const char *dse
     if (dcpl < 0)
         return nc_errorf(NC_ERR_PARSE, "dataset '%s' has an unreadable layout", dset);
     H5D_layout_t layout = H5Pget_layout(dcpl);
+    int filtered = H5Pget_nfilters(dcpl) > 0;
     H5Pclose(dcpl);
-    if (layout != H5D_COMPACT && layout != H5D_CONTIGUOUS)
-        return NC_OK; /* chunked: compressed sizes say nothing exact */
     H5T_class_t cls = H5Tget_class(ft);
     if (cls != H5T_INTEGER && cls != H5T_FLOAT && !(cls == H5T_STRING && H5Tis_variable_str(ft) == 0))
         return NC_OK;
     uint64_t want = (uint64_t)numel * (uint64_t)H5Tget_size(ft);
     uint64_t have = (uint64_t)H5Dget_storage_size(ds);
+    if (layout == H5D_CHUNKED) {
+        /* the most the stored chunks can hold; edge chunks only add to it */
+        uint64_t can = filtered ? have * NC_DEFLATE_MAX_RATIO : have;
+        if (want <= can)
+            return NC_OK;
+        return nc_errorf(NC_ERR_PARSE, "dataset '%s' declares %lld elements (%llu bytes) but stores %llu bytes "
+                         "in %s chunks, which cannot hold them (a corrupt or hostile file)", dset,
+                         (long long)numel, (unsigned long long)want, (unsigned long long)have,
+                         filtered ? "compressed" : "uncompressed");
+    }
+    if (layout != H5D_COMPACT && layout != H5D_CONTIGUOUS)
+        return NC_OK;
     /* a contiguous dataset never written has no storage: HDF5 reads the fill value */
     if (have == want || (have == 0 && layout == H5D_CONTIGUOUS))
         return NC_OK;

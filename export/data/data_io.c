@@ -14,12 +14,10 @@
 #include "snn/base/alloc.h"
 #include "data_io.h"
 #include "snn/base/error.h"
+#include "snn/base/finite.h"
+#include "snn/base/input_file.h"
 #include "snn/base/tensor.h"
 
-/* Deflate cannot expand data by more than about 1032:1, so a gzip file of n
- * bytes cannot hold more than this; a header claiming more is lying, and we
- * say so before allocating what it claims. */
-#define GZIP_MAX_RATIO 1032
 
 nc_status nc_reader_read(nc_data_reader *r, void *buf, size_t n, const char *what)
 {
@@ -30,7 +28,9 @@ nc_status nc_reader_read(nc_data_reader *r, void *buf, size_t n, const char *wha
         int got = gzread(r->gz, p, chunk);
         if (got < 0) {
             int zerr = 0;
-            const char *msg = gzerror(r->gz, &zerr);
+            const char *msg = gzerror(r->gz, &zerr), *sep = strstr(msg, ">: ");
+            if (strncmp(msg, "<fd:", 4) == 0 && sep) /* zlib's name for a stream opened by descriptor */
+                msg = sep + 3;
             if (zerr == Z_ERRNO)
                 return nc_errorf(NC_ERR_IO, "read error: %s", strerror(errno));
             return nc_errorf(NC_ERR_PARSE, "corrupt gzip data in %s: %s", what, msg);
@@ -145,7 +145,7 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
                          "header declares shape %s of %s (%lld bytes) but %lld bytes follow; "
                          "the header or the file is wrong", sb, h->fmt.name, (long long)bytes,
                          (long long)(r->file_size - r->pos));
-    if (r->compressed && bytes / GZIP_MAX_RATIO > r->file_size)
+    if (r->compressed && bytes / NC_DEFLATE_MAX_RATIO > r->file_size)
         return nc_errorf(NC_ERR_PARSE,
                          "header declares shape %s of %s (%lld bytes), more than a %lld-byte gzip "
                          "file can hold", sb, h->fmt.name, (long long)bytes, (long long)r->file_size);
@@ -172,12 +172,16 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
                         (long long)bytes);
     if (st == NC_OK && r->compressed) {
         unsigned char extra;
-        int got = gzread(r->gz, &extra, 1);
+        int got = gzread(r->gz, &extra, 1), zerr = Z_OK;
+        gzerror(r->gz, &zerr);
         if (got != 0)
             st = got < 0 ? nc_errorf(NC_ERR_PARSE, "corrupt gzip data after the array")
                          : nc_errorf(NC_ERR_PARSE, "header declares shape %s of %s but more data "
                                                    "follows; the header or the file is wrong",
                                      sb, h->fmt.name);
+        else if (zerr != Z_OK) /* zlib reads the CRC-32 and length trailer only at the end */
+            st = nc_errorf(NC_ERR_PARSE, "the gzip stream ends without its CRC-32 and length trailer "
+                                         "(truncated): the data cannot be verified");
     }
     if (st != NC_OK) {
         nc_tensor_free(t);
@@ -189,27 +193,27 @@ static nc_status read_body(nc_data_reader *r, const nc_data_header *h, nc_dtype 
 
 static nc_status load(const char *path, nc_dtype want, nc_tensor **out)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return nc_errorf(NC_ERR_IO, "cannot open: %s", strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return nc_errorf(NC_ERR_IO, "not a regular file");
-    }
+    int fd;
+    int64_t file_size;
+    nc_status ost = nc_input_open(path, 0, &fd, &file_size);
+    if (ost != NC_OK)
+        return ost;
     nc_data_reader r = {0};
-    r.file_size = (int64_t)sb.st_size;
+    r.file_size = file_size;
     r.gz = gzdopen(fd, "rb");
     if (!r.gz) {
         close(fd);
-        return nc_errorf(NC_ERR_NOMEM, "out of memory opening the file");
+        return nc_errorf(NC_ERR_NOMEM, "%s: out of memory opening the file", path);
     }
     unsigned char magic[4];
     nc_status st = nc_reader_read(&r, magic, sizeof magic, "file signature");
     r.compressed = !gzdirect(r.gz);
     nc_data_header h;
     memset(&h, 0, sizeof h);
+    int zerr = Z_OK;
     if (st == NC_ERR_PARSE)
+        gzerror(r.gz, &zerr);
+    if (st == NC_ERR_PARSE && (zerr == Z_OK || zerr == Z_BUF_ERROR)) /* else: corrupt gzip data, said so */
         st = nc_errorf(NC_ERR_PARSE, "not a .npy or IDX file (shorter than 4 bytes)");
     else if (st != NC_OK)
         ;
@@ -225,6 +229,8 @@ static nc_status load(const char *path, nc_dtype want, nc_tensor **out)
     if (st == NC_OK)
         st = read_body(&r, &h, want, out);
     gzclose(r.gz);
+    if (st != NC_OK)
+        nc_error_prefix("%s", path);
     return st;
 }
 
@@ -262,14 +268,9 @@ static nc_status load_h5_spec(const char *path, ptrdiff_t at, nc_dtype want, nc_
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     memcpy(file, path, (size_t)at);
     file[at] = 0;
-    nc_status st;
-    struct stat sb;
-    if (stat(file, &sb) != 0)
-        st = nc_errorf(NC_ERR_IO, "cannot open %s: %s", file, strerror(errno));
-    else if (!S_ISREG(sb.st_mode))
-        st = nc_errorf(NC_ERR_IO, "%s is not a regular file", file);
-    else
-        st = nc_data_load_h5(file, path + at + 1, want, out);
+    nc_status st = nc_input_check(file, NULL);
+    if (st == NC_OK && (st = nc_data_load_h5(file, path + at + 1, want, out)) != NC_OK)
+        nc_error_prefix("%s", path);
     nc_free(file);
     return st;
 }
@@ -286,7 +287,10 @@ nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out)
     struct stat sb;
     ptrdiff_t at = stat(path, &sb) == 0 ? -1 : h5_split(path);
     nc_status st = at >= 0 ? load_h5_spec(path, at, want, out) : load(path, want, out);
-    if (st != NC_OK)
-        nc_error_prefix("%s", path);
+    /* inputs, calibration and training samples: NaN or ±inf ran silently */
+    if (st == NC_OK && (st = nc_check_finite(*out, path, NC_FINITE_SAMPLES)) != NC_OK) {
+        nc_tensor_free(*out);
+        *out = NULL;
+    }
     return st;
 }

@@ -62,8 +62,12 @@ nc_status nc_data_load_h5(const char *file, const char *dset, nc_dtype want, nc_
 /* Before reading a compact or contiguous dataset of numbers or fixed-length
  * strings (file type ft): NC_ERR_PARSE naming dset unless its stored size is
  * what numel elements need. HDF5 1.10 itself copies what the file says,
- * past the end of the reader's buffer (found by fuzzing). Chunked datasets
- * pass: their size depends on compression. */
+ * past the end of the reader's buffer (found by fuzzing). A chunked
+ * dataset must store enough to hold what it declares: as many bytes without
+ * a filter, 1/NC_DEFLATE_MAX_RATIO of them compressed. Chunks never written
+ * read as the fill value, so without this a 1 MB file made the reader
+ * allocate and fill gigabytes it declared. */
+#define NC_DEFLATE_MAX_RATIO 1032 /* deflate cannot expand data by more than about 1032:1 */
 nc_status nc_h5_check_storage(int64_t ds, int64_t ft, int64_t numel, const char *dset);
 /* The error for a bare HDF5 file given where a dataset was expected: it
  * says how to name one and lists the datasets at the file's root. */

@@ -447,13 +447,15 @@ int nc_h5_deflate_avail(void)
     return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Zfilter_avail(H5Z_FILTER_SHUFFLE) > 0;
 }
 
-nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape, const uint32_t *data)
+/* A chunked dataset of 4-byte words, shuffled and deflated. */
+static nc_status write_deflate(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int ndim, const int64_t *shape,
+                               const void *data)
 {
     if (ndim < 1 || ndim > NC_MAX_DIMS)
         return nc_errorf(NC_ERR_INVALID_ARG, "dataset '%s': a chunked dataset needs rank 1 to %d", name, NC_MAX_DIMS);
     /* chunks of about 1 MiB: whole trailing dimensions, then a part of the next */
     hsize_t chunk[NC_MAX_DIMS];
-    int64_t room = ((int64_t)1 << 20) / (int64_t)sizeof *data;
+    int64_t room = ((int64_t)1 << 20) / 4;
     for (int d = ndim - 1; d >= 0; d--) {
         int64_t n = shape[d] > 0 ? shape[d] : 1, c = n < room ? n : room > 0 ? room : 1;
         chunk[d] = (hsize_t)c;
@@ -465,7 +467,17 @@ nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const i
             H5Pclose(dcpl);
         return nc_errorf(NC_ERR_IO, "dataset '%s': could not set up chunking and compression", name);
     }
-    nc_status st = write_ds(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, dcpl, ndim, shape, data);
+    nc_status st = write_ds(loc, name, ftype, mtype, dcpl, ndim, shape, data);
     H5Pclose(dcpl);
     return st;
+}
+
+nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape, const uint32_t *data)
+{
+    return write_deflate(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, ndim, shape, data);
+}
+
+nc_status nc_h5_write_f32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape, const float *data)
+{
+    return write_deflate(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, ndim, shape, data);
 }

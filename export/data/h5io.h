@@ -73,6 +73,9 @@ int nc_h5_deflate_avail(void);
  * shuffle and deflate filters: for data that is mostly zero words. */
 nc_status nc_h5_write_u32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape,
                                   const uint32_t *data);
+/* The same for float32 (weights that are mostly zero: spelled-out groups,
+ * placement convolutions of the standard NIR graph). */
+nc_status nc_h5_write_f32_deflate(hid_t loc, const char *name, int ndim, const int64_t *shape, const float *data);
 nc_status nc_h5_write_i64_scalar(hid_t loc, const char *name, int64_t v);
 nc_status nc_h5_write_f64_scalar(hid_t loc, const char *name, double v);
 

@@ -57,12 +57,12 @@ int nir_ext_type(const char *type)
     return strncmp(type, NC_NIR_EXT_PREFIX, sizeof NC_NIR_EXT_PREFIX - 1) == 0;
 }
 
-nc_status nir_ext_node(hid_t f, const char *node, int *ext)
+nc_status nir_ext_node(hid_t f, const char *nodes, const char *node, int *ext)
 {
     char loc[600];
     *ext = 0;
     /* a missing node, or one without a type, is reported where it is read */
-    if (snprintf(loc, sizeof loc, "node/nodes/%s", node) >= (int)sizeof loc || !nc_h5_is_group(f, loc))
+    if (snprintf(loc, sizeof loc, "%s/%s", nodes, node) >= (int)sizeof loc || !nc_h5_is_group(f, loc))
         return NC_OK;
     hid_t g = H5Gopen2(f, loc, H5P_DEFAULT);
     if (g < 0)
@@ -214,13 +214,13 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
     return st;
 }
 
-nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L)
+nc_status nir_ext_read(hid_t f, const char *nodes, const char *node, nc_snn_layer *L)
 {
     char want[96];
     snprintf(want, sizeof want, NC_NIR_EXT_PREFIX "%s", nc_snn_kind_name(L->kind));
-    hid_t gnodes = nc_h5_is_group(f, "node/nodes") ? H5Gopen2(f, "node/nodes", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t gnodes = nc_h5_is_group(f, nodes) ? H5Gopen2(f, nodes, H5P_DEFAULT) : H5I_INVALID_HID;
     if (gnodes < 0)
-        return nc_errorf(NC_ERR_PARSE, "no '/node/nodes' group");
+        return nc_errorf(NC_ERR_PARSE, "no '/%s' group", nodes);
     nc_status st = NC_OK;
     hid_t g = nc_h5_is_group(gnodes, node) ? H5Gopen2(gnodes, node, H5P_DEFAULT) : H5I_INVALID_HID;
     char *type = NULL;

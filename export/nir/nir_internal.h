@@ -21,7 +21,12 @@
  * exact and delay_steps (NIR semantics of other tools' neurons, which a
  * reader of 2 would run with DESIGN §3's) and the LI, CubaLI, Integrator,
  * Threshold, Scale, Delay and Reshape kinds; this reader still reads 1. */
-#define NC_NIR_NEUROC_FORMAT 3
+/* 4 put the network's own graph in /neuroc/graph, /node holding its
+ * standard form (snn_standard.c) instead, and added standard_loss (what
+ * /node loses); a network that is its own standard form is still written
+ * as format 3 (with standard_loss ""), which older readers read. */
+#define NC_NIR_NEUROC_FORMAT 4
+#define NC_NIR_NEUROC_FORMAT_SAME 3
 #define NC_NIR_NEUROC_FORMAT_MIN 1
 
 /* The /neuroc weight_xor of a folded layer (nir_write.c): dst ^= the bits
@@ -54,14 +59,16 @@ static inline int nir_has_neuron_fields(nc_snn_layer_kind k)
 #define NC_NIR_EXT_PREFIX "neuroc."
 
 /* nir_ext.c: 1 if a node type is an extension type; writes layer L's fields
- * into node group g; reads them back into L (kind and inputs set) from the
- * graph node `node` of file f. Errors name the node. */
+ * into node group g; reads them back into L (kind and inputs set) from
+ * node `node` of the graph whose nodes group is `nodes` in file f
+ * ("node/nodes", or "neuroc/graph/nodes" from format 4). Errors name the
+ * node. */
 int nir_ext_type(const char *type);
-/* *ext = 1 if node `node` of the graph of file f is there and of an
- * extension type; fails only when its type cannot be read. */
-nc_status nir_ext_node(hid_t f, const char *node, int *ext);
+/* *ext = 1 if node `node` is there and of an extension type; fails only
+ * when its type cannot be read. */
+nc_status nir_ext_node(hid_t f, const char *nodes, const char *node, int *ext);
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g);
-nc_status nir_ext_read(hid_t f, const char *node, nc_snn_layer *L);
+nc_status nir_ext_read(hid_t f, const char *nodes, const char *node, nc_snn_layer *L);
 
 /* ---- reader internals ---- */
 
@@ -155,9 +162,19 @@ nc_status nir_finish_layer(nc_snn *s, int id, int total);
 /* Recurrent inputs (into sums) must exist and match the sum's shape. */
 nc_status nir_check_recurrent(const nc_snn *s);
 
-/* nir_read_neuroc.c: 1 if f has a /neuroc group of a format this reader
- * knows; the network it describes. */
+/* nir_delay.c: a Delay node's different delays in steps of dt, ascending
+ * (*steps, the caller frees; at most NC_NIR_MAX_DELAYS); how many (1 when
+ * they cannot be read: the error comes where the node is applied); the
+ * layers of a node of several, reading layer `from` (2 per delay and an
+ * Add holding the node's output, appended to s). */
+#define NC_NIR_MAX_DELAYS 256
+nc_status nir_delay_steps(const nnode *nd, double dt, int64_t **steps, int64_t *n_steps);
+int64_t nir_delay_count(const nnode *nd, double dt);
+nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int total);
+
+/* nir_read_neuroc.c: the format of f's /neuroc group if this reader knows
+ * it, else 0; the network it describes. */
 int nir_neuroc_usable(hid_t f);
-nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out);
+nc_status nir_read_neuroc(rd *R, hid_t f, int format, nc_snn **out);
 
 #endif

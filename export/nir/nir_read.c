@@ -29,6 +29,7 @@
 #include "snn/base/isolate.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/input_file.h"
 #include "snn/ir/snn_ir.h"
 
 void nir_node_clear(nnode *nd)
@@ -89,11 +90,50 @@ static const nspec *find_spec(const char *type)
     return NULL;
 }
 
+/* Before any of a node's float datasets is read, their declared sizes must
+ * agree as the layer needs them to: a bias has a value per weight row, each
+ * neuron parameter one per neuron (the count its fields agree on) or one
+ * for all. A dataset declaring more is refused unread: a 1 MB file whose
+ * v_threshold claimed 10^9 values made neuroc read 8 GB before it compared
+ * them with the layer's 128 neurons. */
+static nc_status check_field_sizes(hid_t g, const nspec *sp)
+{
+    int64_t n = -1;
+    const char *by = NULL;
+    for (int k = 0; k < MAXF && sp->f[k]; k++) {
+        int nd;
+        int64_t shape[NC_MAX_DIMS], numel;
+        if (!nc_h5_exists(g, sp->f[k]))
+            continue;
+        nc_status st = nc_h5_shape(g, sp->f[k], &nd, shape);
+        if (st != NC_OK)
+            return st;
+        if (!nc_numel_checked(nd, shape, &numel))
+            return nc_errorf(NC_ERR_PARSE, "%s dataset '%s' declares a shape whose size overflows", sp->type, sp->f[k]);
+        int weight = strcmp(sp->f[k], "weight") == 0;
+        if (weight && nd < 1)
+            continue; /* refused by name later */
+        if (!weight && numel == 1)
+            continue;
+        int64_t here = weight ? shape[0] : numel;
+        if (n < 0) {
+            n = here;
+            by = weight ? "weight rows" : sp->f[k];
+        } else if (here != n) {
+            return nc_errorf(NC_ERR_PARSE, "%s dataset '%s' declares %lld values, but the layer has %lld (%s): "
+                             "refused before reading it", sp->type, sp->f[k], (long long)here, (long long)n, by);
+        }
+    }
+    return NC_OK;
+}
+
 /* Reads the datasets of node group g of a known type. */
 static nc_status load_fields(hid_t g, nnode *nd)
 {
     const nspec *sp = nd->spec;
-    nc_status st;
+    nc_status st = check_field_sizes(g, sp);
+    if (st != NC_OK)
+        return st;
     for (int k = 0; k < MAXF && sp->f[k]; k++) {
         if (!nc_h5_exists(g, sp->f[k])) {
             if (sp->opt_f & BIT(k))
@@ -851,18 +891,15 @@ nc_status nir_apply_node(const rd *R, nnode *nd, const nc_snn *s, nc_snn_layer *
     case K_DELAY: {
         if ((st = check_finite(nd, X)) != NC_OK)
             return st;
-        const nc_tensor *d = fget(nd, "delay");
         double dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
-        for (int64_t k = 1; d && k < d->numel; k++)
-            if (nc_f32(d)[k] != nc_f32(d)[0])
-                return nc_errorf(NC_ERR_UNSUPPORTED, "Delay with different delays per neuron (%g and %g): neuroc "
-                                 "delays a whole layer by one number of steps", nc_f32(d)[0], nc_f32(d)[k]);
-        double v = d && d->numel > 0 ? nc_f32(d)[0] : 0.0, steps = nearbyint(v / dt);
-        if (!(v >= 0) || fabs(steps * dt - v) > 1e-6 * (v > dt ? v : dt) || steps > 1e6)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "Delay of %g s is not a whole number of steps of dt = %g s (at most "
-                             "1e6; neuroc delays by whole steps: choose dt with --dt)", v, dt);
-        L->kernel[0] = (int64_t)steps;
+        int64_t *steps = NULL, m = 0;
+        if ((st = nir_delay_steps(nd, dt, &steps, &m)) != NC_OK)
+            return st;
+        L->kernel[0] = steps[0]; /* one delay: several are build_layers' (nir_delay.c) */
         L->dt = dt;
+        nc_free(steps);
+        if (m != 1)
+            return nc_errorf(NC_ERR_INTERNAL, "Delay of %lld delays as one layer", (long long)m);
         break;
     }
     default:
@@ -924,6 +961,8 @@ static nc_status assign_layers(rd *R, const int *order, int n_order, int *total)
         } else {
             next += deg >= 2;
             next += nd->kind == K_CONV1D ? 2 : 0; /* Reshape to (C, 1, L), Conv2d, Reshape back */
+            int64_t delays = nd->kind == K_DELAY ? nir_delay_count(nd, R->opt.dt > 0 ? R->opt.dt : 1e-4) : 1;
+            next += delays > 1 ? (int)(2 * delays) : 0; /* a Delay and a Scale per delay, then their Add */
             nd->layer = next++;
         }
     }
@@ -1056,9 +1095,13 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
             else
                 s->output = srcs[0];
         } else if (st == NC_OK && !sv_scale) {
+            double dt = R->opt.dt > 0 ? R->opt.dt : 1e-4;
+            int several = nd->kind == K_DELAY && nir_delay_count(nd, dt) > 1;
             if (nd->kind == K_CONV1D) /* (C, L) → (C, 1, L): the Conv2d of a 1 × k kernel runs it */
                 st = conv1d_reshape(s, nd->name, ".2d", srcs[0], total, 1);
-            if (st == NC_OK) {
+            if (st == NC_OK && several)
+                st = nir_delay_layers(s, nd, dt, srcs[0], total);
+            else if (st == NC_OK) {
                 char cname[512];
                 snprintf(cname, sizeof cname, "%.500s%s", nd->name, nd->kind == K_CONV1D ? ".conv2d" : "");
                 nc_snn_layer *L = nc_snn_append_unique(s, nir_layer_kind(nd->kind), cname, 1);
@@ -1221,6 +1264,19 @@ static nc_status preflight_load(void *arg)
     return st;
 }
 
+/* neuroc reads NIR 1.x (nir 1.0.x writes "1.0.x"; older files have none).
+ * Only running out of memory is an error here: a version that cannot be
+ * read is the reader's to report where it matters. */
+static nc_status warn_version(hid_t f, const char *path)
+{
+    char *v = NULL;
+    nc_status st = nc_h5_exists(f, "version") ? nc_h5_read_string(f, "version", &v) : NC_OK;
+    if (st == NC_OK && v && strncmp(v, "1.", 2) != 0)
+        nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 1.x, the version neuroc reads: read as 1.x", path, v);
+    nc_free(v);
+    return st == NC_ERR_NOMEM ? st : NC_OK;
+}
+
 nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out)
 {
     if (!out)
@@ -1228,11 +1284,10 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     *out = NULL;
     if (!path)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_load_nir: path is NULL");
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return nc_errorf(NC_ERR_IO, "%s: %s", path, strerror(errno));
-    off_t fsize = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1;
-    fclose(fp);
+    int64_t fsize;
+    nc_status ist = nc_input_check(path, &fsize);
+    if (ist != NC_OK)
+        return ist;
     int64_t max_model = nc_limits_now().max_model_bytes;
     if (fsize > max_model)
         return nc_errorf(NC_ERR_LIMIT, "%s: the file's %lld bytes exceed the model size limit of %lld bytes "
@@ -1267,9 +1322,16 @@ nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **
     if (fapl >= 0)
         H5Pclose(fapl);
     if (f < 0) {
-        st = nc_errorf(NC_ERR_PARSE, "%s: not an HDF5 file", path);
+        st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else {
-        st = nir_neuroc_usable(f) ? nir_read_neuroc(&R, f, out) : read_plain(&R, f, out);
+        if ((st = warn_version(f, path)) == NC_OK) {
+            int format = nir_neuroc_usable(f);
+            st = format ? nir_read_neuroc(&R, f, format, out) : read_plain(&R, f, out);
+        }
+        if (st == NC_OK && (st = nc_snn_check_finite(*out, path)) != NC_OK) {
+            nc_snn_free(*out);
+            *out = NULL;
+        }
         H5Fclose(f);
     }
     nc_h5_quiet_end(&q);

@@ -77,7 +77,7 @@ static nc_status unfold_weight(hid_t gi, nc_snn_layer *L)
 }
 
 /* Layer i from its /neuroc group gi and its NIR node (if any). */
-static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn **sp)
+static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i, int total, nc_snn **sp)
 {
     char *name = NULL, *kname = NULL, *node = NULL;
     nc_tensor *inputs = NULL, *shape = NULL;
@@ -99,7 +99,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
        express, and the others NIR cannot (an average pool with divisors),
        which the node's type tells; checked against the layer read below */
     int ext = !nc_snn_kind(kind)->nir;
-    if (!ext && node[0] && (st = nir_ext_node(f, node, &ext)) != NC_OK)
+    if (!ext && node[0] && (st = nir_ext_node(f, nodes, node, &ext)) != NC_OK)
         goto done;
     if ((i == 0) != (kind == NC_SNN_INPUT)) {
         st = nc_errorf(NC_ERR_MODEL, "layer kind '%s' at position %d", kname, i);
@@ -117,8 +117,8 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
     }
     if (node[0] && !ext) {
         int is_graph = 0;
-        hid_t gnodes = H5Gopen2(f, "node/nodes", H5P_DEFAULT);
-        st = gnodes < 0 ? nc_errorf(NC_ERR_PARSE, "no '/node/nodes' group") : nir_load_node(gnodes, node, node, &nd, &is_graph);
+        hid_t gnodes = nc_h5_is_group(f, nodes) ? H5Gopen2(f, nodes, H5P_DEFAULT) : H5I_INVALID_HID;
+        st = gnodes < 0 ? nc_errorf(NC_ERR_PARSE, "no '/%s' group", nodes) : nir_load_node(gnodes, node, node, &nd, &is_graph);
         if (gnodes >= 0)
             H5Gclose(gnodes);
         if (st == NC_OK && (is_graph || (kind != NC_SNN_INPUT && nir_layer_kind(nd.kind) != kind)))
@@ -150,7 +150,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, hid_t gi, int i, int total, nc_snn
         L->inputs[k] = in >= 0 && in < INT32_MAX ? (int)in : -1;
     }
     if (ext)
-        st = nir_ext_read(f, node, L);
+        st = nir_ext_read(f, nodes, node, L);
     else if (node[0] && (st = nir_apply_node(R, &nd, s, L)) == NC_OK) {
         /* the lossless values replace what plain NIR says */
         if ((st = opt_tensor(gi, "weight", &L->weight)) != NC_OK)
@@ -227,8 +227,10 @@ done:
     return st;
 }
 
-nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out)
+nc_status nir_read_neuroc(rd *R, hid_t f, int format, nc_snn **out)
 {
+    /* from format 4 the layers' nodes are in neuroc's own graph, /node is the standard form */
+    const char *nodes = format >= 4 ? "neuroc/graph/nodes" : "node/nodes";
     hid_t g = H5Gopen2(f, "neuroc", H5P_DEFAULT);
     double n_layers = 0, output = -1;
     nc_status st;
@@ -250,7 +252,7 @@ nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out)
             st = nc_errorf(NC_ERR_PARSE, "group '%s' is missing", name);
         } else {
             hid_t gi = H5Gopen2(g, name, H5P_DEFAULT);
-            st = neuroc_layer(R, f, gi, i, (int)n_layers, &s);
+            st = neuroc_layer(R, f, nodes, gi, i, (int)n_layers, &s);
             H5Gclose(gi);
         }
     }
@@ -267,7 +269,7 @@ nc_status nir_read_neuroc(rd *R, hid_t f, nc_snn **out)
     return NC_OK;
 }
 
-/* 1 if the file has a /neuroc group this reader understands. */
+/* The format of the file's /neuroc group if this reader understands it, else 0. */
 int nir_neuroc_usable(hid_t f)
 {
     if (!nc_h5_is_group(f, "neuroc"))
@@ -281,6 +283,6 @@ int nir_neuroc_usable(hid_t f)
         nc_error_clear();
         nc_log(NC_LOG_WARN, "NIR file: /neuroc group of another format version ignored; reading plain NIR");
     }
-    return ok;
+    return ok ? (int)v : 0;
 }
 

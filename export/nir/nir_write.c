@@ -16,6 +16,15 @@
  * input of an Add gets an edge to each reader of the Add. Readouts have no
  * node either: the layer they read feeds the Output node.
  *
+ * Two graphs (DESIGN §4). /node, what nir.read and other tools read, is
+ * the network's standard form (snn/ir/snn_standard.c), planned apart with
+ * grouped weights spelled out; the network's own graph goes in
+ * /neuroc/graph (format 4), its synaptic nodes that equal the standard
+ * graph's hard links to them, and /neuroc/standard_loss says what /node
+ * loses. A network that is its own standard form has one graph, /node
+ * (format 3, standard_loss ""). In what follows "the graph" and "NIR node"
+ * mean the network's own: /neuroc/graph, or /node in format 3.
+ *
  * The root-level group /neuroc (never read by nir.read) makes the round trip
  * lossless, format NC_NIR_NEUROC_FORMAT:
  *   format_version  int64        generator  string      output  int64 (-1 = default)
@@ -47,8 +56,8 @@
  * A layer NIR cannot express (nc_snn_layer_nir_expressible: a kind whose
  * `nir` trait is 0, or an average pool with per-window divisors) is a node
  * of type "neuroc.<kind>" in the graph holding all its fields (nir_ext.c),
- * taking its input's factor like any layer of its kind; strict mode
- * (nc_nir_save_options) refuses such layers instead. The reader tells
+ * taking its input's factor like any layer of its kind (only in the
+ * network's own graph: the standard form has none). The reader tells
  * extension nodes by their type.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -77,7 +86,7 @@ typedef struct wr {
     unsigned char *scaled; /* factor m of the layer goes through a Scale node */
     nc_tensor **folded; /* Affine/Conv2d weight with the input factor folded in */
     unsigned char *ext; /* layer of a kind NIR cannot express: a neuroc.<kind> node (nir_ext.c) */
-    int strict;         /* nc_nir_save_options.strict */
+    int standard;       /* the plan of /node: grouped weights spelled out, no extension node */
     char *out_node;
     const char **edges; /* pairs of names owned by the arrays above */
     int64_t n_edges, cap_edges;
@@ -225,7 +234,7 @@ static nc_status fold_conv(wr *w, int i, const float *m)
 {
     const nc_snn_layer *L = &w->s->layers[i], *X = &w->s->layers[L->inputs[0]];
     const nc_tensor *W = L->weight;
-    if (!w->strict || L->groups <= 1) {
+    if (!w->standard || L->groups <= 1) {
         nc_tensor *F = nc_tensor_clone(W);
         if (!F)
             return nc_errorf(NC_ERR_NOMEM, "out of memory");
@@ -268,7 +277,7 @@ static nc_status fold_weights(wr *w)
         nc_status st = NC_OK;
         if (L->kind == NC_SNN_AFFINE && m)
             st = fold_affine(w, i, m);
-        else if (L->kind == NC_SNN_CONV2D && (m || (L->groups > 1 && w->strict)))
+        else if (L->kind == NC_SNN_CONV2D && (m || (L->groups > 1 && w->standard)))
             st = fold_conv(w, i, m);
         if (st != NC_OK)
             return st;
@@ -351,14 +360,9 @@ static nc_status plan(wr *w)
     for (int i = 0; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
         w->ext[i] = !nc_snn_layer_nir_expressible(L);
-        if (w->ext[i] && w->strict)
-            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): NIR cannot express it%s, and strict mode "
-                             "(--nir-strict) writes only what NIR can; without strict mode it is stored as a "
-                             "'" NC_NIR_EXT_PREFIX "%s' node that only neuroc reads", L->name,
-                             nc_snn_kind_name(L->kind),
-                             nc_snn_kind(L->kind)->nir ? " (an average pool whose partial windows have their own "
-                             "divisors, from ceil mode or count_include_pad=False: NIR's SumPool2d has one scale)"
-                             : "", nc_snn_kind_name(L->kind));
+        if (w->ext[i] && w->standard) /* the standard form has none (snn_standard.c) */
+            return nc_errorf(NC_ERR_INTERNAL, "layer '%s' (%s) in the standard NIR graph", L->name,
+                             nc_snn_kind_name(L->kind));
         for (int k = 0; k < L->n_inputs; k++)
             if (s->layers[L->inputs[k]].kind == NC_SNN_READOUT)
                 return nc_errorf(NC_ERR_UNSUPPORTED,
@@ -396,6 +400,20 @@ static nc_status put_tensor(hid_t g, const char *name, const nc_tensor *t)
     return nc_h5_write_f32(g, name, t->ndim, t->shape, nc_f32(t));
 }
 
+/* A synaptic weight of the standard graph that is mostly zeros (grouped
+ * weights spelled out, a Concat's placement convolutions: a dense copy
+ * would be the square of the channels) is deflated, which nir.read reads
+ * as any dataset; others as they are (the same bytes as before). */
+static nc_status put_weight(const wr *w, hid_t g, const nc_tensor *W)
+{
+    int64_t zeros = 0;
+    for (int64_t k = 0; w->standard && W->numel >= 4096 && k < W->numel; k++)
+        zeros += nc_f32(W)[k] == 0.0f;
+    if (2 * zeros > W->numel && W->ndim >= 1 && nc_h5_deflate_avail())
+        return nc_h5_write_f32_deflate(g, "weight", W->ndim, W->shape, nc_f32(W));
+    return put_tensor(g, "weight", W);
+}
+
 static nc_status put_full(hid_t g, const char *name, const nc_tensor *t, const nc_snn_layer *L,
                           float dflt)
 {
@@ -429,13 +447,13 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
             st = nc_h5_write_i64(g, "shape", 1, &nd, L->shape);
         break;
     case NC_SNN_AFFINE:
-        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_tensor(g, "weight", W)) == NC_OK)
+        if ((st = nc_h5_write_string(g, "type", "Affine")) == NC_OK && (st = put_weight(w, g, W)) == NC_OK)
             st = put_tensor(g, "bias", L->bias);
         break;
     case NC_SNN_CONV2D:
         if ((st = nc_h5_write_string(g, "type", "Conv2d")) == NC_OK &&
             (st = put_pair(g, "input_shape", X->shape + 1)) == NC_OK &&
-            (st = put_tensor(g, "weight", W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
+            (st = put_weight(w, g, W)) == NC_OK && (st = put_pair(g, "stride", L->stride)) == NC_OK &&
             (st = put_pair(g, "padding", L->padding)) == NC_OK &&
             (st = put_pair(g, "dilation", L->dilation)) == NC_OK &&
             (st = nc_h5_write_i64_scalar(g, "groups", X->shape[0] / W->shape[1])) == NC_OK)
@@ -537,19 +555,52 @@ static hid_t new_group(hid_t parent, const char *name)
     return g;
 }
 
-static nc_status write_graph(const wr *w, hid_t f)
+static int same_tensor(const nc_tensor *a, const nc_tensor *b)
 {
-    hid_t gnode = new_group(f, "node");
+    return a && b && a->ndim == b->ndim && memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]) == 0 &&
+           memcmp(a->data, b->data, (size_t)a->numel * sizeof(float)) == 0;
+}
+
+/* 1 if the synaptic node of layer i of w would be written as twin's node of
+ * the same name is (the same weights after folding, bias and geometry):
+ * the exact graph then links to the standard graph's node rather than
+ * holding the weights twice. */
+static int same_node(const wr *w, int i, const wr *twin)
+{
+    const nc_snn_layer *L = &w->s->layers[i];
+    int j = nc_snn_find_layer(twin->s, L->name);
+    if (j < 0 || !w->node[i] || !twin->node[j] || strcmp(w->node[i], twin->node[j]) != 0 || w->ext[i] ||
+        twin->ext[j] || (L->kind != NC_SNN_AFFINE && L->kind != NC_SNN_CONV2D))
+        return 0;
+    const nc_snn_layer *M = &twin->s->layers[j];
+    const nc_snn_layer *X = &w->s->layers[L->inputs[0]], *Y = &twin->s->layers[M->inputs[0]];
+    return M->kind == L->kind && X->ndim == Y->ndim && memcmp(X->shape, Y->shape, sizeof X->shape) == 0 &&
+           memcmp(L->stride, M->stride, sizeof L->stride) == 0 && memcmp(L->padding, M->padding, sizeof L->padding) == 0 &&
+           memcmp(L->dilation, M->dilation, sizeof L->dilation) == 0 && same_tensor(L->bias, M->bias) &&
+           same_tensor(w->folded[i] ? w->folded[i] : L->weight, twin->folded[j] ? twin->folded[j] : M->weight);
+}
+
+/* The NIRGraph of w as group `name` of parent: /node, or /neuroc/graph,
+ * whose nodes that are the same as the standard graph's (twin, its nodes
+ * group twin_nodes; or NULL) are hard links to them. */
+static nc_status write_graph(const wr *w, hid_t parent, const char *name, const wr *twin, hid_t twin_nodes)
+{
+    hid_t gnode = new_group(parent, name);
     if (gnode < 0)
         return NC_ERR_IO;
     hid_t gnodes = new_group(gnode, "nodes");
     nc_status st = gnodes < 0 ? NC_ERR_IO : nc_h5_write_string(gnode, "type", "NIRGraph");
     for (int i = 0; st == NC_OK && i < w->n; i++) {
         for (int pass = 0; st == NC_OK && pass < 2; pass++) {
-            const char *name = pass == 0 ? w->node[i] : w->scale_node[i];
-            if (!name)
+            const char *node = pass == 0 ? w->node[i] : w->scale_node[i];
+            if (!node)
                 continue;
-            hid_t g = new_group(gnodes, name);
+            if (pass == 0 && twin && same_node(w, i, twin)) {
+                if (H5Lcreate_hard(twin_nodes, node, gnodes, node, H5P_DEFAULT, H5P_DEFAULT) < 0)
+                    st = nc_errorf(NC_ERR_IO, "could not link node '%s'", node);
+                continue;
+            }
+            hid_t g = new_group(gnodes, node);
             if (g < 0) {
                 st = NC_ERR_IO;
                 break;
@@ -557,7 +608,7 @@ static nc_status write_graph(const wr *w, hid_t f)
             st = pass == 0 ? write_node_fields(w, i, g) : write_scale_node(w, i, g);
             H5Gclose(g);
             if (st != NC_OK)
-                nc_error_prefix("node '%s'", name);
+                nc_error_prefix("node '%s'", node);
         }
     }
     if (st == NC_OK) {
@@ -688,13 +739,27 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
     return st;
 }
 
-static nc_status write_neuroc(const wr *w, hid_t f)
+/* /neuroc for the network of w. With a standard graph apart (`exact`),
+ * w's own graph goes in /neuroc/graph (format 4); else /node is w's
+ * (format 3). `loss`: what /node loses, "" for nothing. */
+static nc_status write_neuroc(const wr *w, hid_t f, const wr *std, const char *loss)
 {
+    int exact = std != w;
     hid_t g = new_group(f, "neuroc");
     if (g < 0)
         return NC_ERR_IO;
     hid_t gl = new_group(g, "layers");
-    nc_status st = gl < 0 ? NC_ERR_IO : nc_h5_write_i64_scalar(g, "format_version", NC_NIR_NEUROC_FORMAT);
+    nc_status st = gl < 0 ? NC_ERR_IO
+                          : nc_h5_write_i64_scalar(g, "format_version",
+                                                   exact ? NC_NIR_NEUROC_FORMAT : NC_NIR_NEUROC_FORMAT_SAME);
+    if (st == NC_OK)
+        st = nc_h5_write_string(g, "standard_loss", loss);
+    if (st == NC_OK && exact) {
+        hid_t gn = H5Gopen2(f, "node/nodes", H5P_DEFAULT);
+        st = gn < 0 ? nc_errorf(NC_ERR_IO, "could not open '/node/nodes'") : write_graph(w, g, "graph", std, gn);
+        if (gn >= 0)
+            H5Gclose(gn);
+    }
     if (st == NC_OK)
         st = nc_h5_write_string(g, "generator", "neuroc " NEUROC_VERSION);
     if (st == NC_OK)
@@ -723,7 +788,9 @@ static nc_status write_neuroc(const wr *w, hid_t f)
     return st;
 }
 
-static nc_status write_file(const wr *w, const char *tmp)
+/* std: the standard graph's plan, for /node; w: the network's, for
+ * /neuroc (the same plan when the network is its own standard form). */
+static nc_status write_file(const wr *std, const wr *w, const char *loss, const char *tmp)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
@@ -744,9 +811,9 @@ static nc_status write_file(const wr *w, const char *tmp)
         return nc_errorf(NC_ERR_IO, "could not create the HDF5 file '%s'", tmp);
     nc_status st = nc_h5_write_string(f, "version", NC_NIR_FILE_VERSION);
     if (st == NC_OK)
-        st = write_graph(w, f);
+        st = write_graph(std, f, "node", NULL, H5I_INVALID_HID);
     if (st == NC_OK)
-        st = write_neuroc(w, f);
+        st = write_neuroc(w, f, std, loss);
     if (H5Fclose(f) < 0 && st == NC_OK)
         st = nc_errorf(NC_ERR_IO, "could not finish writing '%s'", tmp);
     return st;
@@ -760,31 +827,60 @@ void nc_nir_save_options_init(nc_nir_save_options *o)
 
 nc_status nc_snn_save_nir(const nc_snn *s, const char *path) { return nc_snn_save_nir_with(s, path, NULL); }
 
+/* The standard form of s (snn_standard.c) and its plan, or, where s is its
+ * own, s's plan alone (*std_plan = w). Strict mode refuses a standard form
+ * that replaced layers by approximations. */
+static nc_status plan_both(const nc_snn *s, int strict, nc_snn **std_net, wr *std, wr *w, nc_snn_std_loss *loss)
+{
+    nc_status st = nc_snn_standard_form(s, std_net, loss);
+    if (st == NC_ERR_UNSUPPORTED && !strict) {
+        /* no standard graph (a Reshape NIR's Flatten cannot do): the network
+           alone, its extension nodes in /node, as before format 4 */
+        snprintf(loss->text, sizeof loss->text, "no standard NIR graph: %s\n", nc_last_error());
+        nc_log(NC_LOG_WARN, "%s", loss->text);
+        nc_error_clear();
+        w->s = s;
+        return plan(w);
+    }
+    if (st != NC_OK)
+        return st;
+    if (strict && loss->approximated)
+        return nc_errorf(NC_ERR_UNSUPPORTED, "strict mode (--nir-strict): the standard NIR graph would lose "
+                         "what NIR cannot express:\n%s(without strict mode neuroc keeps its exact network beside "
+                         "it)", loss->text);
+    w->s = s;
+    w->standard = loss->changed == 0; /* /node is w's graph: grouped weights spelled out for nir.read */
+    if ((st = plan(w)) != NC_OK || loss->changed == 0)
+        return st;
+    std->s = *std_net;
+    std->standard = 1;
+    return plan(std);
+}
+
 nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt)
 {
     if (!s || !path || !path[0] || s->n_layers < 1)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_save_nir: network or path missing");
-    wr w;
+    wr w, std;
     memset(&w, 0, sizeof w);
-    w.s = s;
-    w.strict = opt && opt->strict;
-    nc_status st = plan(&w);
+    memset(&std, 0, sizeof std);
+    nc_snn *std_net = NULL;
+    nc_snn_std_loss *loss = nc_calloc(1, sizeof *loss);
+    nc_status st = loss ? plan_both(s, opt && opt->strict, &std_net, &std, &w, loss)
+                        : nc_errorf(NC_ERR_NOMEM, "out of memory");
     if (st != NC_OK) {
         nc_error_prefix("%s", path);
-        wr_free(&w);
-        return st;
+        goto done;
     }
     /* HDF5 writes the temporary file by name: close our descriptor first. */
     nc_atomic_file af;
-    if ((st = nc_atomic_open(path, &af)) != NC_OK) {
-        wr_free(&w);
-        return st;
-    }
+    if ((st = nc_atomic_open(path, &af)) != NC_OK)
+        goto done;
     close(af.fd);
     af.fd = -1;
     nc_h5_quiet q;
     nc_h5_quiet_begin(&q);
-    st = write_file(&w, af.tmp);
+    st = write_file(loss->changed ? &std : &w, &w, loss->text, af.tmp);
     nc_h5_quiet_end(&q);
     if (st == NC_OK) {
         st = nc_atomic_commit(&af, path);
@@ -792,6 +888,10 @@ nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_s
         nc_atomic_abort(&af);
         nc_error_prefix("%s", path);
     }
+done:
     wr_free(&w);
+    wr_free(&std);
+    nc_snn_free(std_net);
+    nc_free(loss);
     return st;
 }

@@ -154,13 +154,16 @@ typedef struct nc_convert_report nc_convert_report;
  * modelled distribution (to a histogram bin). The statistics are carried
  * forward (source "propagated") as a Gaussian of matched mean and variance:
  * through ReLU (the rectified Gaussian's moments), Add (sums, the two taken
- * as independent), Conv (group 1) / Gemm / MatMul (the mean exactly, the
+ * as independent), Conv (grouped too) / Gemm / MatMul (the mean exactly, the
  * variance Σ w²σ² with independent inputs), average pooling (mean exact,
  * variance kept: the bound for correlated neighbours), Flatten/Reshape,
- * Identity/Dropout/Pad, and a MaxPool moved before the neuron (the max of k
- * independent). The network input has no statistics: a ReLU not reached
- * from a BatchNormalization fails with NC_ERR_INVALID_ARG naming every
- * such layer. Bias/potential correction and QCFS fine-tuning need
+ * Identity/Dropout/Pad, Concat along channels, and MaxPool (the max of k
+ * independent). A ReLU not reached from a BatchNormalization gets the
+ * statistics of the network input taken as normalised, N(0, 1) per channel,
+ * carried the same way (source "assumed-input": an estimate from the weights
+ * alone; one warning names those layers and recommends calibration data).
+ * A ReLU that no rule reaches (an op none covers on the way) fails with
+ * NC_ERR_INVALID_ARG naming every such layer. Bias/potential correction and QCFS fine-tuning need
  * data and are refused without it. The report's layer `source` says which
  * threshold came from where. Models exported by torch.onnx in eval mode
  * usually have their BN fused into the Conv already: export with
@@ -214,7 +217,8 @@ typedef struct nc_convert_layer_info {
     double potential_shift;      /* potential correction's mean v(0) shift; NaN when not run */
     /* where θ came from: "data" (rule CALIBRATION with data), "bn-stats" (the
      * BatchNormalization before the ReLU, data-free), "propagated" (BN
-     * statistics carried forward, data-free), "clip" (data-free, no
+     * statistics carried forward, data-free), "assumed-input" (no BN upstream:
+ * the input taken as N(0, 1) per channel, carried forward), "clip" (data-free, no
      * statistics: θ = c), "qcfs". Data-free layers have rule CALIBRATION
      * or CLIP, layer_statistic set, the data fields NaN. */
     const char *source;
@@ -235,7 +239,7 @@ typedef struct nc_convert_summary {
     int if_layers;
     int scale_layers;            /* scale layers the binary-spike fold inserted */
     const char *readout;         /* the readout layer's name, owned by the report */
-    int if_layers_data_free;     /* of if_layers_calibrated: those set without data (bn-stats, propagated) */
+    int if_layers_data_free;     /* of if_layers_calibrated: those set without data (bn-stats, propagated, assumed-input) */
 } nc_convert_summary;
 NC_API nc_status nc_convert_report_summary(const nc_convert_report *r, nc_convert_summary *out);
 

@@ -203,6 +203,19 @@ NC_API nc_status nc_npy_save(const char *path, const nc_tensor *t);
  * failure leaves any previous file untouched. The caller keeps `data`. */
 NC_API nc_status nc_write_file_atomic(const char *path, const void *data, size_t len);
 
+/* Every writer refuses an output path that exists and is not a regular file
+ * (a device, FIFO, directory or symbolic link is never replaced) and one
+ * in a folder it cannot create files in. This makes those checks (it
+ * creates and removes the temporary file) without writing anything, so a
+ * program with several outputs can refuse a bad one before it writes any. */
+NC_API nc_status nc_output_check(const char *path);
+
+/* Every reader refuses a path that is not a regular file, by what it is
+ * ("x: is a directory; a file was expected"), and never waits on a FIFO.
+ * This makes the same check alone: NC_OK if `path` opens as a regular file,
+ * else NC_ERR_IO naming it and the cause. */
+NC_API nc_status nc_check_input_file(const char *path);
+
 /* Every output (nc_write_file_atomic, nc_npy_save, nc_snn_save_nir) is
  * written as "<path>.tmp.XXXXXX" beside <path> and renamed when complete.
  * This deletes the temporary files of the writes in progress, which then

@@ -241,22 +241,47 @@ NC_API nc_status nc_snn_neuron_at(const nc_snn *s, int id, nc_snn_neuron_info *o
 NC_API nc_status nc_snn_load_nir(const char *path, const nc_nir_options *opt, nc_snn **out);
 /* Defaults (nc_nir_save_options_init): strict 0. */
 typedef struct nc_nir_save_options {
-    /* 0: every network neuroc can run is saved; layers NIR cannot express
-     * (max pooling, concatenation, ...) become `neuroc.<Kind>` extension
-     * nodes and grouped convolutions keep their compact weights, which
-     * nir.read 1.0.x takes only with type_check=False. 1: a file other tools
-     * read: such a layer is refused (NC_ERR_UNSUPPORTED naming it and its
-     * kind) and grouped weights are spelled out densely (groups 1). */
+    /* 0: every network neuroc can run is saved: /node holds its standard
+     * form (nc_snn_nir_standard), where a layer NIR cannot express (signed
+     * spikes, max pooling, per-window divisors) is approximated, and the
+     * exact network goes beside it. 1: such an approximation is refused
+     * (NC_ERR_UNSUPPORTED naming the layers and what they would lose). */
     int strict;
 } nc_nir_save_options;
 NC_API void nc_nir_save_options_init(nc_nir_save_options *o);
 
 /* Writes `s` as NIR (DESIGN §4): binary spikes with θ folded into the next
- * layer's weights, plus a /neuroc group that makes the round trip lossless.
+ * layer's weights. /node, what every NIR tool reads, holds nir 1.0.x node
+ * types only: s's standard form (nc_snn_nir_standard); the /neuroc group
+ * (which NIR tools ignore) holds what makes the round trip lossless and,
+ * where the standard form differs from s, s's own graph.
  * Written to a temporary file that is renamed when complete. opt NULL means
  * the defaults; nc_snn_save_nir is nc_snn_save_nir_with(s, path, NULL). */
 NC_API nc_status nc_snn_save_nir_with(const nc_snn *s, const char *path, const nc_nir_save_options *opt);
 NC_API nc_status nc_snn_save_nir(const nc_snn *s, const char *path);
+
+/* The standard form of s: what a .nir file's /node holds (DESIGN §4), the
+ * best that plain NIR (nir 1.0.x node types, NIR's neuron semantics)
+ * holds of s. Concatenations become placement convolutions (exact), signed
+ * IF neurons NIR's IF of threshold B·θ for bursts of B, max pooling
+ * average pooling, and IF neurons the portable form's (nc_snn_make_portable,
+ * v(0) dropped). `loss` (cap bytes, may be NULL) gets what it loses, a line
+ * each, "" for nothing. out may be NULL (the loss only); else the caller
+ * owns *out. NC_ERR_UNSUPPORTED naming the layer where no standard form
+ * exists (a Reshape that is no Flatten): nc_snn_save_nir then writes s
+ * alone as before (neuroc.<Kind> nodes in /node). */
+NC_API nc_status nc_snn_nir_standard(const nc_snn *s, nc_snn **out, char *loss, size_t cap);
+
+/* What a .nir file holds for neuroc (nc_nir_file_info_read). */
+typedef struct nc_nir_file_info {
+    int neuroc_format;  /* format of its /neuroc group (nir_write.c), 0: none neuroc reads (another tool's) */
+    int exact_graph;    /* 1: neuroc reads its exact network from /neuroc/graph, other tools /node */
+    int loss_known;     /* 1: standard_loss says what /node loses (files since format 4's writer) */
+    char standard_loss[4096]; /* a line each, "" for nothing */
+} nc_nir_file_info;
+/* Reads what *out describes from the file at path; NC_ERR_PARSE for a file
+ * that is no HDF5 NIR file. */
+NC_API nc_status nc_nir_file_info_read(const char *path, nc_nir_file_info *out);
 
 /* What the portable form does with an IF layer's v(0) (NIR's is 0). */
 typedef enum nc_portable_v0 {
@@ -283,7 +308,7 @@ typedef struct nc_portable_options {
     float threshold_scale;
 } nc_portable_options;
 NC_API void nc_portable_options_init(nc_portable_options *o);
-/* The portable form of s (DESIGN §4; README, NIR): a network that plain
+/* The portable form of s (DESIGN §4; docs/nir.md): a network that plain
  * NIR describes completely, so that a tool following NIR's own definitions
  * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
  * reproduces neuroc's run of it up to float rounding. Each IF layer of

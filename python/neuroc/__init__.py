@@ -19,17 +19,17 @@ from ._errors import (BackendUnavailable, DeviceError, Error, FileError, Interna
                       LimitError, ModelError, OutOfMemory, ParseError, ShapeError, UnsupportedError)
 from ._model import Layer, Model, ValueInfo, load
 from ._results import EvalResult, LoihiResult
-from ._snn import SNN, SnnLayer, convert, load_nir
+from ._snn import SNN, ConversionWarning, SnnLayer, convert, load_nir, nir_file_info
 from ._tensor import Tensor, take
 
 __version__ = _lib.nc_version().decode()
 library_path = _lib.path          # the libneuroc in use
 library_found_by = _lib.found_by  # "NEUROC_LIBRARY", "bundled", "system (ctypes.util)" or "pkg-config"
 
-__all__ = ["load", "convert", "load_nir", "backends", "load_data", "export_onnx", "Model", "SNN", "EvalResult",
+__all__ = ["load", "convert", "load_nir", "nir_file_info", "backends", "load_data", "export_onnx", "Model", "SNN", "EvalResult",
            "LoihiResult", "Layer", "SnnLayer", "ValueInfo", "Error", "InvalidArgument", "OutOfMemory",
            "FileError", "ParseError", "UnsupportedError", "ShapeError", "ModelError", "LimitError",
-           "BackendUnavailable", "DeviceError", "InternalError", "features", "version", "Tensor"]
+           "BackendUnavailable", "DeviceError", "InternalError", "ConversionWarning", "features", "version", "Tensor"]
 
 # The library's warnings and notes go to the "neuroc" logger (the library never prints).
 _log = logging.getLogger("neuroc")

@@ -1,12 +1,14 @@
 """neuroc.Error and one subclass per nc_status, carrying the library's message."""
 from . import _lib
+from ._messages import pythonic
 
 
 class Error(Exception):
     """A failure reported by libneuroc (or a bad argument caught before the call).
 
     .status is the nc_status name ("NC_ERR_SHAPE", ...), .code its number and
-    .message the library's own text (nc_last_error)."""
+    .message the library's text (nc_last_error), the program's options in it
+    written as the Python arguments that mean the same (backend='cpu')."""
     status = "NC_ERR_INTERNAL"
     code = 11
 
@@ -75,7 +77,7 @@ def check(status):
     """Raises the exception of a failed call, with nc_last_error's text."""
     if status != 0:
         msg = (_lib.nc_last_error() or b"").decode("utf-8", "replace")
-        raise error_for(status, msg or _lib.nc_status_str(status).decode())
+        raise error_for(status, pythonic(msg) or _lib.nc_status_str(status).decode())
 
 
 def bad_arg(message):

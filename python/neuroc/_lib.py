@@ -54,7 +54,7 @@ def _load():
         except OSError as e:
             tried.append(f"{path} ({how}): {e}")
     raise ImportError("neuroc: libneuroc not found; set NEUROC_LIBRARY to its path, or reinstall the "
-                      "package where the C library builds (the Python section of neuroc's README). "
+                      "package where the C library builds (neuroc's docs/python.md). "
                       "Tried: " + ("; ".join(tried) or "no candidates"))
 
 
@@ -118,6 +118,11 @@ NirOptions = _options("NirOptions", [("reset", c_int), ("dt", c_double), ("spike
 NirSaveOptions = _options("NirSaveOptions", [("strict", c_int)])
 
 
+class NirFileInfo(Structure):
+    _fields_ = [("neuroc_format", c_int), ("exact_graph", c_int), ("loss_known", c_int),
+                ("standard_loss", c_char * 4096)]
+
+
 class EvalLayerStats(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("neurons", c_int64), ("spikes", c_int64),
                 ("spike_rate", c_double), ("synops", c_double), ("analog_input", c_int)]
@@ -172,7 +177,7 @@ class LoihiCost(Structure):
 C_NAMES = {LoadOptions: "nc_load_options", ValueInfo: "nc_value_info", LayerInfo: "nc_layer_info", SnnLayerInfo: "nc_snn_layer_info",
            BackendInfo: "nc_backend_info", ConvertOptions: "nc_convert_options", EvalOptions: "nc_eval_options",
            SessionOptions: "nc_session_options", NirOptions: "nc_nir_options",
-           NirSaveOptions: "nc_nir_save_options", EvalLayerStats: "nc_eval_layer_stats", EvalCost: "nc_eval_cost",
+           NirSaveOptions: "nc_nir_save_options", NirFileInfo: "nc_nir_file_info", EvalLayerStats: "nc_eval_layer_stats", EvalCost: "nc_eval_cost",
            FinetuneEpoch: "nc_finetune_epoch", FinetuneOptions: "nc_finetune_options",
            LoihiOptions: "nc_loihi_options", LoihiRunOptions: "nc_loihi_run_options",
            LoihiMapping: "nc_loihi_mapping", LoihiCost: "nc_loihi_cost"}
@@ -231,6 +236,8 @@ _fn("nc_snn_rate_limit", ST, P, P, PP)
 _fn("nc_snn_load_nir", ST, c_char_p, POINTER(NirOptions), PP)
 _fn("nc_nir_save_options_init", None, POINTER(NirSaveOptions))
 _fn("nc_snn_save_nir_with", ST, P, c_char_p, POINTER(NirSaveOptions))
+_fn("nc_snn_nir_standard", ST, P, PP, POINTER(c_char), c_size_t)
+_fn("nc_nir_file_info_read", ST, c_char_p, POINTER(NirFileInfo))
 _fn("nc_backend_count", c_int)
 _fn("nc_backend_get_info", ST, c_int, POINTER(BackendInfo))
 _fn("nc_session_options_init", None, POINTER(SessionOptions))

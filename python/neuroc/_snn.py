@@ -2,7 +2,9 @@
 and the Loihi-style simulator, each one C call (or one per batch)."""
 import ctypes
 import json
+import logging
 import os
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -10,10 +12,13 @@ import numpy as np
 from . import _lib
 from ._data import export_onnx, features, gather, is_torch_module, labels as _labels
 from ._errors import InvalidArgument, check
+from ._messages import pythonic
 from ._model import Model
 from ._progress import Progress
 from ._results import EvalResult, LoihiResult
 from ._tensor import Tensor, take, to_numpy_input
+
+_log = logging.getLogger("neuroc")
 
 SnnLayer = namedtuple("SnnLayer", "name kind inputs shape params")
 
@@ -271,11 +276,21 @@ class SNN:
     # ---------------------------------------------------------------- files, hardware
 
     def save(self, path, strict=False):
-        """Writes the network as NIR (atomically), as `neuroc convert -o`;
-        strict: only what other NIR tools read (`--nir-strict`)."""
+        """Writes the network as NIR (atomically), as `neuroc convert -o`:
+        /node, what other NIR tools read, is its standard form, the exact
+        network beside it for neuroc (nir_standard_loss says what the
+        standard form loses); strict: refuse to write when the standard
+        form would approximate a layer (`--nir-strict`)."""
         so = _lib.new(_lib.NirSaveOptions, _lib.nc_nir_save_options_init)
         so.strict = int(bool(strict))
         check(_lib.nc_snn_save_nir_with(self._h, os.fspath(path).encode(), ctypes.byref(so)))
+
+    def nir_standard_loss(self):
+        """What the standard NIR graph of this network (the /node of the
+        files save writes) loses against it: a line each, "" for nothing."""
+        buf = ctypes.create_string_buffer(8192)
+        check(_lib.nc_snn_nir_standard(self._h, None, buf, len(buf)))
+        return buf.value.decode()
 
     def simulate_loihi(self, x, y=None, timesteps=32, target="loihi2", reset=None, input="bias", weight_bits=None,
                        headroom_bits=None, per_layer_scale=False, neurons_per_core=None, params=None, calib=None,
@@ -314,6 +329,17 @@ class SNN:
             return LoihiResult(res, _lib.nc_loihi_net_json(net).decode(), mapping)
         finally:
             _lib.nc_loihi_net_free(net)
+
+
+def nir_file_info(path):
+    """Which graph of a .nir file neuroc reads and what its standard graph
+    loses, as `neuroc info` says: a dict of neuroc_format (0: another
+    tool's file), exact_graph (neuroc reads /neuroc/graph, other tools
+    /node), loss_known and standard_loss."""
+    info = _lib.NirFileInfo()
+    check(_lib.nc_nir_file_info_read(os.fspath(path).encode(), ctypes.byref(info)))
+    return {"neuroc_format": info.neuroc_format, "exact_graph": bool(info.exact_graph),
+            "loss_known": bool(info.loss_known), "standard_loss": info.standard_loss.decode()}
 
 
 def load_nir(path, reset=None, dt=None, spike=None, integration=None):
@@ -393,4 +419,22 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
         report = _lib.nc_convert_report_json(rep).decode() if rep.value else None
     finally:
         _lib.nc_convert_report_free(rep)
-    return SNN(h, model, report)
+    snn = SNN(h, model, report)
+    _announce(snn.report)
+    return snn
+
+
+class ConversionWarning(UserWarning):
+    """A warning of neuroc.convert (the same text `neuroc convert` prints)."""
+
+
+def _announce(report):
+    """The conversion's warnings, as the program prints them: to the "neuroc"
+    logger (WARNING) and to Python's warnings (ConversionWarning); its notes
+    to the logger (INFO). Each also stays in snn.report."""
+    for w in (report or {}).get("warnings", []):
+        w = pythonic(w)
+        _log.warning("%s", w)
+        warnings.warn(w, ConversionWarning, stacklevel=3)
+    for n in (report or {}).get("notes", []):
+        _log.info("%s", pythonic(n))

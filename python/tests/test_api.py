@@ -122,6 +122,11 @@ def test_save_load_nir(cnn_snn, test_xy, tmp_path):
     assert [L.name for L in back.layers] == [L.name for L in cnn_snn.layers]
     assert np.array_equal(back.run(x, timesteps=8), cnn_snn.run(x, timesteps=8))
     assert back.ann is None and back.evaluate(x, test_xy[1], timesteps=2).ann_accuracy is None
+    # one file for both audiences: neuroc reads the exact network, other tools the standard graph
+    info = neuroc.nir_file_info(p)
+    assert info["exact_graph"] and info["loss_known"] and info["neuroc_format"] == 4
+    assert info["standard_loss"] == cnn_snn.nir_standard_loss()
+    assert "IF neurons are NIR's IF there" in info["standard_loss"]
 
 
 def test_rate_limit(cnn_snn, test_xy, cnn):
@@ -164,7 +169,7 @@ def test_simulate_loihi(cnn, cnn_snn, test_xy):
     x, y = test_xy
     signed = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)  # the default: signed spikes, on Loihi 2
     assert signed.network["layers"][1]["signed_spikes"] is True
-    with pytest.raises(neuroc.UnsupportedError, match="--plain-spikes"):  # Loihi 1 spikes have no sign
+    with pytest.raises(neuroc.UnsupportedError, match="spikes='plain'"):  # Loihi 1 spikes have no sign
         cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8, target="loihi1")
     plain = neuroc.convert(cnn, calib=x, spikes="plain", progress=False)
     assert plain.report["options"]["spikes"] == "plain" and cnn_snn.report["options"]["spikes"] == "signed"

@@ -1,10 +1,13 @@
 """Bad input raises the neuroc.Error subclass of the library's status, with
 the library's own message (nc_last_error)."""
+import logging
+import os
+
 import numpy as np
 import pytest
 
 import neuroc
-from conftest import model_path
+from conftest import SRC, model_path
 
 
 @pytest.fixture
@@ -67,8 +70,37 @@ def test_bad_options(cnn, cnn_snn):
 def test_library_refusals_keep_their_message(cnn_snn, test_xy):
     """Errors the library finds deep inside a call (not argument checks)."""
     x, y = test_xy
-    with pytest.raises(neuroc.Error) as e:  # the data-free conversion names every ReLU without BN statistics
-        neuroc.convert(model_path("cnn"))
+    with pytest.raises(neuroc.Error) as e:  # the data-free conversion names every ReLU it has no statistics for
+        neuroc.convert(os.path.join(SRC, "tests", "fixtures", "shuffle", "shuffle.onnx"))
     assert "Relu" in e.value.message
     with pytest.raises(neuroc.InvalidArgument, match="no layer|record|not"):
         cnn_snn.run(x[:2], record=["no-such-layer"])
+
+
+def test_conversion_warnings_reach_logging_and_warnings(caplog):
+    """What `neuroc convert` prints as warnings reaches the "neuroc" logger and
+    Python's warnings (data-free: the cnn has no BatchNorm statistics)."""
+    caplog.set_level(logging.DEBUG, logger="neuroc")
+    with pytest.warns(neuroc.ConversionWarning, match="no BatchNorm statistics") as w:
+        snn = neuroc.convert(model_path("cnn"))
+    logged = [r for r in caplog.records if r.name == "neuroc" and r.levelno == logging.WARNING]
+    assert any("no BatchNorm statistics" in r.getMessage() for r in logged), caplog.records
+    assert len(logged) == len(snn.report["warnings"]) == len(w)
+    # in Python's words: calib=, not the program's --calib
+    assert all("--calib" not in r.getMessage() for r in logged)
+    assert any("calib=" in r.getMessage() for r in logged)
+
+
+def test_errors_name_python_arguments(cnn_snn):
+    """The library's messages name the program's options; Python's name the arguments."""
+    x = np.zeros((2, 1, 28, 28), np.float32)
+    with pytest.raises(neuroc.ShapeError) as e:
+        cnn_snn.run(np.zeros((4, 3, 32, 32), np.float32), timesteps=2)
+    assert "(N, 1, 28, 28) or a time series (T, N, 1, 28, 28)" in e.value.message
+    assert "])" not in e.value.message
+    if any(b["name"] == "cuda" and b["available"] for b in neuroc.backends()):
+        pytest.skip("a GPU is here: the cuda backend is available")
+    with pytest.raises(neuroc.BackendUnavailable) as e:
+        cnn_snn.run(x, timesteps=2, backend="cuda")
+    assert "--backend" not in e.value.message
+    assert "backend='cpu'" in e.value.message and "backend='cpu-fast'" in e.value.message

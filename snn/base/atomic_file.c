@@ -1,6 +1,6 @@
 /* Files that appear complete or not at all (atomic_file.h). An existing
  * file's permissions are kept. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 
 #include "atomic_file.h"
 
@@ -65,11 +65,46 @@ void nc_remove_temp_files(void)
 
 /* ---- one file ---- */
 
+const char *nc_file_kind(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* The rename replaces whatever `path` names: a device, a FIFO, the link
+ * rather than its target. Only a regular file, or nothing, may be there. */
+static nc_status check_destination(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return NC_OK;
+    return nc_errorf(NC_ERR_IO, "%s: is %s; neuroc writes its outputs as regular files and replaces only "
+                     "those (remove it or choose another name)", path, nc_file_kind(sb.st_mode));
+}
+
 nc_status nc_atomic_open(const char *path, nc_atomic_file *af)
 {
     af->tmp = NULL;
     af->fd = -1;
     af->slot = -1;
+    if (!*path)
+        return nc_errorf(NC_ERR_INVALID_ARG, "an empty file name was given as an output");
+    nc_status dst = check_destination(path);
+    if (dst != NC_OK)
+        return dst;
     size_t plen = strlen(path);
     char *tmp = nc_malloc(plen + sizeof NC_TMP_SUFFIX "XXXXXX");
     if (!tmp)
@@ -143,6 +178,12 @@ nc_status nc_atomic_commit(nc_atomic_file *af, const char *path)
         err = errno;
     }
     af->fd = -1;
+    /* checked again: the destination may have been replaced since the open */
+    nc_status dst = ok ? check_destination(path) : NC_OK;
+    if (dst != NC_OK) {
+        nc_atomic_abort(af);
+        return dst;
+    }
     if (ok && rename(af->tmp, path) != 0) {
         ok = 0;
         err = errno;
@@ -156,6 +197,17 @@ nc_status nc_atomic_commit(nc_atomic_file *af, const char *path)
     af->tmp = NULL;
     af->slot = -1;
     return NC_OK;
+}
+
+nc_status nc_output_check(const char *path)
+{
+    if (!path)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_output_check: path is NULL");
+    nc_atomic_file af;
+    nc_status st = nc_atomic_open(path, &af);
+    if (st == NC_OK)
+        nc_atomic_abort(&af);
+    return st;
 }
 
 int nc_write_all(int fd, const void *buf, size_t n)

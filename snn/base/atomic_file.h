@@ -7,6 +7,8 @@
 #ifndef NC_SNN_ATOMIC_FILE_H
 #define NC_SNN_ATOMIC_FILE_H
 
+#include <sys/types.h>
+
 #include "neuroc/neuroc.h"
 
 /* The temporary file's name ends in this plus six random characters. */
@@ -18,7 +20,13 @@ typedef struct nc_atomic_file {
     int slot;   /* in the cleanup registry, or -1 */
 } nc_atomic_file;
 
-/* Creates the temporary file for `path` with the mode an existing `path`
+/* "a directory", "a FIFO (named pipe)", "a character device", ... for
+ * messages; "a regular file" for one. */
+const char *nc_file_kind(mode_t mode);
+
+/* Refuses (NC_ERR_IO, naming what is there) a `path` that exists and is not
+ * a regular file: a device, FIFO, directory or symbolic link is never
+ * replaced. Creates the temporary file for `path` with the mode an existing `path`
  * has (else 0644). Errors name `path`. */
 nc_status nc_atomic_open(const char *path, nc_atomic_file *af);
 /* Syncs, closes and renames the temporary file over `path`; on failure the

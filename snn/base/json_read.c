@@ -13,6 +13,7 @@
 
 #include "json_read.h"
 #include "alloc.h"
+#include "input_file.h"
 
 struct nc_json_doc {
     char *name;
@@ -375,9 +376,10 @@ nc_status nc_json_read_file(const char *path, size_t max_bytes, int max_depth, n
     *out = NULL;
     if (max_bytes == 0)
         max_bytes = NC_JSON_READ_MAX_BYTES;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nc_errorf(NC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    nc_status ost = nc_input_fopen(path, 0, &f, NULL);
+    if (ost != NC_OK)
+        return ost;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     nc_status st = NC_OK;

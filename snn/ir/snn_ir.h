@@ -109,6 +109,10 @@ int64_t nc_snn_layer_size(const nc_snn_layer *L);
 int64_t nc_snn_layer_channels(const nc_snn_layer *L);
 /* Value of a neuron parameter tensor p (1, C or full-size) for neuron i of L. */
 float nc_snn_param(const nc_tensor *p, const nc_snn_layer *L, int64_t i, float dflt);
+/* Every layer's weight, bias and threshold finite (a threshold may be
+ * +inf: never fires); else NC_ERR_MODEL naming `src`, the layer, the
+ * tensor and the index (snn_finite.c). */
+nc_status nc_snn_check_finite(const nc_snn *s, const char *src);
 /* Checks that p has 1, C or full-size elements for L; error names the layer. */
 nc_status nc_snn_check_param(const nc_tensor *p, const nc_snn_layer *L, const char *what);
 
@@ -223,5 +227,24 @@ float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channe
 
 /* The layer whose value the network outputs. */
 int nc_snn_output_id(const nc_snn *s);
+
+/* A deep copy of layer L appended to t, its inputs mapped through map
+ * (recurrent inputs, not mapped yet, are the caller's). */
+nc_status nc_snn_copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map);
+
+/* nc_snn_make_portable after its checks (o validated): lenient 1 (the
+ * standard form) copies IF layers of NIR semantics and recurrent edges
+ * instead of refusing them; the layers NIR cannot express must be gone. */
+nc_status nc_snn_portable_build(const nc_snn *s, const nc_portable_options *o, int lenient, nc_snn **out,
+                                int *n_pulses);
+
+/* The standard form of a network (snn_standard.c; DESIGN §4): what a .nir
+ * file's /node holds, nir 1.0.x node types only, NIR's own semantics. */
+typedef struct nc_snn_std_loss {
+    int approximated; /* layers replaced by another computation (strict mode refuses these) */
+    int changed;      /* layers rewritten in all (exactly or not): 0 = the network is its own standard form */
+    char text[4096];  /* what the standard form loses, one line each ("" when nothing) */
+} nc_snn_std_loss;
+nc_status nc_snn_standard_form(const nc_snn *s, nc_snn **out, nc_snn_std_loss *loss);
 
 #endif

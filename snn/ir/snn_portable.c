@@ -15,7 +15,7 @@
  *    input, a sum NIR writes as two edges. v(0) + I(1) is the same float
  *    as 0 + (I(1) + v(0)), and I(t) + 0 is I(t) later, so this is exact;
  *  - the reset: to zero (NIR's), the one difference left: what it costs in
- *    accuracy is measured (README, NIR: portable export).
+ *    accuracy is measured (docs/nir.md: portable export).
  * Spike values stay: the NIR writer folds them into the next weights. */
 #include <math.h>
 #include <stdio.h>
@@ -34,8 +34,7 @@ static nc_tensor *clone_or_null(const nc_tensor *t, int *fail)
     return c;
 }
 
-/* A deep copy of layer L into t, its inputs mapped through map. */
-static nc_status copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map)
+nc_status nc_snn_copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map)
 {
     nc_snn_layer *C = nc_snn_append(t, L->kind, L->name, L->n_inputs);
     if (!C)
@@ -192,6 +191,14 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
             if (L->inputs[k] >= i)
                 return nc_errorf(NC_ERR_UNSUPPORTED, "portable NIR: layer '%s' has a recurrent input", L->name);
     }
+    return nc_snn_portable_build(s, &o, 0, out, n_pulses);
+}
+
+nc_status nc_snn_portable_build(const nc_snn *s, const nc_portable_options *opt, int lenient, nc_snn **out,
+                                int *n_pulses)
+{
+    nc_portable_options o = *opt;
+    *out = NULL;
     const nc_snn_layer *I0 = &s->layers[0];
     nc_snn *t = NULL;
     nc_status st = nc_snn_create(I0->ndim, I0->shape, &t);
@@ -206,8 +213,10 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
     }
     for (int i = 1; st == NC_OK && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        if (L->kind != NC_SNN_IF) {
-            if ((st = copy_layer(t, L, map)) == NC_OK)
+        /* lenient (the standard form, snn_standard.c): an IF of another
+           tool's semantics stays as it is, its NIR node says what it can */
+        if (L->kind != NC_SNN_IF || (lenient && nc_snn_layer_nir_semantics(L))) {
+            if ((st = nc_snn_copy_layer(t, L, map)) == NC_OK)
                 map[i] = t->n_layers - 1;
             continue;
         }
@@ -281,7 +290,7 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
         nc_free(v0);
         if (st != NC_OK)
             break;
-        if ((st = copy_layer(t, L, map)) != NC_OK)
+        if ((st = nc_snn_copy_layer(t, L, map)) != NC_OK)
             break;
         nc_snn_layer *Cl = &t->layers[t->n_layers - 1];
         Cl->inputs[0] = from;
@@ -289,6 +298,10 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
         if (!L->spike_gt && (st = spec_if(Cl, o.threshold_scale > 0 ? o.threshold_scale : 1.0f)) != NC_OK)
             break;
     }
+    for (int i = 1; st == NC_OK && i < s->n_layers; i++) /* recurrent inputs (lenient only) */
+        for (int k = 0; k < s->layers[i].n_inputs; k++)
+            if (s->layers[i].inputs[k] >= i)
+                t->layers[map[i]].inputs[k] = map[s->layers[i].inputs[k]];
     if (st == NC_OK && s->output >= 0)
         t->output = map[s->output];
     nc_free(map);

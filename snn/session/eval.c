@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "snn/base/finite.h"
 #include "snn/base/alloc.h"
 #include "snn/base/dist.h"
 #include "snn/base/error.h"
@@ -392,6 +393,9 @@ static nc_status check_args(const nc_snn *s, const nc_tensor *x, const nc_tensor
 {
     if (!s || !x || !labels)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: NULL network, data or labels");
+    nc_status fst = nc_check_finite(x, "data", NC_FINITE_SAMPLES);
+    if (fst != NC_OK)
+        return fst;
     if (!o->backend)
         o->backend = "cpu";
     if (o->timesteps == 0)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "snn/base/finite.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
 #include "kernels/hash.h"
@@ -137,11 +138,17 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
         ok = input->shape[d + 1 + series] == In->shape[d];
     if (!ok) {
         char b1[160], b2[160];
+        nc_shape_str(In->ndim, In->shape, b1, sizeof b1);
+        size_t n1 = strlen(b1);
+        if (n1 && b1[n1 - 1] == ']')
+            b1[n1 - 1] = '\0'; /* "[1, 28, 28]" without its brackets, for "(N, 1, 28, 28)" */
         return nc_errorf(NC_ERR_SHAPE,
-                         "input must be float32 (N, %s) or a time series (T, N, %s); got %s %s",
-                         nc_shape_str(In->ndim, In->shape, b1, sizeof b1) + 1, b1 + 1,
+                         "input must be float32 (N, %s) or a time series (T, N, %s); got %s %s", b1 + 1, b1 + 1,
                          nc_dtype_name(input->dtype), nc_shape_str(input->ndim, input->shape, b2, sizeof b2));
     }
+    nc_status fst = nc_check_finite(input, "input", NC_FINITE_SAMPLES);
+    if (fst != NC_OK)
+        return fst;
     int64_t T = series ? input->shape[0] : ss->opt.timesteps, N = input->shape[series];
     if (T <= 0 || N <= 0 || T > INT32_MAX || N > INT32_MAX)
         return nc_errorf(NC_ERR_SHAPE, "input has %lld steps and %lld samples; both must be positive",

@@ -104,6 +104,7 @@ typedef struct cu_plan {
     float threshold;
     nc_cuda_precision prec;
     int decided;             /* strategies fixed after the first run */
+    int sync_each;           /* NEUROC_CUDA_SYNC=1: wait for every kernel */
 } cu_plan;
 
 /* ------------------------------------------------------------ errors */
@@ -122,12 +123,20 @@ static nc_status sparse_err(cusparseStatus_t e, const char *what)
     return nc_errorf(NC_ERR_DEVICE, "cuSPARSE: %s: %s (%s)", what, cusparseGetErrorString(e),
                      cusparseGetErrorName(e));
 }
+static cudaError_t launched(const cu_plan *P, cudaError_t e)
+{
+    return e == cudaSuccess && P->sync_each ? cudaStreamSynchronize(P->st) : e;
+}
 #define CU(call, what)                                  \
     do {                                                \
         cudaError_t e_ = (call);                        \
         if (e_ != cudaSuccess)                          \
             return cu_err(e_, what);                    \
     } while (0)
+/* A kernel launch; with NEUROC_CUDA_SYNC=1 (the plan's sync_each) it is
+ * also waited for, so an error it raises names it instead of surfacing at
+ * the run's final synchronisation. */
+#define KERNEL(call, what) CU(launched(P, (call)), what)
 #define BLAS(call, what)                                \
     do {                                                \
         cublasStatus_t e_ = (call);                     \
@@ -163,7 +172,7 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
                                "feed-forward networks only (the cpu backend runs it)", L->inputs[k]);
             return 0;
         }
-    if (nc_snn_layer_size(L) > INT32_MAX / 2 || (L->kind == NC_SNN_AFFINE && L->shape[0] > (1 << 24))) {
+    if (nc_snn_layer_size(L) > INT32_MAX / 2 || (L->kind == NC_SNN_AFFINE && L->shape[0] > NC_CU_FC_MAX_OUT)) {
         snprintf(why, len, "too large for the cuda kernels' 32-bit indices");
         return 0;
     }
@@ -437,6 +446,8 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
     P->N = N;
     P->threshold = o->cuda_dense_threshold > 0.0f ? o->cuda_dense_threshold : DEFAULT_THRESHOLD;
     P->prec = o->cuda_precision;
+    const char *sync = getenv("NEUROC_CUDA_SYNC");
+    P->sync_each = sync && atoi(sync) > 0;
     if ((st = parse_strategy(s, o->cuda_strategy, want)) != NC_OK)
         goto done;
     char *is_signed = nc_malloc((size_t)s->n_layers);
@@ -467,6 +478,19 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
         tc = atoi(cap);
     if (tc > INT32_MAX / N)
         tc = INT32_MAX / N;
+    /* cuSPARSE's CSR has 32-bit offsets: at most INT32_MAX events a chunk */
+    for (int i = 0; i < s->n_layers; i++)
+        if (want[i] == ST_SPARSE && s->layers[i].kind == NC_SNN_AFFINE) {
+            int64_t in = P->L[s->layers[i].inputs[0]].size;
+            if (tc > INT32_MAX / ((int64_t)N * in))
+                tc = INT32_MAX / ((int64_t)N * in);
+            if (tc < 1) {
+                st = nc_errorf(NC_ERR_LIMIT, "cuda: layer '%s': batch %d × %lld inputs passes the 32-bit indices of "
+                               "cuSPARSE's CSR (use the event or dense strategy, or a smaller batch)",
+                               s->layers[i].name, N, (long long)in);
+                goto done;
+            }
+        }
     if (tc < 1) {
         st = nc_errorf(NC_ERR_LIMIT, "cuda: batch %d needs %lld MiB of device memory a step; %zu MiB are free "
                        "(use a smaller batch)", N, (long long)(per_step >> 20), free_b >> 20);
@@ -499,6 +523,11 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
         goto done;
     }
     st = plan_layers(P, want, rec_on);
+    /* The uploads went on the legacy stream (cudaMemcpy returns once the
+       host memory is staged, not copied), which the run's non-blocking
+       stream does not wait for: wait here, once. */
+    if (st == NC_OK && (e = cudaDeviceSynchronize()) != cudaSuccess)
+        st = cu_err(e, "uploading the weights");
     if (st == NC_OK)
         nc_log(NC_LOG_INFO, "cuda: batch %d, %d step%s a chunk, %zu of %zu MiB free before the plan", N, P->tc,
                P->tc == 1 ? "" : "s", free_b >> 20, total_b >> 20);
@@ -594,19 +623,19 @@ static nc_status run_affine(cu_plan *P, int i, const float *x, int frames, int f
     int in = (int)P->L[L->inputs[0]].size, out = (int)L->shape[0];
     nc_cu_count *events = P->counters + 2 * P->s->n_layers + i;
     int lists = C->want != ST_DENSE; /* auto may go either way: lists are cheap next to the layer */
-    CU(nc_cu_compact(P->st, x, frames, in, C->mask, C->cnt, lists ? C->idx : NULL, C->ev, events), "event compaction");
+    KERNEL(nc_cu_compact(P->st, x, frames, in, C->mask, C->cnt, lists ? C->idx : NULL, C->ev, events), "event compaction");
     nc_status st;
     if (first_run && (st = decide(P, i, frames, in)) != NC_OK)
         return st;
     if (C->use == ST_EVENT) {
-        CU(nc_cu_fc_event(P->st, C->idx, C->ev, C->cnt, in, C->wt, C->bias, frames, out, C->val), "fc event kernel");
+        KERNEL(nc_cu_fc_event(P->st, C->idx, C->ev, C->cnt, in, C->wt, C->bias, frames, out, C->val), "fc event kernel");
         return NC_OK;
     }
-    CU(nc_cu_fill_rows(P->st, C->val, C->bias, frames, out), "bias");
+    KERNEL(nc_cu_fill_rows(P->st, C->val, C->bias, frames, out), "bias");
     if (C->use == ST_DENSE) /* Y(out × frames) = Wt(out × in) · X(in × frames), column-major */
         return gemm(P, out, frames, in, C->wt, out, x, in, 1.0f, C->val, out);
     /* sparse: Y(frames × out) += CSR(frames × in) · Wt(in × out), row-major */
-    CU(nc_cu_csr_pack(P->st, C->idx, C->ev, C->cnt, in, frames, C->rowptr, C->col, C->cval), "CSR packing");
+    KERNEL(nc_cu_csr_pack(P->st, C->idx, C->ev, C->cnt, in, frames, C->rowptr, C->col, C->cval), "CSR packing");
     int32_t nnz = 0;
     CU(cudaMemcpyAsync(&nnz, C->rowptr + frames, sizeof nnz, cudaMemcpyDeviceToHost, P->st), "reading the CSR size");
     CU(cudaStreamSynchronize(P->st), "reading the CSR size");
@@ -646,14 +675,14 @@ static nc_status run_conv(cu_plan *P, int i, const float *x, int frames, int fir
     cu_layer *C = &P->L[i];
     nc_win_geom g = C->g;
     int64_t in = (int64_t)g.C * g.H * g.W;
-    CU(nc_cu_compact(P->st, x, frames, (int)in, C->mask, C->cnt, NULL, NULL, P->counters + 2 * P->s->n_layers + i),
+    KERNEL(nc_cu_compact(P->st, x, frames, (int)in, C->mask, C->cnt, NULL, NULL, P->counters + 2 * P->s->n_layers + i),
        "event compaction");
-    CU(nc_cu_conv_ops(P->st, C->mask, frames, g, P->counters + P->s->n_layers + i), "conv operation count");
+    KERNEL(nc_cu_conv_ops(P->st, C->mask, frames, g, P->counters + P->s->n_layers + i), "conv operation count");
     nc_status st;
     if (first_run && (st = decide(P, i, frames, in)) != NC_OK)
         return st;
     if (C->use != ST_DENSE) {
-        CU(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");
+        KERNEL(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");
         return NC_OK;
     }
     /* im2col GEMM, nf frames at a time: Ycl(K × rows) = Wt(K × CKK) · col(CKK × rows) */
@@ -663,10 +692,10 @@ static nc_status run_conv(cu_plan *P, int i, const float *x, int frames, int fir
         return nc_errorf(NC_ERR_INTERNAL, "cuda: no im2col workspace for layer '%s'", P->s->layers[i].name);
     for (int f0 = 0; f0 < frames; f0 += (int)nf_max) {
         int nf = frames - f0 < nf_max ? frames - f0 : (int)nf_max;
-        CU(nc_cu_im2col(P->st, x + (int64_t)f0 * in, g, nf, P->col), "im2col");
+        KERNEL(nc_cu_im2col(P->st, x + (int64_t)f0 * in, g, nf, P->col), "im2col");
         if ((st = gemm(P, g.K, (int)(nf * Pn), (int)ckk, C->wt, g.K, P->col, (int)ckk, 0.0f, P->ycl, g.K)) != NC_OK)
             return st;
-        CU(nc_cu_cl_to_nchw_bias(P->st, P->ycl, C->bias, nf, g.K, (int)Pn, C->val + (int64_t)f0 * g.K * Pn),
+        KERNEL(nc_cu_cl_to_nchw_bias(P->st, P->ycl, C->bias, nf, g.K, (int)Pn, C->val + (int64_t)f0 * g.K * Pn),
            "conv output layout");
     }
     return NC_OK;
@@ -700,7 +729,7 @@ static nc_status run_input(cu_plan *P, const nc_run_request *q, int t0, int step
     }
     if (q->series || t0 == 0) /* a static image is copied once */
         CU(cudaMemcpyAsync(P->analog, src, n, cudaMemcpyHostToDevice, P->st), "copying the input");
-    CU(nc_cu_poisson(P->st, P->analog, !q->series, P->N, (int)C->size, t0, steps, q->seed, C->val), "poisson input");
+    KERNEL(nc_cu_poisson(P->st, P->analog, !q->series, P->N, (int)C->size, t0, steps, q->seed, C->val), "poisson input");
     return NC_OK;
 }
 
@@ -722,13 +751,13 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
         case NC_SNN_AFFINE: st = run_affine(P, i, x, frames, first_run); break;
         case NC_SNN_CONV2D: st = run_conv(P, i, x, frames, first_run); break;
         case NC_SNN_POOL2D:
-            CU(nc_cu_pool(P->st, x, frames, C->g, C->scale, C->val, P->counters + nl + i), "pool kernel");
+            KERNEL(nc_cu_pool(P->st, x, frames, C->g, C->scale, C->val, P->counters + nl + i), "pool kernel");
             break;
-        case NC_SNN_MAXPOOL2D: CU(nc_cu_maxpool(P->st, x, frames, C->g, C->val), "max pool kernel"); break;
+        case NC_SNN_MAXPOOL2D: KERNEL(nc_cu_maxpool(P->st, x, frames, C->g, C->val), "max pool kernel"); break;
         case NC_SNN_ADD:
             for (int k = 0; k < L->n_inputs; k++) {
                 const cu_layer *X = &P->L[L->inputs[k]];
-                CU(nc_cu_add(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, C->size, k == 0),
+                KERNEL(nc_cu_add(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, C->size, k == 0),
                    "add kernel");
             }
             break;
@@ -736,7 +765,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
             int64_t off = 0;
             for (int k = 0; k < L->n_inputs; k++) {
                 const cu_layer *X = &P->L[L->inputs[k]];
-                CU(nc_cu_concat(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, X->size,
+                KERNEL(nc_cu_concat(P->st, C->val, P->L[X->view].val, X->is_static ? N : frames, frames, X->size,
                                 C->size, off),
                    "concat kernel");
                 off += X->size;
@@ -744,7 +773,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
             break;
         }
         case NC_SNN_SPIKEMAXPOOL2D:
-            CU(nc_cu_spikemax(P->st, x, P->L[xi].is_static, N, C->g, steps, C->signed_in, C->in_cnt, C->cum,
+            KERNEL(nc_cu_spikemax(P->st, x, P->L[xi].is_static, N, C->g, steps, C->signed_in, C->in_cnt, C->cum,
                               C->out_cnt, C->val, C->rec_s, P->counters + i),
                "spiking max pool kernel");
             if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
@@ -752,7 +781,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
                 return st;
             break;
         case NC_SNN_IF: case NC_SNN_SIGNED_IF:
-            CU(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->net, C->theta, C->sval,
+            KERNEL(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->net, C->theta, C->sval,
                         L->reset == NC_RESET_ZERO, nc_snn_layer_burst(L), C->val, C->rec_s, C->rec_v,
                         P->counters + i),
                "IF kernel");
@@ -780,7 +809,7 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
     const float *ov = P->L[O->view].val;
     if (q->per_step)
         return download_steps(P, ov, O->is_static, O->size, steps, q->output + t0 * N * O->size);
-    CU(nc_cu_sum_steps(P->st, P->out_acc, ov, O->is_static, N, (int)O->size, steps), "readout sum");
+    KERNEL(nc_cu_sum_steps(P->st, P->out_acc, ov, O->is_static, N, (int)O->size, steps), "readout sum");
     return NC_OK;
 }
 
@@ -801,7 +830,7 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
     for (int i = 0; i < nl; i++) {
         cu_layer *C = &P->L[i];
         if (C->v)
-            CU(nc_cu_fill_rows(P->st, C->v, C->v0, N, (int)C->size), "membrane reset");
+            KERNEL(nc_cu_fill_rows(P->st, C->v, C->v0, N, (int)C->size), "membrane reset");
         if (C->net)
             CU(cudaMemsetAsync(C->net, 0, (size_t)(N * C->size) * sizeof(int32_t), P->st), "net count reset");
         if (C->in_cnt) {

@@ -26,7 +26,10 @@ typedef unsigned long long nc_cu_count;
  * a frame). The total is added to *total. */
 cudaError_t nc_cu_compact(cudaStream_t st, const float *x, int frames, int size, uint32_t *mask, int32_t *cnt,
                           int32_t *idx, float *val, nc_cu_count *total);
-/* y[f][o] = bias[o] + Σ wt[i][o]·x_i over the events of frame f in list order. */
+/* y[f][o] = bias[o] + Σ wt[i][o]·x_i over the events of frame f in list order;
+ * out at most NC_CU_FC_MAX_OUT (blocks of 256 outputs on grid.y, at most
+ * 65535 of them). */
+#define NC_CU_FC_MAX_OUT (65535 * 256)
 cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt, int in,
                            const float *wt, const float *bias, int frames, int out, float *y);
 /* Output-stationary Conv2d of frames×(C,H,W) into frames×(K,OH,OW);

@@ -14,6 +14,7 @@
 namespace {
 
 constexpr int kBlock = 256;
+static_assert(NC_CU_FC_MAX_OUT == 65535 * kBlock, "fc_event_kernel: an output block per grid.y index");
 
 // Grid of enough blocks of kBlock threads for n items (grid-stride loops
 // cover the rest).
