@@ -164,7 +164,8 @@ def torch_network(nir_path, torch):
         g = L[str(i)]
         kind = g["kind"][()].decode()
         node = g["node"][()].decode()
-        nd = f["node/nodes"][node] if node and node in f["node/nodes"] else None
+        nodes = f["neuroc/graph/nodes" if "graph" in f["neuroc"] else "node/nodes"]  # format 4: neuroc's own graph
+        nd = nodes[node] if node and node in nodes else None
         if kind == "Input":
             continue
         # neuroc's own weight is the lossless one (NIR's node has θ folded in)

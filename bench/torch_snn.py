@@ -152,7 +152,8 @@ def _layer(f, gi):
         sys.exit(f"layer '{L['name']}' of kind {k} is not supported by this script")
     node, ext = None, False
     if _str(gi["node"]):
-        node = f["node/nodes"][_str(gi["node"])]
+        # neuroc's own graph: /neuroc/graph from format 4 (/node is the standard form), else /node
+        node = f["neuroc/graph/nodes" if "graph" in f["neuroc"] else "node/nodes"][_str(gi["node"])]
         ext = _str(node["type"]).startswith("neuroc.")
     if k in ("Affine", "Conv2d"):
         L["groups"] = int(gi["groups"][()]) if k == "Conv2d" else 1

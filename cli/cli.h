@@ -124,8 +124,9 @@ int cli_load_input(const run_args *a, const nc_value_info *in, nc_tensor **out);
 int cli_fit_samples(const run_args *a, const nc_value_info *in, nc_tensor *t, samples *s);
 /* Loads --labels and checks there is one per sample. */
 int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out);
-/* Prints the argmax accuracy of y's rows against the labels. */
-int cli_accuracy(const nc_tensor *y, const nc_tensor *labels);
+/* Prints the argmax accuracy of y's rows against the labels (from file
+ * labels_path, named when a label is beyond the output's classes). */
+int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path);
 /* A whole number in [lo, hi] from s into *out (dflt when s is NULL); 0 if s is not one. */
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out);
 /* The spiking network's input as a model input description, batch first (-1). */

@@ -300,7 +300,7 @@ int cli_check_labels(const run_args *a, int64_t n, nc_tensor **out)
     return cli_load_labels(a->labels, n, a->input, out);
 }
 
-int cli_accuracy(const nc_tensor *y, const nc_tensor *labels)
+int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path)
 {
     char ys[200];
     int nd = nc_tensor_ndim(y);
@@ -312,6 +312,10 @@ int cli_accuracy(const nc_tensor *y, const nc_tensor *labels)
                          cli_shape(nd, nc_tensor_shape(y), ys, sizeof ys));
     const float *v = nc_tensor_data_const(y);
     const int64_t *l = nc_tensor_data_const(labels);
+    for (int64_t i = 0; i < n; i++) /* a label no output row can match: no accuracy to print */
+        if (l[i] >= classes)
+            return cli_failf(NC_ERR_INVALID_ARG, "labels %s: sample %lld has label %lld, outside the %lld classes "
+                             "of the output", labels_path, (long long)i, (long long)l[i], (long long)classes);
     int64_t correct = 0;
     for (int64_t i = 0; i < n; i++) {
         const float *r = v + i * classes;
@@ -367,7 +371,7 @@ static int run(const run_args *a, int64_t batch, int batch_given)
         goto done;
     }
     if (labels)
-        rc = cli_accuracy(c.all, labels);
+        rc = cli_accuracy(c.all, labels, a->labels);
     else if (!a->output) {
         char ys[200];
         nc_value_info out;

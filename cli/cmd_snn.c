@@ -116,7 +116,7 @@ static int run_rate_limit(const run_args *a, const nc_snn *s, const nc_tensor *d
     if (rc == CLI_OK) {
         printf("ran %lld samples in the rate limit (each IF a ReLU clipped at its threshold)\n", (long long)N);
         if (labels)
-            rc = cli_accuracy(y, labels);
+            rc = cli_accuracy(y, labels, a->labels);
     }
     nc_tensor_free(x);
     nc_tensor_free(y);
@@ -328,7 +328,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
                     d[e] += o[t * N * out_row + e];
             sum = owned;
         }
-        rc = cli_accuracy(sum, labels);
+        rc = cli_accuracy(sum, labels, a->labels);
         nc_tensor_free(owned);
     }
 done:

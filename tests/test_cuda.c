@@ -16,7 +16,8 @@
  *    order, so a spike near threshold can flip: the readout is compared
  *    relative to its scale, and the argmax must mostly agree);
  *  - bad options and unsupported layers fail with a message. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE 1 /* RTLD_NOLOAD */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,10 +182,13 @@ static void check_net(const char *what, nc_snn *s, int T)
         check_event(what, s, xs, T, NC_ENCODING_DIRECT, 1);
     }
     setenv("NEUROC_CUDA_CHUNK_STEPS", "3", 1); /* the steps in several chunks */
+    setenv("NEUROC_CUDA_CONV", "scatter", 1); /* each event Conv2d kernel, whatever the cost model says */
     check_event(what, s, x5, T, NC_ENCODING_DIRECT, 1);
+    setenv("NEUROC_CUDA_CONV", "stationary", 1);
     setenv("NEUROC_CUDA_SYNC", "1", 1); /* every kernel waited for */
     check_event(what, s, xs, T, NC_ENCODING_POISSON, 0);
     unsetenv("NEUROC_CUDA_SYNC");
+    unsetenv("NEUROC_CUDA_CONV");
     unsetenv("NEUROC_CUDA_CHUNK_STEPS");
     nc_tensor *big = net_rand_input(s, 0, g_short ? 20 : 64);
     check_close(what, s, big, T, "dense");
@@ -236,6 +240,60 @@ static void check_errors(void)
     nc_snn_free(s);
 }
 
+/* On the CPU harness (its runtime loaded by the cuda module): the work the
+ * event Conv2d kernels report (taps visited, events looked at) at input
+ * densities 0.05 and 0.2, exactly (every 100 inputs hold 5 or 20 events;
+ * padding k − 1 gives every input all its taps): the scatter kernel's work
+ * follows the events, at most a quarter at 0.05 of what it is at 0.2; the
+ * output-stationary kernel's does not. */
+static void check_work(void)
+{
+    void *rt = dlopen("libnc_cuda_host_rt.so", RTLD_NOW | RTLD_NOLOAD);
+    if (!rt) {
+        printf("not on the CPU harness: kernel work not measured\n");
+        return;
+    }
+    unsigned long long (*work)(const char *) = (unsigned long long (*)(const char *))dlsym(rt, "nc_host_work");
+    void (*reset)(void) = (void (*)(void))dlsym(rt, "nc_host_work_reset");
+    CHECK(work && reset, "the harness's work counters are missing");
+    int64_t in[3] = {4, 25, 25};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c = net_conv(s, 0, 16, 3, 1, 2, 1, 2, 0.5f);
+    int fl, ro;
+    NET_OK(nc_snn_add_flatten(s, net_if(s, c, 1, 0, NC_RESET_SUBTRACT, 1.0f), NULL, &fl));
+    NET_OK(nc_snn_add_readout(s, net_affine(s, fl, 10, 0.3f), NULL, &ro));
+    static const char *kernels[2][2] = {{"scatter", "conv_scatter_kernel"}, {"stationary", "conv_event_kernel"}};
+    for (int k = 0; k < 2 && work && reset; k++) {
+        unsigned long long w[2];
+        for (int d = 0; d < 2; d++) {
+            nc_tensor *x = net_rand_input(s, 0, 2);
+            float *v = nc_tensor_data(x);
+            for (int64_t i = 0; i < nc_tensor_numel(x); i++)
+                v[i] = (i * 37) % 100 < (d ? 20 : 5) ? 1.0f : 0.0f;
+            setenv("NEUROC_CUDA_CONV", kernels[k][0], 1);
+            nc_session_options o = {.backend = "cuda", .timesteps = 2, .cuda_strategy = "event"};
+            nc_session *ss = NULL;
+            nc_tensor *y = NULL;
+            NET_OK(nc_session_create(s, &o, &ss));
+            reset();
+            NET_OK(nc_session_run(ss, x, &y));
+            w[d] = work(kernels[k][1]);
+            unsetenv("NEUROC_CUDA_CONV");
+            nc_tensor_free(y);
+            nc_tensor_free(x);
+            nc_session_free(ss);
+        }
+        printf("conv %-10s work at input density 0.05: %llu, at 0.2: %llu (%.3f)\n", kernels[k][0], w[0], w[1],
+               (double)w[0] / (double)w[1]);
+        CHECK(w[0] > 0 && w[1] > 0, "conv %s: no work counted", kernels[k][0]);
+        if (k == 0)
+            CHECK(w[0] * 4 <= w[1], "the scatter kernel's work at density 0.05 (%llu) is more than a quarter of its "
+                  "work at 0.2 (%llu)", w[0], w[1]);
+    }
+    nc_snn_free(s);
+}
+
 int main(int argc, char **argv)
 {
     g_short = argc > 1 && strcmp(argv[1], "--short") == 0;
@@ -246,6 +304,7 @@ int main(int argc, char **argv)
     }
     printf("%d CUDA device(s)\n", count);
     check_errors();
+    check_work();
     g_spikes = 0;
     check_net("random layers", net_random_layers(NET_RANDOM_CUDA), 7);
     check_net("static paths", net_static_paths(0), 5);
@@ -253,6 +312,8 @@ int main(int argc, char **argv)
     check_net("concat paths", net_concat_paths(), 6);
     check_net("spiking max pools", net_spike_maxpool(0, NULL), 7);
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
+    check_net("depthwise and grouped convolutions", net_depthwise(), 5);
+    check_net("strided convolutions", net_strided(), 5);
 #ifndef NC_TESTS_NO_ONNX
     /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last four with signed
        spikes, the last two of them with bursts */

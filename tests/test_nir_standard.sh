@@ -7,7 +7,8 @@
 #     exact network and what the standard graph loses; the same for
 #     --plain-spikes, --portable (a network that is its own standard form)
 #     and `neuroc export`; --nir-strict refuses what the standard graph
-#     would approximate, naming the layer, and writes nothing.
+#     would approximate, naming the layer, and writes nothing; finetune's
+#     output is read below.
 #  2. nir.read (tests/nir_read_all.py) opens every .nir under the build
 #     folder that neuroc wrote (this test's and the other tests' files).
 # usage: test_nir_standard.sh <neuroc-binary> <source-dir> <build-dir>
@@ -70,6 +71,12 @@ X="$OUT/x8.npy"
 "$NEUROC" run "$OUT/squeezenet.nir" -i "$X" -o "$OUT/a.npy" >/dev/null 2>&1 &&
     "$NEUROC" run "$OUT/squeezenet_export.nir" -i "$X" -o "$OUT/b.npy" >/dev/null 2>&1 && cmp -s "$OUT/a.npy" "$OUT/b.npy" ||
     { echo "FAIL: export changed what neuroc runs"; fail=1; }
+
+# fine-tuning's output (its checkpoints, removed when it ends, are written
+# by the same nc_snn_save_nir)
+"$NEUROC" finetune "$OUT/mlp.nir" --train "$CALIB" --labels "$SRC/examples/data/fmnist_test_y.npy" -T 2 --epochs 1 \
+    --batch 64 -o "$OUT/mlp_ft.nir" >"$OUT/ft.log" 2>&1 || { cat "$OUT/ft.log"; echo "FAIL: finetune"; fail=1; }
+grep -q "neuroc reads its exact network" "$OUT/ft.log" || { echo "FAIL: finetune does not say which graph"; fail=1; }
 
 # strict mode refuses an approximation by name and writes nothing
 if "$NEUROC" convert "$SRC/examples/models/vgg.onnx" --calib "$CALIB" --calib-samples 64 --nir-strict \

@@ -45,7 +45,7 @@ rm -rf "$BUILD/python-src/build" "$BUILD/python-src/neuroc/_lib" "$BUILD/python-
 PIP=("$VENV/bin/pip" install --quiet --disable-pip-version-check --no-index --no-deps --force-reinstall
      "$BUILD/python-src")
 if command -v script >/dev/null; then
-    NEUROC_BUILD_DIR="$BUILD" script -qec "${PIP[*]}" /dev/null >"$BUILD/python-pip.log" 2>&1
+    NEUROC_BUILD_DIR="$BUILD" script -qec "${PIP[*]}" /dev/null </dev/null >"$BUILD/python-pip.log" 2>&1
 else
     NEUROC_BUILD_DIR="$BUILD" "${PIP[@]}" >"$BUILD/python-pip.log" 2>&1
 fi || {

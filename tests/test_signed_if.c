@@ -339,7 +339,7 @@ static void test_convert_resnet(void **state)
     so.strict = 1;
     assert_int_not_equal(nc_snn_save_nir_with(sig, nc_test_pathf("%s/signed_strict.nir", NC_BINARY_DIR), &so),
                          NC_OK);
-    assert_non_null(strstr(nc_last_error(), "SignedIF"));
+    assert_non_null(strstr(nc_last_error(), "signed IF neurons"));
 
     nc_loihi_net *net = NULL; /* Loihi 2 (the default target) maps it; Loihi 1 has no signed spike */
     NC_ASSERT_OK(nc_loihi_compile(sig, NULL, &net));

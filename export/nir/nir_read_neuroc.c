@@ -159,7 +159,12 @@ static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i
             double groups;
             if ((st = nc_h5_read_f64_scalar(gi, "groups", &groups)) != NC_OK)
                 goto done;
-            L->groups = groups >= 1 && groups <= 1e9 ? (int64_t)groups : 0;
+            if (!(groups >= 1 && groups <= 1e9 && groups == floor(groups))) {
+                st = nc_errorf(NC_ERR_PARSE, "layer '%s': groups %g is not a whole number from 1 to 10^9", L->name,
+                               groups);
+                goto done;
+            }
+            L->groups = (int64_t)groups;
         }
         if (kind == NC_SNN_POOL2D) {
             double scale;

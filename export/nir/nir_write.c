@@ -803,12 +803,15 @@ static nc_status write_file(const wr *std, const wr *w, const char *loss, const 
         H5Pclose(fcpl);
         fcpl = H5I_INVALID_HID;
     }
+    errno = 0;
     hid_t f = fcpl >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl) : H5I_INVALID_HID;
+    int err = errno;
     if (fcpl >= 0)
         H5Pclose(fcpl);
     H5Pclose(fapl);
-    if (f < 0)
-        return nc_errorf(NC_ERR_IO, "could not create the HDF5 file '%s'", tmp);
+    if (f < 0) /* HDF5's own stack is silenced; errno holds the system's reason where there is one */
+        return nc_errorf(NC_ERR_IO, "HDF5 could not create the temporary file '%s': %s", tmp,
+                         err ? strerror(err) : "out of memory or an HDF5 error");
     nc_status st = nc_h5_write_string(f, "version", NC_NIR_FILE_VERSION);
     if (st == NC_OK)
         st = write_graph(std, f, "node", NULL, H5I_INVALID_HID);

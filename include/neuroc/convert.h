@@ -168,7 +168,10 @@ typedef struct nc_convert_report nc_convert_report;
  * threshold came from where. Models exported by torch.onnx in eval mode
  * usually have their BN fused into the Conv already: export with
  * training=TrainingMode.PRESERVE (do_constant_folding=False) to keep it. `labels` (N int64) with opt->qcfs_epochs > 0 fine-tunes the QCFS
- * ANN on `calib` first. Non-convertible ops are refused naming the node.
+ * ANN on `calib` first. Non-convertible ops are refused naming the node;
+ * calibration data holding NaN or ±inf naming the sample and index, and a
+ * network whose weights, biases or thresholds come out non-finite naming the
+ * layer.
  * The caller owns *out and *report (report may be NULL if not wanted). */
 NC_API nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
                             const nc_convert_options *opt, nc_snn **out,

@@ -190,7 +190,10 @@ NC_API const void *nc_tensor_data_const(const nc_tensor *t);
  * `want` is the dtype of the returned tensor: NC_DTYPE_F32 converts any
  * numeric data to float32 (values unchanged), NC_DTYPE_I64 accepts integer
  * data only, NC_DTYPE_NATIVE keeps the file's type (float64 becomes float32). The caller
- * owns *out. */
+ * owns *out. Data are samples along dimension 0: float data holding NaN or
+ * ±inf (also a float64 beyond float32's range) is refused, naming the
+ * sample and the index; a path that is not a regular file is refused by
+ * what it is. */
 NC_API nc_status nc_data_load(const char *path, nc_dtype want, nc_tensor **out);
 
 /* Writes `t` as .npy (float32, uint8 or int64). The file appears complete or
@@ -289,7 +292,9 @@ NC_API nc_status nc_model_layer(const nc_model *m, int i, nc_layer_info *out);
 /* Runs the ANN forward on the CPU reference path. `inputs` has one tensor per
  * graph input, in order (the caller keeps ownership); `outputs` receives
  * n_outputs new tensors that the caller owns, all NULL on failure. n_outputs
- * may be smaller than the model's output count (the first ones are returned). */
+ * may be smaller than the model's output count (the first ones are returned).
+ * An input holding NaN or ±inf is refused (NC_ERR_INVALID_ARG) naming the
+ * sample (dimension 0) and the index. */
 NC_API nc_status nc_model_run(const nc_model *m, const nc_tensor *const *inputs, size_t n_inputs,
                               nc_tensor **outputs, size_t n_outputs);
 

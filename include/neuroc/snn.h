@@ -405,7 +405,8 @@ NC_API void nc_session_free(nc_session *ss);
 /* Runs a batch. `input` is static, (N, *input_shape), fed at every one of T
  * steps, or a time series, (T, N, *input_shape). *output (owned by the
  * caller) is the output layer's value summed over the steps, (N, *out_shape),
- * or per step with per_step, (T, N, *out_shape). */
+ * or per step with per_step, (T, N, *out_shape). An input holding NaN or
+ * ±inf is refused naming the sample (dimension 0) and the index. */
 NC_API nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **output);
 
 /* The Poisson seed of the runs that follow. Poisson spikes depend on (seed,

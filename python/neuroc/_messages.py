@@ -30,6 +30,10 @@ def _one(m):
     return " or ".join(f"{name}={q}" for q in quoted)
 
 
+# two arguments in a row ("--nir-reset subtract --nir-spike ge") read as a call's: comma-separated
+_ADJACENT = re.compile(r"(\b\w+=(?:'[^']*'|[\w.-]+)) (?=\w+=)")
+
+
 def pythonic(message):
     """message with the program's options written as Python arguments."""
-    return _OPTION.sub(_one, message)
+    return _ADJACENT.sub(r"\1, ", _OPTION.sub(_one, message))

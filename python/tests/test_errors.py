@@ -104,3 +104,15 @@ def test_errors_name_python_arguments(cnn_snn):
         cnn_snn.run(x, timesteps=2, backend="cuda")
     assert "--backend" not in e.value.message
     assert "backend='cpu'" in e.value.message and "backend='cpu-fast'" in e.value.message
+
+
+def test_program_options_in_python_words():
+    """The rule that rewrites the library's messages (neuroc._messages)."""
+    from neuroc._messages import pythonic
+    assert pythonic("load it with --nir-reset subtract --nir-spike ge)") == \
+        "load it with reset='subtract', spike='ge')"
+    assert pythonic("convert with --plain-spikes, -T 8 and --maxpool average") == \
+        "convert with spikes='plain', timesteps=8 and maxpool='average'"
+    assert pythonic("need data (--calib)") == "need data (calib=)"
+    assert pythonic("a file.h5:/x-T path, neuroc --max-tensor-size 1G") == \
+        "a file.h5:/x-T path, neuroc --max-tensor-size 1G"

@@ -132,23 +132,17 @@ nc_status nc_atomic_open(const char *path, nc_atomic_file *af)
         nc_free(tmp);
         return st;
     }
-    /* mkstemp makes the file 0600; keep an existing file's mode, else use
-     * the usual 0644 (less the umask's bits, as open() would). */
+    /* mkstemp makes the file 0600; the commit gives it an existing file's
+     * mode, else the usual 0644 (less the umask's bits, as open() would):
+     * not before, as a writer that reopens it by name (HDF5) could not
+     * write a read-only file's replacement. */
     struct stat sb;
-    mode_t mode;
     if (stat(path, &sb) == 0) {
-        mode = sb.st_mode & 07777;
+        af->mode = sb.st_mode & 07777;
     } else {
         mode_t um = umask(0);
         umask(um);
-        mode = 0644 & ~um;
-    }
-    if (fchmod(fd, mode) != 0) {
-        nc_status st = nc_errorf(NC_ERR_IO, "%s: cannot set the mode of '%s': %s", path, tmp, strerror(errno));
-        af->tmp = tmp;
-        af->fd = fd;
-        nc_atomic_abort(af);
-        return st;
+        af->mode = 0644 & ~um;
     }
     af->tmp = tmp;
     af->fd = fd;
@@ -171,7 +165,7 @@ void nc_atomic_abort(nc_atomic_file *af)
 nc_status nc_atomic_commit(nc_atomic_file *af, const char *path)
 {
     int fd = af->fd >= 0 ? af->fd : open(af->tmp, O_RDONLY);
-    int ok = fd >= 0 && fsync(fd) == 0;
+    int ok = fd >= 0 && fchmod(fd, af->mode) == 0 && fsync(fd) == 0;
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = 0;

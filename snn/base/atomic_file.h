@@ -18,6 +18,7 @@ typedef struct nc_atomic_file {
     char *tmp;  /* path of the temporary file */
     int fd;     /* open for writing, or -1 once the caller closed it */
     int slot;   /* in the cleanup registry, or -1 */
+    mode_t mode; /* given to the file at the commit */
 } nc_atomic_file;
 
 /* "a directory", "a FIFO (named pipe)", "a character device", ... for

@@ -20,6 +20,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "cuda_host.h"
@@ -31,6 +33,8 @@ namespace nc_host {
 uint3 g_thread_idx, g_block_idx;
 dim3 g_block_dim, g_grid_dim;
 const launch_info *g_running;
+uint64_t g_work;
+static std::map<std::string, uint64_t> g_work_by_kernel;
 
 namespace {
 
@@ -273,12 +277,14 @@ void run_kernel(const launch_info &li, kernel_call *call)
     g_block_dim = li.block;
     g_grid_dim = li.grid;
     g_block_failed = false;
+    uint64_t work0 = g_work;
     for (unsigned z = 0; z < li.grid.z && !g_block_failed; z++)
         for (unsigned y = 0; y < li.grid.y && !g_block_failed; y++)
             for (unsigned x = 0; x < li.grid.x && !g_block_failed; x++) {
                 g_block_idx = uint3{x, y, z};
                 run_block(li, n);
             }
+    g_work_by_kernel[li.name] += g_work - work0;
     g_running = nullptr;
 }
 
@@ -331,3 +337,12 @@ void launch(const launch_info &li, const void *const *ptrs, int n_ptrs, kernel_c
 }
 
 } // namespace nc_host
+
+// For tests (dlsym): the work reported by the kernels named `kernel` since
+// the last reset (NC_HOST_WORK), and the reset.
+extern "C" __attribute__((visibility("default"))) unsigned long long nc_host_work(const char *kernel)
+{
+    auto it = nc_host::g_work_by_kernel.find(kernel);
+    return it == nc_host::g_work_by_kernel.end() ? 0 : it->second;
+}
+extern "C" __attribute__((visibility("default"))) void nc_host_work_reset(void) { nc_host::g_work_by_kernel.clear(); }

@@ -103,6 +103,13 @@ template <class T> inline T from_bits(uint64_t b)
 #define NC_HOST_SITE __FILE__ ":" NC_HOST_STR(__LINE__)
 #define NC_HOST_LAUNCH(k, ...) nc_host::launcher<decltype(&k)>(&k, #k, __FILE__, __LINE__, __VA_ARGS__)
 
+// Work a kernel reports (cuda_kernels.cu: taps visited, events looked at),
+// summed per kernel name (nc_host_work in blocks.cc).
+namespace nc_host {
+extern uint64_t g_work;
+}
+#define NC_HOST_WORK(n) (nc_host::g_work += (uint64_t)(n))
+
 #define threadIdx (nc_host::g_thread_idx)
 #define blockIdx (nc_host::g_block_idx)
 #define blockDim (nc_host::g_block_dim)

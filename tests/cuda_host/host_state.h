@@ -47,7 +47,6 @@ void enqueue(cudaStream_t s, device_op op);
 // Runs the queued operations that `s`'s pending work depends on (all of
 // them for s == null and all_streams).
 void drain(cudaStream_t s, bool all_streams);
-bool valid_stream(cudaStream_t s);
 
 // ---- kernels (blocks.cc)
 struct launch_info;

@@ -122,12 +122,6 @@ cudaError_t set_last(cudaError_t e)
     return e;
 }
 
-bool valid_stream(cudaStream_t s)
-{
-    (void)s;
-    return true;
-}
-
 void enqueue(cudaStream_t s, device_op op)
 {
     g_queue.push_back(queued{++g_seq, resolve(s), std::move(op), false, false});

@@ -12,9 +12,13 @@
  * How an Affine or Conv2d layer is computed (its strategy, per layer):
  *  - event: the input's events (non-zero values) are compacted per frame by
  *    a warp-ballot kernel into a bitmask and ascending index lists; Affine
- *    gathers the weight rows of the active inputs in that order, Conv2d is
- *    output-stationary over [C_in][kH][kW][C_out] weights, skipping zero
- *    inputs. Every output sums bias then terms in the reference's order, so
+ *    gathers the weight rows of the active inputs in that order. Conv2d has
+ *    two kernels over [C_in][kH][kW][C_out] weights, chosen per layer by a
+ *    cost model on the first run's density (choose_conv_kernel): scatter,
+ *    which walks the event lists into output rows held in shared memory
+ *    (work follows the events), or output-stationary, which visits every
+ *    tap and skips zero inputs (work of the dense layer). Every output sums
+ *    bias then terms in the reference's order, so
  *    results equal the cpu backend's bit for bit (kernels/event_index.h, window_index.h).
  *  - dense: cuBLAS GEMM (im2col for Conv2d; groups 1). Sums in another
  *    order: results differ from the reference in the last bits (a few ulps
@@ -70,6 +74,7 @@ typedef struct cu_layer {
     nc_win_geom g;
     cu_strategy want, use;
     double density;       /* measured in the first run */
+    int scatter;          /* Conv2d, event: the event-driven kernel (else output-stationary) */
     uint32_t *mask;       /* events of the input, per frame */
     int32_t *cnt, *idx;
     float *ev;
@@ -331,6 +336,8 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
+        if (L->kind == NC_SNN_CONV2D && want[i] != ST_DENSE) /* event lists for the scatter kernel */
+            b += in * 8;
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             b += in * 4;
         if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->spiking)
@@ -358,11 +365,11 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
                 return st;
             CU(cudaMalloc((void **)&C->mask, (size_t)(fr * nc_bit_words(in)) * 4), "event masks");
             CU(cudaMalloc((void **)&C->cnt, (size_t)fr * 4), "event counts");
-            if (L->kind == NC_SNN_AFFINE) {
+            if (L->kind == NC_SNN_CONV2D)
+                C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
+            if (L->kind == NC_SNN_AFFINE || (C->want != ST_DENSE && nc_cu_scatter_band(C->g) > 0)) {
                 CU(cudaMalloc((void **)&C->idx, (size_t)(fr * in) * 4), "event lists");
                 CU(cudaMalloc((void **)&C->ev, (size_t)(fr * in) * 4), "event lists");
-            } else {
-                C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
             }
             if (L->kind == NC_SNN_AFFINE && C->want == ST_SPARSE) {
                 int64_t out = L->shape[0];
@@ -578,6 +585,29 @@ static nc_status gemm(cu_plan *P, int m, int n, int k, const float *A, int lda, 
 
 static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "tf32" : p == NC_CUDA_BF16 ? "bf16" : "fp32"; }
 
+/* The event Conv2d's kernel, by a cost model in thread steps a frame (what
+ * the CPU harness counts): output-stationary, every output visits its
+ * window, K·P·(C/groups)·kh·kw; scatter, every thread of a band's block
+ * looks at every event, E·bands·K, and does its taps, E·kh·kw·K/groups
+ * (E = density · inputs). NEUROC_CUDA_CONV=scatter|stationary forces one
+ * (tests). Appends the choice to why. */
+static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
+{
+    nc_win_geom g = C->g;
+    int band = nc_cu_scatter_band(g);
+    double E = C->density * (double)in, P = (double)g.OH * g.OW;
+    double stationary = (double)g.K * P * (g.C / g.groups) * g.kh * g.kw;
+    double scatter = band < 1 || !C->idx ? INFINITY
+                                         : E * ((g.OH + band - 1) / band) * (double)g.K +
+                                               E * g.kh * g.kw * (double)(g.K / g.groups);
+    const char *force = getenv("NEUROC_CUDA_CONV");
+    C->scatter = force && strcmp(force, "scatter") == 0      ? band >= 1 && C->idx
+                 : force && strcmp(force, "stationary") == 0 ? 0
+                                                             : scatter < stationary;
+    size_t n = strlen(why);
+    snprintf(why + n, len - n, "; model: scatter %.3g, stationary %.3g steps a frame", scatter, stationary);
+}
+
 /* Fixes a layer's strategy in the plan's first run, from what was asked,
  * what the layer allows, and the density of its input just compacted (one
  * device-to-host read, in the first run only), and says so in the log. */
@@ -590,7 +620,7 @@ static nc_status decide(cu_plan *P, int i, int frames, int64_t in)
        "reading the event count");
     CU(cudaStreamSynchronize(P->st), "reading the event count");
     C->density = (double)n / ((double)frames * (double)in);
-    char why[160];
+    char why[256];
     C->use = C->want;
     if (C->want == ST_AUTO) {
         C->use = C->density >= P->threshold ? ST_DENSE : ST_EVENT;
@@ -607,8 +637,11 @@ static nc_status decide(cu_plan *P, int i, int frames, int64_t in)
         C->use = ST_EVENT;
         snprintf(why + strlen(why), sizeof why - strlen(why), "; dense needs groups = 1");
     }
+    if (L->kind == NC_SNN_CONV2D && C->use == ST_EVENT)
+        choose_conv_kernel(C, in, why, sizeof why);
     const char *how = C->use == ST_EVENT ? (L->kind == NC_SNN_AFFINE ? "event gather, bit-exact"
-                                                                     : "event output-stationary, bit-exact")
+                                            : C->scatter           ? "event scatter, bit-exact"
+                                                                   : "event output-stationary, bit-exact")
                       : C->use == ST_SPARSE ? "cuSPARSE SpMM"
                                             : "cuBLAS GEMM";
     nc_log(NC_LOG_INFO, "cuda: layer '%s' (%s): %s (%s%s%s; %s)", L->name, nc_snn_kind_name(L->kind),
@@ -675,14 +708,19 @@ static nc_status run_conv(cu_plan *P, int i, const float *x, int frames, int fir
     cu_layer *C = &P->L[i];
     nc_win_geom g = C->g;
     int64_t in = (int64_t)g.C * g.H * g.W;
-    KERNEL(nc_cu_compact(P->st, x, frames, (int)in, C->mask, C->cnt, NULL, NULL, P->counters + 2 * P->s->n_layers + i),
-       "event compaction");
+    KERNEL(nc_cu_compact(P->st, x, frames, (int)in, C->mask, C->cnt, C->idx, C->ev,
+                         P->counters + 2 * P->s->n_layers + i),
+           "event compaction");
     KERNEL(nc_cu_conv_ops(P->st, C->mask, frames, g, P->counters + P->s->n_layers + i), "conv operation count");
     nc_status st;
     if (first_run && (st = decide(P, i, frames, in)) != NC_OK)
         return st;
     if (C->use != ST_DENSE) {
-        KERNEL(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");
+        if (C->scatter)
+            KERNEL(nc_cu_conv_scatter(P->st, C->idx, C->ev, C->cnt, frames, g, C->wt, C->bias, C->val),
+                   "conv scatter kernel");
+        else
+            KERNEL(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");
         return NC_OK;
     }
     /* im2col GEMM, nf frames at a time: Ycl(K × rows) = Wt(K × CKK) · col(CKK × rows) */

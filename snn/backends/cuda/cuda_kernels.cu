@@ -11,6 +11,12 @@
 #include "kernels/time_loop.h"
 #include "kernels/window_index.h"
 
+// The CPU harness (tests/cuda_host/) counts the work of the conv kernels
+// (taps visited, events looked at) through this; on a GPU it is nothing.
+#ifndef NC_HOST_WORK
+#define NC_HOST_WORK(n) ((void)0)
+#endif
+
 namespace {
 
 constexpr int kBlock = 256;
@@ -117,7 +123,62 @@ __global__ void conv_event_kernel(const float *x, int64_t total, nc_win_geom g, 
         int p = (int)(r % P);
         int64_t f = r / P;
         y[(f * g.K + k) * P + p] = nc_conv_output(x + f * in_size, wt, bias[k], g, k, p / g.OW, p % g.OW);
+        NC_HOST_WORK(g.C / g.groups * g.kh * g.kw);
     }
+}
+
+// Event-driven Conv2d: block (frame, band of output rows, chunk of
+// NC_CU_SCATTER_K output channels), thread = output channel. The band's
+// outputs are accumulated in shared memory, each column by its own thread,
+// starting from the bias; the frame's events (ascending input index, staged
+// kBlock at a time) are walked in order and each thread adds w·v at the
+// taps of each event that fall in the band. An output gets its terms in
+// event order, the reference's: bit-identical. Work: each thread looks at
+// each event once per band and does its taps, so it follows the events.
+__global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const int32_t *cnt, int64_t in,
+                                    nc_win_geom g, const float *wt, const float *bias, int band, float *y)
+{
+    __shared__ float s_acc[NC_CU_SCATTER_SHARED];
+    __shared__ int32_t s_idx[kBlock];
+    __shared__ float s_val[kBlock];
+    const int64_t f = blockIdx.x;
+    const int b0 = blockIdx.y * band, rows = g.OH - b0 < band ? g.OH - b0 : band;
+    const int kc = NC_CU_SCATTER_K, k = blockIdx.z * kc + threadIdx.x, kg = g.K / g.groups, cg = g.C / g.groups;
+    const int HW = g.H * g.W, n = cnt[f];
+    const int64_t P = (int64_t)g.OH * g.OW;
+    for (int p = 0; p < rows * g.OW; p++) // column threadIdx.x: this thread's own
+        s_acc[p * kc + threadIdx.x] = k < g.K ? bias[k] : 0.0f;
+    for (int a0 = 0; a0 < n; a0 += kBlock) {
+        int m = n - a0 < kBlock ? n - a0 : kBlock;
+        __syncthreads();
+        for (int a = threadIdx.x; a < m; a += blockDim.x) {
+            s_idx[a] = idx[f * in + a0 + a];
+            s_val[a] = val[f * in + a0 + a];
+        }
+        __syncthreads();
+        for (int a = 0; a < m && k < g.K; a++) {
+            int c = s_idx[a] / HW, ih = s_idx[a] % HW / g.W, iw = s_idx[a] % g.W;
+            NC_HOST_WORK(1);
+            if (c / cg != k / kg)
+                continue;
+            for (int i = 0; i < g.kh; i++) {
+                int t = ih + g.ph - i * g.dh, oh = t / g.sh;
+                if (t < 0 || t % g.sh || oh < b0 || oh >= b0 + rows)
+                    continue;
+                for (int j = 0; j < g.kw; j++) {
+                    int u = iw + g.pw - j * g.dw, ow = u / g.sw;
+                    if (u < 0 || u % g.sw || ow >= g.OW)
+                        continue;
+                    float *acc = &s_acc[((oh - b0) * g.OW + ow) * kc + threadIdx.x];
+                    *acc += wt[nc_conv_w_index(g, c, i, j, k % kg)] * s_val[a];
+                    NC_HOST_WORK(1);
+                }
+            }
+        }
+    }
+    if (k < g.K)
+        for (int p = 0; p < rows * g.OW; p++)
+            y[(f * g.K + k) * P + b0 * g.OW + p] = s_acc[p * kc + threadIdx.x];
 }
 
 // One thread per mask word: the operations of each event in it.
@@ -324,6 +385,25 @@ cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win
 {
     int64_t total = (int64_t)frames * g.K * g.OH * g.OW;
     conv_event_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, wt, bias, y);
+    return cudaGetLastError();
+}
+
+int nc_cu_scatter_band(nc_win_geom g)
+{
+    int band = NC_CU_SCATTER_SHARED / (g.OW * NC_CU_SCATTER_K);
+    return band < 1 ? 0 : band > g.OH ? g.OH : band;
+}
+
+cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt,
+                               int frames, nc_win_geom g, const float *wt, const float *bias, float *y)
+{
+    int band = nc_cu_scatter_band(g);
+    if (band < 1)
+        return cudaErrorInvalidValue;
+    dim3 grid((unsigned)frames, (unsigned)((g.OH + band - 1) / band),
+              (unsigned)((g.K + NC_CU_SCATTER_K - 1) / NC_CU_SCATTER_K));
+    conv_scatter_kernel<<<grid, NC_CU_SCATTER_K, 0, st>>>(idx, val, cnt, (int64_t)g.C * g.H * g.W, g, wt, bias, band,
+                                                         y);
     return cudaGetLastError();
 }
 
