@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A first performance model of the cuda backend's event Conv2d kernels
-from their compiled code (partial: compute only, one instruction a lane a
-cycle, no memory or latency term; not yet checked against a GPU).
+"""A performance model of the cuda backend's event Conv2d kernels from their
+compiled code: a compute bound and two memory bounds (not yet checked
+against a GPU).
 
 1. Compiles snn/backends/cuda/cuda_kernels.cu for sm_90 (nvcc -cubin, the
    build's --fmad=false) and reads its SASS (cuobjdump -sass; cuobjdump and
@@ -12,12 +12,26 @@ cycle, no memory or latency term; not yet checked against a GPU).
    global and shared memory ones.
 3. ResNet-18 at 224 px, T = 8, batch 64 (net_resnet18_shapes: 2×2 pool
    after conv1), every spiking layer's input at density D (default 0.2),
-   conv1 on the static image once a sample: the thread steps of each conv
-   as the backend's cost model counts them (choose_conv_kernel), the cheaper
-   kernel a layer, times the instructions of that kernel's tap loop (the
-   smallest innermost loop with three memory instructions or more: weight
-   load, accumulator read and write), against an H200's lane-instruction rate
-   (132 SMs × 4 schedulers × 32 lanes × 1.98 GHz).
+   conv1 on the static image once a sample. Per conv, the thread steps as
+   the backend's cost model counts them (choose_conv_kernel: events looked
+   at in the input rows that reach each band, row-offset look-ups, taps),
+   the cheaper kernel a layer, and three bounds:
+   - compute: steps × the instructions a tap of that kernel's tap loop (the
+     innermost loop holding the multiply, over the multiplies it holds: the
+     compiler unrolls it) against
+     an H200's lane-instruction rate (132 SMs × 4 schedulers × 32 lanes ×
+     1.98 GHz; one instruction a lane a cycle, no latency);
+   - on-chip memory (L1/shared, 128 B a cycle an SM): per tap the weight
+     load and the accumulator's shared load and store (scatter, 12 B a lane)
+     or the input and weight loads (output-stationary, 8 B); per event
+     looked at, its index and value (8 B, one broadcast a warp);
+   - DRAM (4.8 TB/s): what a layer must move a frame at least: its dense
+     input read by the compaction (4 B an input, a mask bit), the event list
+     written (8 B an event) and the row offsets (4 B a row), the output
+     written (4 B) and the IF kernel's read of it, membrane read and write
+     and spike write (16 B an output); weights and event lists re-read from
+     L2 are not counted.
+   The prediction is the slowest of the three.
 
 usage: python3 bench/cuda_model.py [DENSITY]
 """
@@ -29,6 +43,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 H200_LANE_INSTR_S = 132 * 4 * 32 * 1.98e9
+H200_ONCHIP_B_S = 132 * 128 * 1.98e9  # L1 / shared memory, 128 B a cycle an SM
+H200_DRAM_B_S = 4.8e12
 SCATTER_K, SCATTER_SHARED = 64, 10240  # cuda_glue.h
 
 
@@ -96,29 +112,58 @@ def main():
     for name in sorted(code):
         loops = [loop_stats(code[name], lo, hi) for lo, hi in innermost_loops(code[name])]
         print(f"{name:22s} {len(code[name]):6d}   {loops}")
-        taps = [n for n, mem in loops if mem >= 3]  # a tap: weight load, accumulator load and store
-        if taps:
-            per_step[name] = min(taps)
+        # a tap is one FMUL (--fmad=false: FMUL then FADD); the compiler unrolls
+        # the tap loop, so its instructions a tap: an iteration's over its FMULs
+        taps = [len(body) / fmul for body, fmul in
+                ((b, sum(1 for ins in b if re.match(r"(@!?P\d+ )?FMUL\b", ins)))
+                 for b in ([ins for a, ins in code[name] if lo <= a <= hi]
+                           for lo, hi in innermost_loops(code[name]))) if fmul]
+        if taps:  # the cheapest loop (the scatter kernel's stride-1 one) and the dearest (its general one)
+            per_step[name] = (min(taps), max(taps))
     T, N = 8, 64
-    total = 0.0
+    compute = onchip = dram = taps = 0.0
     print(f"\nResNet-18 224 px, T = {T}, batch {N}, density {density}: per image")
-    print("layer  C×H×H → K    kernel       thread steps   instructions")
+    print("layer  C×H×H → K    kernel       thread steps  instructions  on-chip B     DRAM B")
     for i, (C, H, K, k, s, p, spiking) in enumerate(resnet18()):
         OH = (H + 2 * p - k) // s + 1
         d = density if spiking else 1.0
         frames = T if spiking else 1
-        E = d * C * H * H
+        E, out = d * C * H * H, K * OH * OH
         band = min(SCATTER_SHARED // (OH * SCATTER_K), OH)
-        stationary = K * OH * OH * C * k * k
-        scatter = E * -(-OH // band) * K + E * k * k * K if band >= 1 else float("inf")
-        kern, steps = ("scatter", scatter) if scatter < stationary else ("stationary", stationary)
-        ipc = per_step["conv_scatter_kernel" if kern == "scatter" else "conv_event_kernel"]
-        instr = frames * steps * ipc
-        total += instr
-        print(f"{i:5d}  {C:3d}×{H:3d} → {K:3d}  {kern:10s} {frames * steps:14.4g} {instr:14.4g}")
-    print(f"\nconv instructions a batch: {total * N:.4g}; H200 at {H200_LANE_INSTR_S:.3g} lane instructions/s: "
-          f"{H200_LANE_INSTR_S / total:.0f} images/s (compute bound of these kernels; memory not modelled)")
-
+        stationary = out * C * k * k
+        looks = scatter = float("inf")
+        if band >= 1:  # as choose_conv_kernel in backend_cuda.c
+            reach = sum(max(0, min(H - 1, min(b0 + band, OH) * s - s - p + k - 1) - max(0, b0 * s - p) + 1)
+                        for b0 in range(0, OH, band))
+            looks = E * reach / H * K + -(-OH // band) * K * C
+            scatter = looks + E * (k / s) ** 2 * K
+        if scatter < stationary:
+            kern, steps, mem = "scatter", scatter, (scatter - looks) * 12 + looks * 8 / 32
+        else:
+            kern, steps, mem = "stationary", stationary, stationary * 8
+        ipc = per_step["conv_scatter_kernel"][s != 1] if kern == "scatter" else per_step["conv_event_kernel"][0]
+        # the strided loop walks every j of a landed row, landing on 1/s of them
+        iters = looks + E * (k / s) * k * K if kern == "scatter" and s != 1 else steps
+        instr = frames * iters * ipc
+        moved = frames * (4.5 * C * H * H + 8 * E + 4 * C * H + 20 * out)
+        compute += instr
+        taps += frames * (steps - looks if kern == "scatter" else stationary)
+        onchip += frames * mem
+        dram += moved
+        print(f"{i:5d}  {C:3d}×{H:3d} → {K:3d}  {kern:10s} {frames * steps:13.4g} {instr:13.4g} "
+              f"{frames * mem:10.4g} {moved:10.4g}")
+    bounds = {"compute": H200_LANE_INSTR_S / compute, "on-chip memory": H200_ONCHIP_B_S / onchip,
+              "DRAM": H200_DRAM_B_S / dram}
+    print(f"\na batch: {compute * N:.4g} instructions, {onchip * N:.4g} B on chip, {dram * N:.4g} B of DRAM")
+    for name, rate in bounds.items():
+        print(f"{name + ' bound:':22s} {rate:8.0f} images/s")
+    print(f"taps (synaptic additions, as counted) an image: {taps:.4g}; at 3,000 images/s the H200 has "
+          f"{H200_LANE_INSTR_S / 3000 / taps:.2f} lane instructions a tap (the tap loops here: "
+          f"scatter {per_step['conv_scatter_kernel'][0]:.1f} (strided {per_step['conv_scatter_kernel'][1]:.1f}), "
+          f"output-stationary {per_step['conv_event_kernel'][0]:.1f})")
+    name = min(bounds, key=bounds.get)
+    print(f"predicted (the slowest): {bounds[name]:.0f} images/s, {name}-bound; the issue's target 3,000 images/s "
+          f"is {'reached' if bounds[name] >= 3000 else 'not reached'}")
 
 if __name__ == "__main__":
     main()

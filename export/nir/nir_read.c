@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export/data/h5io.h"
@@ -1271,8 +1272,14 @@ static nc_status warn_version(hid_t f, const char *path)
 {
     char *v = NULL;
     nc_status st = nc_h5_exists(f, "version") ? nc_h5_read_string(f, "version", &v) : NC_OK;
-    if (st == NC_OK && v && strncmp(v, "1.", 2) != 0)
-        nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 1.x, the version neuroc reads: read as 1.x", path, v);
+    /* 0.x (files of the nir package before 1.0, as norse and sinabs wrote
+       them) and 1.x are what neuroc reads; a later major version may mean
+       fields neuroc does not know */
+    char *end = NULL;
+    long major = v ? strtol(v, &end, 10) : 0;
+    if (st == NC_OK && v && (end == v || *end != '.' || major < 0 || major > 1))
+        nc_log(NC_LOG_WARN, "%s: NIR version '%.40s' is not 0.x or 1.x, the versions neuroc reads: read as 1.x",
+               path, v);
     nc_free(v);
     return st == NC_ERR_NOMEM ? st : NC_OK;
 }

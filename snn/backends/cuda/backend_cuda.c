@@ -78,6 +78,7 @@ typedef struct cu_layer {
     uint32_t *mask;       /* events of the input, per frame */
     int32_t *cnt, *idx;
     float *ev;
+    int32_t *row_off;     /* Conv2d, scatter: where each input row's events start, per frame */
     int32_t *rowptr, *col; /* sparse */
     float *cval;
     void *sp_buf;
@@ -259,7 +260,7 @@ static void cu_plan_free(void *p)
     for (int i = 0; P->L && i < P->s->n_layers; i++) {
         cu_layer *C = &P->L[i];
         void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
-                        C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
+                        C->row_off, C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
                         C->net,  C->in_cnt, C->out_cnt, C->cum};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             cudaFree(bufs[b]);
@@ -336,8 +337,8 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
-        if (L->kind == NC_SNN_CONV2D && want[i] != ST_DENSE) /* event lists for the scatter kernel */
-            b += in * 8;
+        if (L->kind == NC_SNN_CONV2D && want[i] != ST_DENSE) /* event lists and row offsets (scatter kernel) */
+            b += in * 8 + (in / nc_snn_win_geom(L, &s->layers[L->inputs[0]]).W + 1) * 4;
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             b += in * 4;
         if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->spiking)
@@ -371,6 +372,9 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
                 CU(cudaMalloc((void **)&C->idx, (size_t)(fr * in) * 4), "event lists");
                 CU(cudaMalloc((void **)&C->ev, (size_t)(fr * in) * 4), "event lists");
             }
+            if (L->kind == NC_SNN_CONV2D && C->idx)
+                CU(cudaMalloc((void **)&C->row_off, (size_t)(fr * ((int64_t)C->g.C * C->g.H + 1)) * 4),
+                   "event row offsets");
             if (L->kind == NC_SNN_AFFINE && C->want == ST_SPARSE) {
                 int64_t out = L->shape[0];
                 CU(cudaMalloc((void **)&C->rowptr, (size_t)(fr + 1) * 4), "CSR rows");
@@ -588,18 +592,33 @@ static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "
 /* The event Conv2d's kernel, by a cost model in thread steps a frame (what
  * the CPU harness counts): output-stationary, every output visits its
  * window, K·P·(C/groups)·kh·kw; scatter, every thread of a band's block
- * looks at every event, E·bands·K, and does its taps, E·kh·kw·K/groups
- * (E = density · inputs). NEUROC_CUDA_CONV=scatter|stationary forces one
- * (tests). Appends the choice to why. */
+ * looks at the events of the input rows that reach the band, E·reach/H·K
+ * over all bands (reach: the input rows of every band together, overlaps
+ * counted), plus a row-offset look-up per input channel of its groups,
+ * bands·K·C_block, and does its taps, E·(kh/sh)·(kw/sw)·K/groups on
+ * average (a stride s leaves an input 1/s of the taps a dimension; E =
+ * density · inputs). NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends
+ * the choice to why. */
 static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
 {
     nc_win_geom g = C->g;
     int band = nc_cu_scatter_band(g);
     double E = C->density * (double)in, P = (double)g.OH * g.OW;
     double stationary = (double)g.K * P * (g.C / g.groups) * g.kh * g.kw;
+    double reach = 0; /* input rows read, summed over the bands */
+    for (int b0 = 0; band >= 1 && b0 < g.OH; b0 += band) {
+        int last = b0 + band < g.OH ? b0 + band - 1 : g.OH - 1;
+        int lo = b0 * g.sh - g.ph, hi = last * g.sh - g.ph + (g.kh - 1) * g.dh;
+        lo = lo < 0 ? 0 : lo;
+        hi = hi >= g.H ? g.H - 1 : hi;
+        reach += hi >= lo ? hi - lo + 1 : 0;
+    }
+    int kg = g.K / g.groups, kc = NC_CU_SCATTER_K < g.K ? NC_CU_SCATTER_K : g.K;
+    double c_block = (double)(g.C / g.groups) * ((kc + kg - 1) / kg); /* a block's groups' input channels */
     double scatter = band < 1 || !C->idx ? INFINITY
-                                         : E * ((g.OH + band - 1) / band) * (double)g.K +
-                                               E * g.kh * g.kw * (double)(g.K / g.groups);
+                                         : E * reach / g.H * (double)g.K +
+                                               ((g.OH + band - 1) / band) * (double)g.K * c_block +
+                                               E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * kg;
     const char *force = getenv("NEUROC_CUDA_CONV");
     C->scatter = force && strcmp(force, "scatter") == 0      ? band >= 1 && C->idx
                  : force && strcmp(force, "stationary") == 0 ? 0
@@ -717,7 +736,7 @@ static nc_status run_conv(cu_plan *P, int i, const float *x, int frames, int fir
         return st;
     if (C->use != ST_DENSE) {
         if (C->scatter)
-            KERNEL(nc_cu_conv_scatter(P->st, C->idx, C->ev, C->cnt, frames, g, C->wt, C->bias, C->val),
+            KERNEL(nc_cu_conv_scatter(P->st, C->idx, C->ev, C->cnt, C->row_off, frames, g, C->wt, C->bias, C->val),
                    "conv scatter kernel");
         else
             KERNEL(nc_cu_conv_event(P->st, x, frames, g, C->wt, C->bias, C->val), "conv event kernel");

@@ -40,12 +40,15 @@ cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win
  * capacity C·H·W a frame): the same outputs as nc_cu_conv_event bit for
  * bit, work following the events. Needs nc_cu_scatter_band(g) >= 1: the
  * output rows a block holds (NC_CU_SCATTER_SHARED floats of shared memory,
- * NC_CU_SCATTER_K channels a block); 0 when a row does not fit. */
+ * NC_CU_SCATTER_K channels a block); 0 when a row does not fit. row_off:
+ * room for frames × (C·H + 1) offsets (where each input row's events start,
+ * filled here), so a block reads only the rows that reach its band. */
 #define NC_CU_SCATTER_K 64
 #define NC_CU_SCATTER_SHARED 10240
 int nc_cu_scatter_band(nc_win_geom g);
 cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt,
-                               int frames, nc_win_geom g, const float *wt, const float *bias, float *y);
+                               int32_t *row_off, int frames, nc_win_geom g, const float *wt, const float *bias,
+                               float *y);
 /* Adds the Conv2d's synaptic operations for the events in `mask` to *ops. */
 cudaError_t nc_cu_conv_ops(cudaStream_t st, const uint32_t *mask, int frames, nc_win_geom g, nc_cu_count *ops);
 /* Sum pooling times scale (ops counted into *ops) and max pooling. */

@@ -103,8 +103,10 @@ __global__ void fc_event_kernel(const int32_t *idx, const float *val, const int3
             s_val[threadIdx.x] = val[f * in + a0 + threadIdx.x];
         }
         __syncthreads();
-        if (o < out)
+        if (o < out) {
             acc = nc_fc_gather(acc, s_idx, s_val, m, wt, out, o);
+            NC_HOST_WORK(m);
+        }
         __syncthreads();
     }
     if (o < out)
@@ -127,37 +129,62 @@ __global__ void conv_event_kernel(const float *x, int64_t total, nc_win_geom g, 
     }
 }
 
+// Per frame, where each input row (c, ih) starts in the frame's event list
+// (ascending input index, so a row's events are contiguous): one thread a
+// (frame, row), a binary search. rows + 1 entries a frame, the last cnt[f].
+__global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64_t in, int W, int rows,
+                                   int64_t total, int32_t *off)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t f = e / (rows + 1);
+        int r = (int)(e % (rows + 1));
+        const int32_t *list = idx + f * in;
+        int lo = 0, hi = cnt[f], first = r * W;
+        while (lo < hi) {
+            int mid = (lo + hi) >> 1;
+            if (list[mid] < first)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        off[e] = lo;
+    }
+}
+
 // Event-driven Conv2d: block (frame, band of output rows, chunk of
 // NC_CU_SCATTER_K output channels), thread = output channel. The band's
 // outputs are accumulated in shared memory, each column by its own thread,
-// starting from the bias; the frame's events (ascending input index, staged
-// kBlock at a time) are walked in order and each thread adds w·v at the
-// taps of each event that fall in the band. An output gets its terms in
-// event order, the reference's: bit-identical. Work: each thread looks at
-// each event once per band and does its taps, so it follows the events.
-__global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const int32_t *cnt, int64_t in,
+// starting from the bias. The block reads only the events that reach it:
+// for each input channel of its groups, in order, the events of the input
+// rows whose taps land in the band (one segment of the list, from the row
+// offsets), and each thread adds w·v at their taps. An output gets its terms
+// in ascending (c, ih, iw), the reference's order: bit-identical. No
+// barrier: a thread touches only its own column of s_acc, and every thread
+// reads the same event at once (a broadcast load).
+__global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const int32_t *off, int64_t in,
                                     nc_win_geom g, const float *wt, const float *bias, int band, float *y)
 {
     __shared__ float s_acc[NC_CU_SCATTER_SHARED];
-    __shared__ int32_t s_idx[kBlock];
-    __shared__ float s_val[kBlock];
     const int64_t f = blockIdx.x;
     const int b0 = blockIdx.y * band, rows = g.OH - b0 < band ? g.OH - b0 : band;
-    const int kc = NC_CU_SCATTER_K, k = blockIdx.z * kc + threadIdx.x, kg = g.K / g.groups, cg = g.C / g.groups;
-    const int HW = g.H * g.W, n = cnt[f];
+    const int kc = NC_CU_SCATTER_K, k0 = blockIdx.z * kc, k = k0 + threadIdx.x, kg = g.K / g.groups,
+              cg = g.C / g.groups, kl = k % kg, dq = g.dw / g.sw, dr = g.dw % g.sw;
+    const int k_last = g.K - k0 < kc ? g.K - 1 : k0 + kc - 1;
+    const int c_lo = k0 / kg * cg, c_hi = (k_last / kg + 1) * cg; // the block's groups' input channels
+    int ih_lo = b0 * g.sh - g.ph, ih_hi = (b0 + rows - 1) * g.sh - g.ph + (g.kh - 1) * g.dh;
+    ih_lo = ih_lo < 0 ? 0 : ih_lo;
+    ih_hi = ih_hi >= g.H ? g.H - 1 : ih_hi;
+    const int HW = g.H * g.W;
     const int64_t P = (int64_t)g.OH * g.OW;
+    const int32_t *list = idx + f * in, *roff = off + f * ((int64_t)g.C * g.H + 1);
+    const float *vals = val + f * in;
     for (int p = 0; p < rows * g.OW; p++) // column threadIdx.x: this thread's own
         s_acc[p * kc + threadIdx.x] = k < g.K ? bias[k] : 0.0f;
-    for (int a0 = 0; a0 < n; a0 += kBlock) {
-        int m = n - a0 < kBlock ? n - a0 : kBlock;
-        __syncthreads();
-        for (int a = threadIdx.x; a < m; a += blockDim.x) {
-            s_idx[a] = idx[f * in + a0 + a];
-            s_val[a] = val[f * in + a0 + a];
-        }
-        __syncthreads();
-        for (int a = 0; a < m && k < g.K; a++) {
-            int c = s_idx[a] / HW, ih = s_idx[a] % HW / g.W, iw = s_idx[a] % g.W;
+    for (int c = c_lo; c < c_hi && k < g.K && ih_lo <= ih_hi; c++) {
+        const int a_end = roff[c * g.H + ih_hi + 1];
+        for (int a = roff[c * g.H + ih_lo]; a < a_end; a++) {
+            int ih = list[a] % HW / g.W, iw = list[a] % g.W;
+            float v = vals[a];
             NC_HOST_WORK(1);
             if (c / cg != k / kg)
                 continue;
@@ -165,13 +192,29 @@ __global__ void conv_scatter_kernel(const int32_t *idx, const float *val, const 
                 int t = ih + g.ph - i * g.dh, oh = t / g.sh;
                 if (t < 0 || t % g.sh || oh < b0 || oh >= b0 + rows)
                     continue;
-                for (int j = 0; j < g.kw; j++) {
-                    int u = iw + g.pw - j * g.dw, ow = u / g.sw;
-                    if (u < 0 || u % g.sw || ow >= g.OW)
-                        continue;
-                    float *acc = &s_acc[((oh - b0) * g.OW + ow) * kc + threadIdx.x];
-                    *acc += wt[nc_conv_w_index(g, c, i, j, k % kg)] * s_val[a];
-                    NC_HOST_WORK(1);
+                const float *w_row = wt + nc_conv_w_index(g, c, i, 0, kl); // tap j at w_row[j · kg]
+                float *acc_row = &s_acc[(oh - b0) * g.OW * kc + threadIdx.x]; // column ow at acc_row[ow · kc]
+                if (g.sw == 1) { // no division a tap: u falls by dw, and below 0 stays there
+                    const float *w = w_row;
+                    float *acc = acc_row + (iw + g.pw) * kc; // column u (may start past the row: not touched)
+                    for (int j = 0, u = iw + g.pw; j < g.kw && u >= 0; j++, u -= g.dw, w += kg, acc -= g.dw * kc)
+                        if (u < g.OW) {
+                            *acc += *w * v;
+                            NC_HOST_WORK(1);
+                        }
+                    continue;
+                }
+                // strided: u = q·sw + r kept by steps of dw (dq, dr), no division a tap
+                int u = iw + g.pw, q = u / g.sw, r = u % g.sw;
+                for (int j = 0; j < g.kw && u >= 0; j++, u -= g.dw, q -= dq, r -= dr) {
+                    if (r < 0) {
+                        r += g.sw;
+                        q--;
+                    }
+                    if (r == 0 && q < g.OW) {
+                        acc_row[q * kc] += w_row[(int64_t)j * kg] * v;
+                        NC_HOST_WORK(1);
+                    }
                 }
             }
         }
@@ -395,15 +438,17 @@ int nc_cu_scatter_band(nc_win_geom g)
 }
 
 cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt,
-                               int frames, nc_win_geom g, const float *wt, const float *bias, float *y)
+                               int32_t *row_off, int frames, nc_win_geom g, const float *wt, const float *bias,
+                               float *y)
 {
     int band = nc_cu_scatter_band(g);
     if (band < 1)
         return cudaErrorInvalidValue;
+    int64_t in = (int64_t)g.C * g.H * g.W, offs = (int64_t)frames * ((int64_t)g.C * g.H + 1);
+    row_offsets_kernel<<<blocks_for(offs), kBlock, 0, st>>>(idx, cnt, in, g.W, g.C * g.H, offs, row_off);
     dim3 grid((unsigned)frames, (unsigned)((g.OH + band - 1) / band),
               (unsigned)((g.K + NC_CU_SCATTER_K - 1) / NC_CU_SCATTER_K));
-    conv_scatter_kernel<<<grid, NC_CU_SCATTER_K, 0, st>>>(idx, val, cnt, (int64_t)g.C * g.H * g.W, g, wt, bias, band,
-                                                         y);
+    conv_scatter_kernel<<<grid, NC_CU_SCATTER_K, 0, st>>>(idx, val, row_off, in, g, wt, bias, band, y);
     return cudaGetLastError();
 }
 
