@@ -245,7 +245,7 @@ int cli_dist_same_file(const char *what, const char *path);
 /* The "(N ranks)" note of the commands' banners; "" for one process. */
 const char *cli_dist_note(void);
 
-/* ---- conversion options shared by convert and eval (cmd_convert.c) */
+/* ---- conversion options shared by convert, eval and bench (convert_opts.c) */
 
 typedef struct convert_args {
     const char *calib, *timesteps, *levels, *threshold, *calib_samples, *reset, *v0, *maxpool;

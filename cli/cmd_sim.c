@@ -185,19 +185,6 @@ static void print_run(const nc_loihi_result *r, const nc_eval_result *fe)
         printf("  chip estimate / GPU figure = %.3g\n", k.energy_j / k.ann_gpu_j);
 }
 
-static void snn_input(const nc_snn *s, nc_value_info *in)
-{
-    nc_snn_layer_info L;
-    memset(in, 0, sizeof *in);
-    if (nc_snn_layer_at(s, 0, &L) != NC_OK)
-        return;
-    in->name = L.name;
-    in->dtype = NC_DTYPE_F32;
-    in->ndim = L.ndim + 1;
-    in->shape[0] = -1;
-    memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
-}
-
 /* {"float_snn": ..., "network": ..., "fixed_point": ...} */
 static int write_report(const char *path, const nc_eval_result *fe, const nc_loihi_net *net,
                         const nc_loihi_result *r)
@@ -316,7 +303,7 @@ int cmd_sim(int argc, char **argv)
         rc = cli_fail(st);
         goto loaded;
     }
-    snn_input(s, &in);
+    cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK || (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, cli_snn_classes(s), &y)) != CLI_OK ||
         (rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)

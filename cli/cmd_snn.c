@@ -123,31 +123,118 @@ static int run_rate_limit(const run_args *a, const nc_snn *s, const nc_tensor *d
     return rc;
 }
 
-int cli_run_snn(const run_args *a, int64_t batch)
-{
+/* The run options of a spiking network, checked (a usage error names the bad one). */
+typedef struct snn_opts {
     long long T, seed;
-    if (!cli_parse_ll(a->timesteps, 1, 1 << 20, 32, &T))
-        return cli_usage_error("run", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
-    if (!cli_parse_ll(a->seed, 0, INT64_MAX, 0, &seed))
-        return cli_usage_error("run", "--seed must be a non-negative whole number, not '%s'", a->seed);
     nc_encoding enc;
-    int rc = cli_parse_encoding("run", a->encoding, &enc);
+    int prec;
+    double threshold;
+} snn_opts;
+
+static int parse_snn_opts(const run_args *a, snn_opts *o)
+{
+    if (!cli_parse_ll(a->timesteps, 1, 1 << 20, 32, &o->T))
+        return cli_usage_error("run", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
+    if (!cli_parse_ll(a->seed, 0, INT64_MAX, 0, &o->seed))
+        return cli_usage_error("run", "--seed must be a non-negative whole number, not '%s'", a->seed);
+    int rc = cli_parse_encoding("run", a->encoding, &o->enc);
     if (rc != CLI_OK)
         return rc;
     if (!!a->record != !!a->layer)
         return cli_usage_error("run", "--record and --layer go together");
     static const char *const precisions[] = {"fp32", "tf32", "bf16"};
-    int prec;
-    if ((rc = cli_parse_choice("run", "--cuda-precision", a->cuda_precision, precisions, 3, 0, &prec)) != CLI_OK)
+    if ((rc = cli_parse_choice("run", "--cuda-precision", a->cuda_precision, precisions, 3, 0, &o->prec)) != CLI_OK)
         return rc;
-    double threshold = 0;
+    o->threshold = 0;
     if (a->cuda_threshold) {
         char *end;
         errno = 0;
-        threshold = strtod(a->cuda_threshold, &end);
-        if (errno || *end || end == a->cuda_threshold || !(threshold > 0 && threshold <= 1e6))
+        o->threshold = strtod(a->cuda_threshold, &end);
+        if (errno || *end || end == a->cuda_threshold || !(o->threshold > 0 && o->threshold <= 1e6))
             return cli_usage_error("run", "--cuda-threshold must be a positive fraction, not '%s'", a->cuda_threshold);
     }
+    return CLI_OK;
+}
+
+/* The (T, N, *shape) tensor --record --layer fills; *row the layer's size. */
+static int make_record(const run_args *a, const nc_snn *s, long long T, int64_t N, nc_tensor **rec, int64_t *row)
+{
+    int id = nc_snn_find_layer(s, a->layer);
+    nc_snn_layer_info rl;
+    if (id < 0 || nc_snn_layer_at(s, id, &rl) != NC_OK)
+        return cli_failf(NC_ERR_INVALID_ARG, "%s has no layer named '%s' (see neuroc info)", a->model, a->layer);
+    int64_t rshape[NC_MAX_DIMS + 2] = {T, N};
+    for (int d = 0; d < rl.ndim; d++) {
+        rshape[2 + d] = rl.shape[d];
+        *row *= rl.shape[d];
+    }
+    nc_status st = nc_tensor_create(NC_DTYPE_F32, rl.ndim + 2, rshape, rec);
+    return st != NC_OK ? cli_fail(st) : CLI_OK;
+}
+
+/* Values per sample of a layer. */
+static int64_t info_numel(const nc_snn_layer_info *L)
+{
+    int64_t n = 1;
+    for (int d = 0; d < L->ndim; d++)
+        n *= L->shape[d];
+    return n;
+}
+
+/* The output tensor: (N, *out_shape), or (T, N, *out_shape) per step. */
+static int make_output(const run_args *a, const nc_snn_layer_info *out_l, long long T, int64_t N, nc_tensor **out)
+{
+    int64_t oshape[NC_MAX_DIMS + 2];
+    int ond = 0;
+    if (a->per_step)
+        oshape[ond++] = T;
+    oshape[ond++] = N;
+    for (int d = 0; d < out_l->ndim && ond < NC_MAX_DIMS; d++)
+        oshape[ond++] = out_l->shape[d];
+    nc_status st = nc_tensor_create(NC_DTYPE_F32, ond, oshape, out);
+    return st != NC_OK ? cli_fail(st) : CLI_OK;
+}
+
+/* counts[i] += the spikes of layer i in the session's last run. */
+static void add_spike_counts(const nc_session *ss, int n_layers, int64_t *counts)
+{
+    for (int i = 0; i < n_layers; i++) {
+        int64_t c = 0;
+        nc_session_spike_count(ss, i, &c);
+        counts[i] += c;
+    }
+}
+
+/* The accuracy of the output summed over the steps (it is per step with --per-step). */
+static int sum_accuracy(const run_args *a, const nc_tensor *out, long long T, int64_t N, int64_t out_row,
+                        const nc_tensor *labels)
+{
+    const nc_tensor *sum = out;
+    nc_tensor *owned = NULL;
+    if (a->per_step) {
+        int64_t sshape[2] = {N, out_row};
+        nc_status st = nc_tensor_create(NC_DTYPE_F32, 2, sshape, &owned);
+        if (st != NC_OK)
+            return cli_fail(st);
+        float *d = nc_tensor_data(owned);
+        const float *o = nc_tensor_data_const(out);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t e = 0; e < N * out_row; e++)
+                d[e] += o[t * N * out_row + e];
+        sum = owned;
+    }
+    int rc = cli_accuracy(sum, labels, a->labels);
+    nc_tensor_free(owned);
+    return rc;
+}
+
+int cli_run_snn(const run_args *a, int64_t batch)
+{
+    snn_opts opts;
+    int rc = parse_snn_opts(a, &opts);
+    if (rc != CLI_OK)
+        return rc;
+    long long T = opts.T;
     if (a->verbose)
         nc_set_log_callback(verbose_log, NULL);
     nc_nir_options nopt;
@@ -173,11 +260,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
     nc_snn_layer_at(s, nc_snn_output_layer(s), &out_l);
     nc_value_info in;
     cli_snn_input_info(s, &in);
-    int64_t row = 1, out_row = 1, rec_row = 1;
-    for (int d = 0; d < in_l.ndim; d++)
-        row *= in_l.shape[d];
-    for (int d = 0; d < out_l.ndim; d++)
-        out_row *= out_l.shape[d];
+    int64_t row = info_numel(&in_l), out_row = info_numel(&out_l), rec_row = 1;
 
     if ((rc = cli_load_input(a, &in, &data)) != CLI_OK)
         goto done;
@@ -211,44 +294,19 @@ int cli_run_snn(const run_args *a, int64_t batch)
 
     const char *rec_names[1] = {a->layer};
     nc_session_options so = {.backend = a->backend ? a->backend : "cpu", .timesteps = (int)T,
-                             .encoding = enc, .seed = (uint64_t)seed, .per_step = a->per_step,
+                             .encoding = opts.enc, .seed = (uint64_t)opts.seed, .per_step = a->per_step,
                              .record = a->layer ? rec_names : NULL, .n_record = a->layer ? 1 : 0,
-                             .cuda_strategy = a->cuda_strategy, .cuda_dense_threshold = (float)threshold,
-                             .cuda_precision = (nc_cuda_precision)prec};
+                             .cuda_strategy = a->cuda_strategy, .cuda_dense_threshold = (float)opts.threshold,
+                             .cuda_precision = (nc_cuda_precision)opts.prec};
     if ((st = nc_session_create(s, &so, &ss)) != NC_OK) {
         rc = cli_fail(st);
         goto done;
     }
     int64_t out_T = a->per_step ? T : 1;
-    int64_t oshape[NC_MAX_DIMS + 2];
-    int ond = 0;
-    if (a->per_step)
-        oshape[ond++] = T;
-    oshape[ond++] = N;
-    for (int d = 0; d < out_l.ndim && ond < NC_MAX_DIMS; d++)
-        oshape[ond++] = out_l.shape[d];
-    if ((st = nc_tensor_create(NC_DTYPE_F32, ond, oshape, &out)) != NC_OK) {
-        rc = cli_fail(st);
+    if ((rc = make_output(a, &out_l, T, N, &out)) != CLI_OK)
         goto done;
-    }
-    if (a->layer) {
-        int id = nc_snn_find_layer(s, a->layer);
-        nc_snn_layer_info rl;
-        if (id < 0 || nc_snn_layer_at(s, id, &rl) != NC_OK) {
-            rc = cli_failf(NC_ERR_INVALID_ARG, "%s has no layer named '%s' (see neuroc info)", a->model,
-                           a->layer);
-            goto done;
-        }
-        int64_t rshape[NC_MAX_DIMS + 2] = {T, N};
-        for (int d = 0; d < rl.ndim; d++) {
-            rshape[2 + d] = rl.shape[d];
-            rec_row *= rl.shape[d];
-        }
-        if ((st = nc_tensor_create(NC_DTYPE_F32, rl.ndim + 2, rshape, &rec)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-    }
+    if (a->layer && (rc = make_record(a, s, T, N, &rec, &rec_row)) != CLI_OK)
+        goto done;
 
     /* positions only (nc_batches): a time series keeps its samples on axis 1 */
     cli_progress prog;
@@ -289,11 +347,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
             goto done;
         }
         copy_rows(nc_tensor_data(out), N, row0, nc_tensor_data(y), used, 0, out_T, used, out_row);
-        for (int i = 0; i < nc_snn_num_layers(s); i++) {
-            int64_t c = 0;
-            nc_session_spike_count(ss, (int)i, &c);
-            counts[i] += c;
-        }
+        add_spike_counts(ss, nc_snn_num_layers(s), counts);
         if (tr)
             copy_rows(nc_tensor_data(rec), N, row0, nc_tensor_data(tr), used, 0, T, used, rec_row);
         nc_tensor_free(y);
@@ -311,26 +365,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     printf("ran %lld samples for %lld steps on backend '%s'\n", (long long)N, T, so.backend);
     print_spike_rates(s, counts, T, N);
-    if (labels) {
-        /* accuracy of the summed output */
-        nc_tensor *sum = out;
-        nc_tensor *owned = NULL;
-        if (a->per_step) {
-            int64_t sshape[2] = {N, out_row};
-            if ((st = nc_tensor_create(NC_DTYPE_F32, 2, sshape, &owned)) != NC_OK) {
-                rc = cli_fail(st);
-                goto done;
-            }
-            float *d = nc_tensor_data(owned);
-            const float *o = nc_tensor_data(out);
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t e = 0; e < N * out_row; e++)
-                    d[e] += o[t * N * out_row + e];
-            sum = owned;
-        }
-        rc = cli_accuracy(sum, labels, a->labels);
-        nc_tensor_free(owned);
-    }
+    if (labels)
+        rc = sum_accuracy(a, out, T, N, out_row, labels);
 done:
     if (a->verbose)
         nc_set_log_callback(NULL, NULL);

@@ -50,7 +50,7 @@ int cli_portable_options(const char *cmd, int portable, const char *v0, const ch
 {
     static const char *const modes[] = {"drop", "spread", "pulse"};
     int v, rc;
-    memset(o, 0, sizeof *o);
+    nc_portable_options_init(o);
     if (!portable && (v0 || T || scale))
         return cli_usage_error(cmd, "--v0 and -T go with --portable");
     if ((rc = cli_parse_choice(cmd, "--v0", v0, modes, 3, 0, &v)) != CLI_OK)

@@ -15,7 +15,7 @@ nc_room(base DIR snn/base LIBS ${NC_LIBS_BLAS}
                 NC_OPENBLAS_LIBDIR="${NC_OPENBLAS_LIBDIR}")
 nc_room(ir DIR snn/ir DEPS base kernels)
 nc_room(run DIR snn/run DEPS ir base kernels LIBS ${NC_OMP})
-# The registry and module loader (snn/backends/registry.c, module.c) look
+# The module loader (snn/backends/module.c; the registry, snn/session/registry.c, calls it) looks
 # for backend modules next to the core, in lib/neuroc of an install, and in
 # the configured install folder.
 include(GNUInstallDirs)
@@ -30,10 +30,15 @@ nc_room(backends DIR snn/backends DEPS run ir base kernels LIBS ${CMAKE_DL_LIBS}
                 NC_MODULE_DIR_FROM_BIN="${NC_MODULE_DIR_FROM_BIN}")
 nc_room(cpu_ref DIR snn/backends/cpu_ref DEPS backends LIBS ${NC_OMP})
 nc_room(cpu_fast DIR snn/backends/cpu_fast DEPS backends LIBS ${NC_OMP})
-# The core's side of the cuda backend is its loader only: the backend is the
-# module libneuroc_cuda.so, which the core opens with dlopen on first use, so
-# neither the core library nor the program links a CUDA library.
-nc_room(cuda DIR snn/backends/cuda DEPS backends SOURCES ${CMAKE_SOURCE_DIR}/snn/backends/cuda/cuda_loader.c)
+# The core holds nothing of the cuda backend: it is the module
+# libneuroc_cuda.so, which the registry (snn/session) opens with dlopen on
+# first use, so neither the core library nor the program links a CUDA
+# library. The room is the modules' include tree.
+nc_room(cuda DIR snn/backends/cuda HEADERS_ONLY DEPS backends)
+# Above every backend: the registry that names them, the sessions that pick
+# one from it, the evaluator that runs sessions (DESIGN.md, "Layers").
+nc_room(session DIR snn/session DEPS cpu_ref cpu_fast cuda backends run ir base kernels
+        DEFINES $<$<BOOL:${NEUROC_HAVE_CUDA}>:NEUROC_HAVE_CUDA=1>)
 if(NEUROC_HAVE_CUDA)
   set(NC_CUDA_DIR ${CMAKE_SOURCE_DIR}/snn/backends/cuda)
   # Two modules, compiled against the cuda room's include tree, each with the

@@ -9,11 +9,16 @@
 # from the repository root ("snn/base/alloc.h") and their own by bare name;
 # tests/test_layering.sh refuses "../" in an include.
 #
-#   nc_room(NAME DIR <folder> [DEPS room...] [SOURCES file...] [EXCLUDE regex]
-#           [LIBS target...] [DEFINES def...])
+#   nc_room(NAME DIR <folder> [HEADERS_ONLY] [DEPS room...] [CALLS room...]
+#           [SOURCES file...] [EXCLUDE regex] [LIBS target...] [DEFINES def...])
+#
+# CALLS: rooms below it whose public functions (include/neuroc) it calls
+# without including their headers (the simulator runs sessions): linked
+# with it in the link check, absent from its include tree.
 #
 # Without SOURCES, the room's sources are the folder's *.c (and *.cu where
-# CUDA is enabled), non-recursively. The global property NC_ROOM_TARGETS
+# CUDA is enabled), non-recursively; HEADERS_ONLY: none in the library (the
+# room is its include tree, for code built apart: the CUDA module). The global property NC_ROOM_TARGETS
 # lists the rooms' object libraries; NC_ROOM_<name>_CLOSURE (global
 # property) the rooms a room may reach.
 
@@ -45,8 +50,8 @@ function(nc_room_link_headers tree r)
 endfunction()
 
 function(nc_room name)
-  cmake_parse_arguments(R "" "DIR;EXCLUDE" "DEPS;SOURCES;LIBS;DEFINES" ${ARGN})
-  foreach(d ${R_DEPS})
+  cmake_parse_arguments(R "HEADERS_ONLY" "DIR;EXCLUDE" "DEPS;CALLS;SOURCES;LIBS;DEFINES" ${ARGN})
+  foreach(d ${R_DEPS} ${R_CALLS})
     get_property(known GLOBAL PROPERTY NC_ROOM_${d}_DIR SET)
     if(NOT known)
       message(FATAL_ERROR "room ${name}: depends on ${d}, which is not declared before it")
@@ -61,7 +66,9 @@ function(nc_room name)
   foreach(r ${closure})
     nc_room_link_headers(${tree} ${r})
   endforeach()
-  if(R_SOURCES)
+  if(R_HEADERS_ONLY)
+    set(srcs "")
+  elseif(R_SOURCES)
     set(srcs ${R_SOURCES})
   else()
     file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${R_DIR}/*.c)
@@ -73,6 +80,9 @@ function(nc_room name)
   if(R_EXCLUDE)
     list(FILTER srcs EXCLUDE REGEX "${R_EXCLUDE}")
   endif()
+  set_property(GLOBAL PROPERTY NC_ROOM_${name}_LIBS ${R_LIBS})
+  nc_room_closure(linked ${name} ${R_CALLS})
+  set_property(GLOBAL PROPERTY NC_ROOM_${name}_LINKED ${linked})
   set(target neuroc_room_${name})
   if(srcs)
     add_library(${target} OBJECT ${srcs})
@@ -82,4 +92,38 @@ function(nc_room name)
     target_link_libraries(${target} PRIVATE ${R_LIBS})
     set_property(GLOBAL APPEND PROPERTY NC_ROOM_TARGETS ${target})
   endif()
+endfunction()
+
+# After the last nc_room: the link check of every room (see the top).
+# Skipped in sanitizer builds, whose objects need the sanitizer runtime
+# of the program that loads them.
+function(nc_room_link_checks)
+  if(NEUROC_SANITIZE OR NEUROC_FUZZ)
+    return()
+  endif()
+  get_property(targets GLOBAL PROPERTY NC_ROOM_TARGETS)
+  set(checked "")
+  foreach(t ${targets})
+    string(REGEX REPLACE "^neuroc_room_" "" name ${t})
+    list(APPEND checked ${name})
+    get_property(closure GLOBAL PROPERTY NC_ROOM_${name}_LINKED)
+    set(objects "")
+    set(libs "")
+    foreach(r ${closure})
+      if(TARGET neuroc_room_${r})
+        list(APPEND objects $<TARGET_OBJECTS:neuroc_room_${r}>)
+        get_property(rlibs GLOBAL PROPERTY NC_ROOM_${r}_LIBS)
+        list(APPEND libs ${rlibs})
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES libs)
+    add_library(neuroc_room_${name}_link SHARED ${objects})
+    target_link_libraries(neuroc_room_${name}_link PRIVATE ${libs} Threads::Threads ${MATH_LIB} ${CMAKE_DL_LIBS})
+    target_link_options(neuroc_room_${name}_link PRIVATE "LINKER:--no-undefined")
+    set_target_properties(neuroc_room_${name}_link PROPERTIES OUTPUT_NAME neuroc_room_${name}
+                          LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/rooms-link)
+  endforeach()
+  # the rooms checked, for tests/test_layering.sh
+  string(REPLACE ";" "\n" checked "${checked}")
+  file(WRITE ${CMAKE_BINARY_DIR}/rooms-link/rooms.txt "${checked}\n")
 endfunction()

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "../snn/base/json_read.h"
+#include "snn/base/json_read.h"
 
 static size_t walk(const nc_json_doc *d, const nc_json_value *v)
 {

@@ -1,5 +1,5 @@
 /* The counter-based random numbers of Poisson input encoding, shared by the
- * CPU backends (through nc_uniform_hash, snn/run/session.c) and the CUDA kernels
+ * CPU backends (through nc_uniform_hash, snn/run/backend.c) and the CUDA kernels
  * so every backend draws the same spikes. */
 #ifndef NC_KERNELS_HASH_H
 #define NC_KERNELS_HASH_H

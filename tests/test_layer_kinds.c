@@ -30,7 +30,25 @@ static void test_table_rows(void **state)
             assert_true(K->counts_synops && K->nir_node);
         if (K->nir_node)
             assert_true(K->nir);
+        if (K->neuron || K->leaky)
+            assert_true(K->membrane && K->same_shape);
+        if (K->current)
+            assert_true(K->leaky);
+        if (K->membrane)
+            assert_true(K->integrates && !K->stateless);
+        if (K->window || K->multi_input)
+            assert_false(K->window && K->multi_input);
     }
+    /* the new traits, kind by kind (what the backends' former lists said) */
+    assert_true(nc_snn_kind(NC_SNN_LI)->membrane && nc_snn_kind(NC_SNN_INTEGRATOR)->membrane &&
+                !nc_snn_kind(NC_SNN_INTEGRATOR)->leaky && !nc_snn_kind(NC_SNN_READOUT)->membrane);
+    assert_true(nc_snn_kind(NC_SNN_CUBALIF)->current && nc_snn_kind(NC_SNN_CUBALI)->current &&
+                !nc_snn_kind(NC_SNN_LIF)->current);
+    assert_true(nc_snn_kind(NC_SNN_POOL2D)->window && nc_snn_kind(NC_SNN_MAXPOOL2D)->window &&
+                nc_snn_kind(NC_SNN_SPIKEMAXPOOL2D)->window && !nc_snn_kind(NC_SNN_CONV2D)->window);
+    assert_true(nc_snn_kind(NC_SNN_ADD)->multi_input && nc_snn_kind(NC_SNN_CONCAT)->multi_input &&
+                !nc_snn_kind(NC_SNN_AFFINE)->multi_input);
+    assert_int_equal(NC_SNN_N_KINDS, NC_SNN_RESHAPE + 1);
     assert_string_equal(nc_snn_kind((nc_snn_layer_kind)NC_SNN_N_KINDS)->name, "unknown");
     assert_string_equal(nc_snn_kind_name((nc_snn_layer_kind)-1), "unknown");
     assert_false(nc_snn_kind((nc_snn_layer_kind)NC_SNN_N_KINDS)->stateless);
@@ -178,8 +196,13 @@ static void test_reference_agrees(void **state)
             assert_true(ops == ops1); /* once, not once per step */
         else if (K->counts_synops)
             assert_true(ops > ops1);
-        nc_tensor *tr = NULL;
+        nc_tensor *tr = NULL, *by_id = NULL;
         NC_ASSERT_OK(nc_session_trace(ss, L->name, 1, &tr));
+        NC_ASSERT_OK(nc_session_trace_at(ss, i, 1, &by_id)); /* the same layer by its id */
+        assert_int_equal(nc_tensor_numel(by_id), nc_tensor_numel(tr));
+        assert_memory_equal(nc_tensor_data(by_id), nc_tensor_data(tr), (size_t)nc_tensor_numel(tr) * sizeof(float));
+        nc_tensor_free(by_id);
+        assert_int_equal(nc_session_trace_at(ss, X_N, 1, &by_id), NC_ERR_INVALID_ARG);
         int64_t step = nc_tensor_numel(tr) / T;
         const float *v = nc_tensor_data(tr);
         int constant = 1;
@@ -194,6 +217,38 @@ static void test_reference_agrees(void **state)
     nc_session_free(ss);
     nc_session_free(one);
     nc_tensor_free(x);
+    nc_snn_free(s);
+}
+
+/* The one validation of a layer (nc_snn_layer_validate): every layer the
+ * builders make passes it and keeps its shape; a layer broken after it was
+ * built is refused, naming it. */
+static void test_validate(void **state)
+{
+    (void)state;
+    int ids[X_N];
+    nc_snn *s = every_kind(ids);
+    for (int i = 1; i < s->n_layers; i++) {
+        nc_snn_layer *L = &s->layers[i];
+        int ndim = L->ndim;
+        int64_t shape[NC_MAX_DIMS];
+        memcpy(shape, L->shape, sizeof shape);
+        NC_ASSERT_OK(nc_snn_layer_validate(s, i, s->n_layers));
+        assert_int_equal(L->ndim, ndim);
+        assert_memory_equal(L->shape, shape, sizeof shape);
+    }
+    nc_snn_layer *C = &s->layers[ids[X_C1]];
+    nc_tensor *bias = C->bias;
+    C->bias = NULL;
+    assert_int_equal(nc_snn_layer_validate(s, ids[X_C1], s->n_layers), NC_ERR_SHAPE);
+    assert_non_null(strstr(nc_last_error(), "Conv2d"));
+    C->bias = bias;
+    s->layers[ids[X_SMP]].inputs[0] = ids[X_SMP]; /* recurrent: only into a sum */
+    assert_int_equal(nc_snn_layer_validate(s, ids[X_SMP], s->n_layers), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "'smp'"));
+    s->layers[ids[X_SMP]].inputs[0] = ids[X_I1];
+    s->layers[ids[X_P1]].div_pad[0] = 1; /* divisors' padding without divisors */
+    assert_int_equal(nc_snn_layer_validate(s, ids[X_P1], s->n_layers), NC_ERR_MODEL);
     nc_snn_free(s);
 }
 
@@ -245,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_public_neuron_predicate),
         cmocka_unit_test(test_mark_static),
         cmocka_unit_test(test_reference_agrees),
+        cmocka_unit_test(test_validate),
         cmocka_unit_test(test_param_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

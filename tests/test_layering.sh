@@ -50,6 +50,7 @@ probe  ir        snn/base/alloc.h yes
 probe  ir        snn/run/backend.h no
 probe  run       snn/ir/snn_ir.h yes
 probe  run       snn/backends/weight_layout.h no
+probe  run       snn/session/eval.h no
 probe  run       convert/calibrate.h no
 probe  backends  snn/run/backend.h yes
 probe  backends  snn/backends/cpu_fast/fast_plan.h no
@@ -57,12 +58,17 @@ probe  cpu_ref   snn/backends/weight_layout.h yes
 probe  cpu_ref   snn/backends/cuda/cuda_glue.h no
 probe  cpu_fast  snn/backends/cpu_fast/fast_plan.h yes
 probe  cpu_fast  snn/backends/cpu_ref/none.h no
+probe  cpu_fast  snn/session/registry.h no
+probe  session   snn/backends/cpu_fast/fast_plan.h yes
+probe  session   snn/backends/cuda/cuda_kinds.h yes
+probe  session   convert/calibrate.h no
+probe  session   export/data/data_io.h no
 probe  data      snn/base/tensor.h yes
 probe  data      snn/ir/snn_ir.h no
 probe  nir       export/data/data_io.h yes
 probe  nir       convert/calibrate.h no
-probe  nir       snn/run/eval.h no
-probe  svg       snn/run/eval.h yes
+probe  nir       snn/session/eval.h no
+probe  svg       snn/session/eval.h yes
 probe  svg       export/nir/nir_internal.h no
 probe  ann       convert/ann/graph.h yes
 probe  ann       snn/ir/snn_ir.h no
@@ -74,6 +80,7 @@ probe  convert   convert/train/train.h yes
 probe  convert   sim/sim_internal.h no
 probe  convert   export/nir/nir_internal.h no
 probe  sim       snn/run/backend.h yes
+probe  sim       snn/session/registry.h no
 probe  sim       convert/calibrate.h no
 probe  sim       snn/backends/weight_layout.h no
 
@@ -81,9 +88,24 @@ probe  sim       snn/backends/weight_layout.h no
 out=$(printf '#include "snn/base/alloc.h"\n' | "$cc" -fsyntax-only -I"$src/include" -I"$src/cli" -x c - 2>&1) &&
     { echo "FAIL: cli can reach snn/base"; fail=1; }
 
-# no relative include reaches around the trees
+# the link check (cmake/rooms.cmake, nc_room_link_checks): every room with
+# sources was linked alone with --no-undefined, so none calls a room above
+# it (not in sanitizer builds, whose objects need the program's runtime)
+if ! grep -qE '^NEUROC_(SANITIZE|FUZZ):BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null; then
+    if [ ! -s "$bin/rooms-link/rooms.txt" ]; then
+        echo "FAIL: no link check ($bin/rooms-link/rooms.txt)"
+        fail=1
+    fi
+    while read -r r; do
+        [ -f "$bin/rooms-link/libneuroc_room_$r.so" ] ||
+            { echo "FAIL: room $r has no link check ($bin/rooms-link/libneuroc_room_$r.so)"; fail=1; }
+    done <"$bin/rooms-link/rooms.txt"
+    grep -qx session "$bin/rooms-link/rooms.txt" || { echo "FAIL: room session is not link-checked"; fail=1; }
+fi
+
+# no relative include reaches around the trees, the fuzz harnesses included
 rel=$(cd "$src" && grep -rnE '#[[:space:]]*include[[:space:]]*"[^"]*\.\./' \
-    --include='*.c' --include='*.h' --include='*.cu' include snn kernels convert export sim cli 2>/dev/null)
+    --include='*.c' --include='*.h' --include='*.cu' include snn kernels convert export sim cli fuzz 2>/dev/null)
 if [ -n "$rel" ]; then
     echo "FAIL: relative includes:"
     echo "$rel"

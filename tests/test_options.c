@@ -74,7 +74,13 @@ static void test_documented_values(void **state)
     assert_int_equal(bo.shard, NC_BATCHES_SHARD_BATCHES);
     assert_int_equal(bo.pad, 0);
     assert_int_equal(bo.shuffle, 0);
+    nc_portable_options po;
+    nc_portable_options_init(&po);
+    assert_int_equal(po.v0, NC_PORTABLE_V0_DROP);
+    assert_int_equal(po.timesteps, 0);
+    assert_true(po.threshold_scale == 1.0f); /* what 0 means */
     /* NULL is a no-op */
+    nc_portable_options_init(NULL);
     nc_batches_options_init(NULL);
     nc_session_options_init(NULL);
     nc_convert_options_init(NULL);

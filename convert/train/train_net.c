@@ -311,7 +311,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
             break;
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -438,7 +438,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
             break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break;
         }
     }

@@ -107,7 +107,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i
     }
     if (shape->ndim != 1 || shape->numel < 1 || shape->numel > NC_MAX_DIMS || inputs->ndim != 1 ||
         inputs->numel > 1000000 || (kind != NC_SNN_INPUT && inputs->numel < 1) ||
-        (kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && inputs->numel > 1)) {
+        (!nc_snn_kind(kind)->multi_input && inputs->numel > 1)) {
         st = nc_errorf(NC_ERR_MODEL, "bad 'shape' or 'inputs'");
         goto done;
     }
@@ -125,7 +125,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i
             st = nc_errorf(NC_ERR_MODEL, "NIR node '%s' does not hold a %s layer", node, kname);
         if (st != NC_OK)
             goto done;
-    } else if (!node[0] && kind != NC_SNN_ADD && kind != NC_SNN_CONCAT && kind != NC_SNN_READOUT) {
+    } else if (!node[0] && nc_snn_kind(kind)->nir_node) {
         st = nc_errorf(NC_ERR_MODEL, "a %s layer needs a NIR node", kname);
         goto done;
     }

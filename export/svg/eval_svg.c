@@ -12,7 +12,7 @@
 
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
-#include "snn/run/eval.h"
+#include "snn/session/eval.h"
 
 typedef struct sbuf {
     char *p;

@@ -24,12 +24,12 @@
  *     }
  *     nc_batches_free(it);
  */
+/* The umbrella header first: it includes every public header in the order
+ * their types need, this one among them, so this header stands alone. */
+#include "neuroc/neuroc.h"
+
 #ifndef NEUROC_BATCHES_H
 #define NEUROC_BATCHES_H
-
-#ifndef NEUROC_NEUROC_H
-#include "neuroc/neuroc.h"
-#endif
 
 #ifdef __cplusplus
 extern "C" {

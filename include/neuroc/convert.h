@@ -3,12 +3,12 @@
  * evaluation of spiking networks with accuracy at every timestep.
  * Included by <neuroc/neuroc.h>; the conventions of DESIGN §5 hold.
  */
+/* The umbrella header first: it includes every public header in the order
+ * their types need, this one among them, so this header stands alone. */
+#include "neuroc/neuroc.h"
+
 #ifndef NEUROC_CONVERT_H
 #define NEUROC_CONVERT_H
-
-#ifndef NEUROC_NEUROC_H
-#include "neuroc/neuroc.h"
-#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,12 +8,12 @@
  * They are inline wrappers: source compatible, not binary compatible (a
  * program linked against 0.1's library must be rebuilt).
  */
+/* The umbrella header first: it includes every public header in the order
+ * their types need, this one among them, so this header stands alone. */
+#include "neuroc/neuroc.h"
+
 #ifndef NEUROC_DEPRECATED_H
 #define NEUROC_DEPRECATED_H
-
-#ifndef NEUROC_NEUROC_H
-#include "neuroc/neuroc.h"
-#endif
 
 #ifndef NC_NO_DEPRECATED
 

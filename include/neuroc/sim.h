@@ -9,12 +9,12 @@
  * data, count) → accessors and JSON reports. Every estimate carries its
  * source and evidence grade; none is a measurement on a chip.
  */
+/* The umbrella header first: it includes every public header in the order
+ * their types need, this one among them, so this header stands alone. */
+#include "neuroc/neuroc.h"
+
 #ifndef NEUROC_SIM_H
 #define NEUROC_SIM_H
-
-#ifndef NEUROC_NEUROC_H
-#include "neuroc/neuroc.h"
-#endif
 
 #ifdef __cplusplus
 extern "C" {

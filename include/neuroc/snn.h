@@ -9,12 +9,12 @@
  * spike value (θ by default, so residual Adds need no rescaling). A readout
  * layer is non-spiking: it sums its input current over time.
  */
+/* The umbrella header first: it includes every public header in the order
+ * their types need, this one among them, so this header stands alone. */
+#include "neuroc/neuroc.h"
+
 #ifndef NEUROC_SNN_H
 #define NEUROC_SNN_H
-
-#ifndef NEUROC_NEUROC_H
-#include "neuroc/neuroc.h"
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,8 +48,9 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_THRESHOLD,  /* 1 where x > θ (≥ without spike_gt), else 0; no state */
     NC_SNN_SCALE,      /* x times a factor per neuron (1, C or full size) */
     NC_SNN_DELAY,      /* y(t) = x(t − d), d whole steps (zero before) */
-    NC_SNN_RESHAPE     /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
+    NC_SNN_RESHAPE,    /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
                           one of several Input nodes: its part of the network's input) */
+    NC_SNN_KIND_COUNT  /* the number of kinds, not a kind: new kinds go above it */
 } nc_snn_layer_kind;
 
 /* What a neuron's membrane does after a spike: the one reset enum of IF
@@ -295,7 +296,8 @@ typedef enum nc_portable_v0 {
      * (peers that ignore v_reset, norse 1.1's importer, fire it again) */
     NC_PORTABLE_V0_PULSE = 2
 } nc_portable_v0;
-/* Defaults (all zero): NC_PORTABLE_V0_DROP. */
+/* Defaults (nc_portable_options_init; all zero means the same):
+ * NC_PORTABLE_V0_DROP, threshold_scale 1. */
 typedef struct nc_portable_options {
     nc_portable_v0 v0;
     int timesteps; /* the T of NC_PORTABLE_V0_SPREAD (>= 1) */
@@ -305,6 +307,7 @@ typedef struct nc_portable_options {
      * for part of it */
     float threshold_scale;
 } nc_portable_options;
+NC_API void nc_portable_options_init(nc_portable_options *o);
 /* The portable form of s (DESIGN §4; docs/nir.md): a network that plain
  * NIR describes completely, so that a tool following NIR's own definitions
  * (an IF spikes when v > v_threshold, resets to v_reset, starts from 0)
@@ -434,8 +437,11 @@ typedef enum nc_trace_kind {
     NC_TRACE_SPIKES = 0,   /* 0/1 per neuron and step */
     NC_TRACE_MEMBRANE = 1  /* the membrane potential after the step's update */
 } nc_trace_kind;
-/* Recorded trace of a layer (named in nc_session_options.record) from the
- * last run, shape (T, N, *layer_shape). The caller owns *out. */
+/* Recorded trace of layer `id` (named in nc_session_options.record) from
+ * the last run, shape (T, N, *layer_shape). The caller owns *out. A layer
+ * is an int id in every call that takes one (nc_snn_layer_at,
+ * nc_session_spike_count, ...); nc_session_trace is the same by name. */
+NC_API nc_status nc_session_trace_at(const nc_session *ss, int id, nc_trace_kind kind, nc_tensor **out);
 NC_API nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kind kind,
                                   nc_tensor **out);
 

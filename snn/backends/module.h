@@ -22,7 +22,7 @@
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 5u
+#define NC_BACKEND_ABI 6u /* 6: nc_backend.kinds */
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -86,13 +86,5 @@ NC_API const nc_backend_module *nc_backend_module_init(const nc_host_api *host, 
  * NC_ERR_BACKEND_UNAVAILABLE saying why (the folders tried, or dlopen's
  * message). The module stays loaded for the life of the process. */
 nc_status nc_backend_module_load(const char *file, const nc_backend_module **out);
-
-/* Whether backend `name` can run on this machine (registry.c): NC_OK with
- * the number of devices in *devices (1 for a CPU backend), else
- * NC_ERR_BACKEND_UNAVAILABLE / NC_ERR_DEVICE with the bare reason. A module
- * backend is asked through its probe module when it has one (a small
- * module that loads none of the backend's heavy libraries), else its
- * module's probe. Not cached: each call probes. */
-nc_status nc_backend_probe(const char *name, int *devices);
 
 #endif

@@ -7,42 +7,39 @@
 #include "snn/base/alloc.h"
 #include "snn_ir.h"
 
-/* Columns: neuron, spiking, integrates, stateless, synaptic, counts_synops,
- * view, nir, nir_node. A Readout is stateless here: its value at a step is
- * its input's (the reference copies it); the sum over time is the run's
- * output, not the layer's state. A SpikeMaxPool2d spikes but is no neuron:
- * its state is spike counts, not a membrane. */
-static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {
-    [NC_SNN_INPUT] = {"Input", 0, 0, 0, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_AFFINE] = {"Affine", 0, 0, 0, 1, 1, 1, 0, 1, 1},
-    [NC_SNN_CONV2D] = {"Conv2d", 0, 0, 0, 1, 1, 1, 0, 1, 1},
-    [NC_SNN_POOL2D] = {"Pool2d", 0, 0, 0, 1, 0, 1, 0, 1, 1},
-    [NC_SNN_FLATTEN] = {"Flatten", 0, 0, 0, 1, 0, 0, 1, 1, 1},
-    [NC_SNN_ADD] = {"Add", 0, 0, 0, 1, 0, 0, 0, 1, 0},
-    [NC_SNN_CONCAT] = {"Concat", 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    [NC_SNN_IF] = {"IF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_LIF] = {"LIF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_CUBALIF] = {"CubaLIF", 1, 1, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_READOUT] = {"Readout", 0, 0, 1, 1, 0, 0, 1, 1, 0},
-    [NC_SNN_MAXPOOL2D] = {"MaxPool2d", 0, 0, 0, 1, 0, 0, 0, 0, 0},
-    /* spikes out, counts carried from step to step (kernel, stride, padding) */
-    [NC_SNN_SPIKEMAXPOOL2D] = {"SpikeMaxPool2d", 0, 1, 0, 0, 0, 0, 0, 0, 0},
-    /* an IF whose spikes may be negative: NIR has no such neuron */
-    [NC_SNN_SIGNED_IF] = {"SignedIF", 1, 1, 1, 0, 0, 0, 0, 0, 0},
-    /* NIR's other node types (nir_read.c). LI, CubaLI and Integrator carry a
-     * membrane but do not spike: not `neuron` (reports count spiking
-     * neurons), `integrates`. Written as NIR nodes of their own; a Reshape
-     * is an extension node (NIR's Flatten only merges dimensions). */
-    [NC_SNN_LI] = {"LI", 0, 0, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_CUBALI] = {"CubaLI", 0, 0, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_INTEGRATOR] = {"Integrator", 0, 0, 1, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_THRESHOLD] = {"Threshold", 0, 0, 0, 1, 0, 0, 0, 1, 1},
-    [NC_SNN_SCALE] = {"Scale", 0, 0, 0, 1, 0, 0, 0, 1, 1},
-    [NC_SNN_DELAY] = {"Delay", 0, 0, 0, 0, 0, 0, 0, 1, 1},
-    [NC_SNN_RESHAPE] = {"Reshape", 0, 0, 0, 1, 0, 0, 1, 0, 0},
-};
+#define NC_K_ROW(id, nm, t)                                                                              \
+    [id] = {.name = nm,                                                                                  \
+            .neuron = !!((t)&NC_K_NEURON),                                                               \
+            .spiking = !!((t)&NC_K_SPIKING),                                                             \
+            .integrates = !!((t)&NC_K_INTEGRATES),                                                       \
+            .stateless = !!((t)&NC_K_STATELESS),                                                         \
+            .synaptic = !!((t)&NC_K_SYNAPTIC),                                                           \
+            .counts_synops = !!((t)&NC_K_SYNOPS),                                                        \
+            .view = !!((t)&NC_K_VIEW),                                                                   \
+            .nir = !!((t)&NC_K_NIR),                                                                     \
+            .nir_node = !!((t)&NC_K_NIR_NODE),                                                           \
+            .membrane = !!((t)&NC_K_MEMBRANE),                                                           \
+            .leaky = !!((t)&NC_K_LEAKY),                                                                 \
+            .current = !!((t)&NC_K_CURRENT),                                                             \
+            .window = !!((t)&NC_K_WINDOW),                                                               \
+            .multi_input = !!((t)&NC_K_MULTI_INPUT),                                                     \
+            .same_shape = !!((t)&NC_K_SAME_SHAPE)},
 
-static const nc_snn_kind_traits g_unknown = {"unknown", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+static const nc_snn_kind_traits g_kinds[NC_SNN_N_KINDS] = {NC_SNN_KIND_LIST(NC_K_ROW)};
+
+/* The list and the public enum agree: one row per enumerator, in order (a
+ * row's position is its enumerator's value), so a kind added to one and
+ * not the other, or out of order, does not build. */
+#define NC_K_ONE(id, nm, t) +1
+_Static_assert(0 NC_SNN_KIND_LIST(NC_K_ONE) == NC_SNN_KIND_COUNT,
+               "NC_SNN_KIND_LIST (snn/ir/layer_kinds.h) needs one row per nc_snn_layer_kind");
+_Static_assert(NC_SNN_KIND_COUNT < 64, "NC_KIND_BIT sets of kinds hold 63 kinds");
+#define NC_K_POS(id, nm, t) NC_K_POS_##id,
+enum { NC_SNN_KIND_LIST(NC_K_POS) };
+#define NC_K_IN_ORDER(id, nm, t) _Static_assert((int)NC_K_POS_##id == (int)id, #id " is out of order in NC_SNN_KIND_LIST");
+NC_SNN_KIND_LIST(NC_K_IN_ORDER)
+
+static const nc_snn_kind_traits g_unknown = {.name = "unknown"};
 
 const nc_snn_kind_traits *nc_snn_kind(nc_snn_layer_kind k)
 {

@@ -207,9 +207,13 @@ static nc_tensor *copy_or_fail(const nc_tensor *t, int *failed)
     return c;
 }
 
-/* Finishes a builder call: on failure removes the half-built layer. */
+/* Finishes a builder call: the layer built passes the one validation of a
+ * layer (snn_validate.c; the builder's own checks above it name the
+ * argument at fault), and on failure is removed. */
 static nc_status finish(nc_snn *s, nc_status st, int *id)
 {
+    if (st == NC_OK)
+        st = nc_snn_layer_validate(s, s->n_layers - 1, s->n_layers);
     if (st != NC_OK) {
         nc_snn_pop(s);
         return st;
@@ -384,7 +388,7 @@ nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *nam
 /* Sum (scale × window sum) and max pooling share their geometry checks. */
 static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const int64_t kernel[2],
                             const int64_t stride[2], const int64_t padding[2], const int64_t pad_end[2],
-                            float scale, const char *name, int *id)
+                            const int64_t div_pad[2], float scale, const char *name, int *id)
 {
     const char *what = nc_snn_kind_name(kind);
     nc_status st = check_from(s, from, what);
@@ -423,25 +427,29 @@ static nc_status add_window(nc_snn *s, nc_snn_layer_kind kind, int from, const i
     memcpy(L->stride, st2, sizeof L->stride);
     memcpy(L->padding, pd, sizeof L->padding);
     L->scale = scale;
+    if (div_pad) { /* per-window divisors (nc_snn_add_pool2d_div) */
+        L->div_taps = 1;
+        memcpy(L->div_pad, div_pad, sizeof L->div_pad);
+    }
     return finish(s, NC_OK, id);
 }
 
 nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                             const int64_t padding[2], float scale, const char *name, int *id)
 {
-    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, NULL, scale, name, id);
+    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, NULL, NULL, scale, name, id);
 }
 
 nc_status nc_snn_add_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                const int64_t padding[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, NULL, 1.0f, name, id);
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, NULL, NULL, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                     const int64_t padding[2], const int64_t pad_end[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
+    return add_window(s, NC_SNN_MAXPOOL2D, from, kernel, stride, padding, pad_end, NULL, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
@@ -453,17 +461,8 @@ nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], co
         (!padding && (div_pad[0] || div_pad[1])))
         return nc_errorf(NC_ERR_INVALID_ARG, "Pool2d '%s': the counted padding must be in [0, padding]",
                          name ? name : "");
-    int lid = -1;
-    nc_status st = add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, pad_end,
-                              (float)(1.0 / (double)(kernel[0] * kernel[1])), name, &lid);
-    if (st != NC_OK)
-        return st;
-    s->layers[lid].div_taps = 1;
-    s->layers[lid].div_pad[0] = div_pad[0];
-    s->layers[lid].div_pad[1] = div_pad[1];
-    if (id)
-        *id = lid;
-    return NC_OK;
+    return add_window(s, NC_SNN_POOL2D, from, kernel, stride, padding, pad_end, div_pad,
+                      (float)(1.0 / (double)(kernel[0] * kernel[1])), name, id);
 }
 
 int nc_snn_layer_nir_expressible(const nc_snn_layer *L)
@@ -483,14 +482,14 @@ void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])
 nc_status nc_snn_add_spike_maxpool2d(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                      const int64_t padding[2], const char *name, int *id)
 {
-    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, NULL, 1.0f, name, id);
+    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, NULL, NULL, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_spike_maxpool2d_ceil(nc_snn *s, int from, const int64_t kernel[2], const int64_t stride[2],
                                           const int64_t padding[2], const int64_t pad_end[2], const char *name,
                                           int *id)
 {
-    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, pad_end, 1.0f, name, id);
+    return add_window(s, NC_SNN_SPIKEMAXPOOL2D, from, kernel, stride, padding, pad_end, NULL, 1.0f, name, id);
 }
 
 nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)

@@ -89,6 +89,15 @@ nc_snn_layer *nc_snn_append_unique(nc_snn *s, nc_snn_layer_kind kind, const char
 /* Removes the last layer (used to undo a failed builder call). */
 void nc_snn_pop(nc_snn *s);
 
+/* Checks layer id of s (its inputs among the `total` layers s will hold,
+ * recurrent ones only into an Add; its fields by its kind's rules) and sets
+ * its shape from its first forward input, as the public builders make it:
+ * the one check of a layer, which the builders (snn.c) and the NIR readers
+ * (export/nir) both run. A Pool2d's or max pool's shape may keep the one
+ * partial window of ceil mode it holds; a Reshape keeps its shape. The
+ * error names the layer. */
+nc_status nc_snn_layer_validate(nc_snn *s, int id, int total);
+
 /* 1 if NIR can express layer L: its kind's `nir` trait (layer_kinds.h),
  * except a Pool2d with per-window divisors (div_taps; NIR's SumPool2d has
  * one scale). The NIR writer stores a layer it cannot express as a neuroc.<kind>

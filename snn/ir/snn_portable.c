@@ -150,6 +150,15 @@ static nc_status spec_if(nc_snn_layer *C, float scale)
     return C->v_init ? NC_OK : nc_errorf(NC_ERR_NOMEM, "out of memory");
 }
 
+void nc_portable_options_init(nc_portable_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->v0 = NC_PORTABLE_V0_DROP;
+    o->threshold_scale = 1.0f;
+}
+
 nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, nc_snn **out, int *n_pulses)
 {
     if (!out)

@@ -31,6 +31,12 @@ typedef struct nc_run_request {
 
 typedef struct nc_backend {
     const char *name;
+    /* The layer kinds it runs, NC_KIND_BIT(kind) each: the backend's one
+     * statement of what it supports (docs/layer-kinds.md is generated from
+     * it, tests/layer_kinds_doc.c). supports_layer refuses every other kind,
+     * and layers of these kinds it cannot run (parameters, size, recurrent
+     * edges), saying why. */
+    uint64_t kinds;
     /* 1 if layer `id` can run here; else 0 with the reason in why. */
     int (*supports_layer)(const nc_snn *s, int id, char *why, size_t why_len);
     nc_status (*plan_create)(const nc_snn *s, int batch, void **plan);
@@ -49,19 +55,18 @@ typedef struct nc_backend {
     int profiles; /* 1: run() fills nc_run_request.layer_seconds */
 } nc_backend;
 
-/* The backend called `name` (snn/backends/registry.c), loading its module
- * on first use: NC_OK with *out set, else NC_ERR_BACKEND_UNAVAILABLE (an
- * unknown name, or a backend not built or whose module cannot be loaded,
- * with the reason). Whether a device is present is check()'s to say. */
-nc_status nc_backend_find(const char *name, const nc_backend **out);
-/* "cpu, cpu-fast, cuda" for messages. */
-const char *nc_backend_names(void);
-
 extern const nc_backend nc_backend_cpu_ref;
 extern const nc_backend nc_backend_cpu_fast;
 /* In the CUDA module only (snn/backends/cuda/backend_cuda.c): the core
- * reaches it through the registry, never by this name. */
+ * reaches it through the registry (snn/session/registry.h), never by this
+ * name. */
 extern const nc_backend nc_backend_cuda;
+
+/* 1 if backend b runs layers of kind k (its kinds table). */
+static inline int nc_backend_runs_kind(const nc_backend *b, nc_snn_layer_kind k)
+{
+    return (int)k >= 0 && (int)k < NC_SNN_N_KINDS && (b->kinds & NC_KIND_BIT(k)) != 0;
+}
 
 /* Deterministic uniform in [0,1) from (seed, step, index): Poisson coding
  * gives the same spikes on every backend and thread count. */

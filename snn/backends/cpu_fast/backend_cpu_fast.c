@@ -78,6 +78,10 @@
 static int fast_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
+    if (!nc_backend_runs_kind(&nc_backend_cpu_fast, L->kind)) {
+        snprintf(why, len, "not a layer kind of the IR");
+        return 0;
+    }
     for (int k = 0; k < L->n_inputs; k++)
         if (L->inputs[k] >= id) {
             snprintf(why, len, "it reads layer %d's previous step (a recurrent edge); cpu-fast runs "
@@ -356,13 +360,13 @@ static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
         if (t)
             F->theta = t;
     }
-    if (L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF) {
+    if (nc_snn_kind(L->kind)->leaky) {
         F->dt_tau = nc_snn_leak_coefs(L, L->tau, cl, &fail);
         F->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, cl, &fail);
         if (!F->r)
             F->r = nc_snn_param_expand(L->r, L, 1.0f, cl, &fail);
     }
-    if (L->kind == NC_SNN_CUBALIF) {
+    if (nc_snn_kind(L->kind)->current) {
         F->dt_tau_syn = nc_snn_leak_coefs(L, L->tau_syn, cl, &fail);
         F->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, cl, &fail);
     }
@@ -564,10 +568,9 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W, int team)
                 CARVE_SLOTS(cnt, i, F->size, uint32_t);
                 CARVE_SLOTS(nz, i, F->BC * F->wpc, uint64_t);
             }
-            int membrane = L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI || L->kind == NC_SNN_INTEGRATOR;
-            if (F->neuron || membrane)
+            if (nc_snn_kind(L->kind)->membrane)
                 CARVE(W->v[i], F->size, float);
-            if (L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI)
+            if (nc_snn_kind(L->kind)->current)
                 CARVE(W->isyn[i], F->size, float);
             if (L->kind == NC_SNN_DELAY)
                 CARVE(W->ring[i], (L->kernel[0] + 1) * F->size, float);
@@ -856,6 +859,7 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_fast = {
     .name = "cpu-fast",
+    .kinds = NC_ALL_KINDS, /* every kind of the IR, feed-forward (fast_supports) */
     .supports_layer = fast_supports,
     .plan_create = fast_plan_create,
     .run = fast_run,

@@ -28,11 +28,11 @@ int nc_fast_plan_nir(const nc_snn_layer *L, fast_layer *F)
         F->v0 = nc_snn_v_inits(L, 0, &fail);
         F->vreset = nc_snn_param_expand(NULL, L, 0.0f, 0, &fail);
         F->r = nc_snn_param_expand(L->r, L, 1.0f, 0, &fail);
-        if (L->kind != NC_SNN_INTEGRATOR) {
+        if (nc_snn_kind(L->kind)->leaky) {
             F->dt_tau = nc_snn_leak_coefs(L, L->tau, 0, &fail);
             F->vleak = nc_snn_param_expand(L->v_leak, L, 0.0f, 0, &fail);
         }
-        if (L->kind == NC_SNN_CUBALI) {
+        if (nc_snn_kind(L->kind)->current) {
             F->dt_tau_syn = nc_snn_leak_coefs(L, L->tau_syn, 0, &fail);
             F->w_in = nc_snn_param_expand(L->w_in, L, 1.0f, 0, &fail);
         }
@@ -52,10 +52,10 @@ void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, in
     switch (L->kind) {
     case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: {
         float *v = W->v[i];
-        int leaky = L->kind != NC_SNN_INTEGRATOR;
+        int leaky = nc_snn_kind(L->kind)->leaky, syn = nc_snn_kind(L->kind)->current;
         for (int64_t k = 0; k < n; k++) {
             float cur = x[k];
-            if (L->kind == NC_SNN_CUBALI)
+            if (syn)
                 cur = nc_nir_syn_step(&W->isyn[i][k], cur, F->dt_tau_syn[k], F->w_in[k]);
             nc_nir_neuron_step(&v[k], cur, leaky, leaky ? F->dt_tau[k] : 0.0f, F->r[k], leaky ? F->vleak[k] : 0.0f,
                                F->theta[k], F->vreset[k], L->spike_gt, L->reset == NC_RESET_ZERO, 0);

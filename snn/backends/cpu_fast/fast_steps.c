@@ -408,6 +408,7 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
     float *v = W->v[i], *isyn = W->isyn[i];
     uint64_t *bits = W->bits[i];
     int rz = L->reset == NC_RESET_ZERO;
+    int leaky = nc_snn_kind(L->kind)->leaky, syn = nc_snn_kind(L->kind)->current;
     int64_t count = 0;
     memset(bits, 0, (size_t)(F->BC * F->wpc) * sizeof *bits);
     for (int64_t c = 0; c < F->C; c++)
@@ -416,14 +417,13 @@ static int64_t run_lif(const nc_snn_layer *L, const fast_layer *F, const fast_ws
             float x = cur[k];
             int sp;
             if (F->nir) { /* NIR semantics: the reference's kernels/nir_neuron.h step */
-                int leaky = L->kind != NC_SNN_IF;
-                if (L->kind == NC_SNN_CUBALIF)
+                if (syn)
                     x = nc_nir_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
                 sp = nc_nir_neuron_step(&v[k], x, leaky, leaky ? F->dt_tau[k] : 0.0f, F->r[k],
                                         leaky ? F->vleak[k] : 0.0f, F->theta[k], F->vreset[k], L->spike_gt, rz,
                                         L->pretest_sub);
             } else {
-                if (L->kind == NC_SNN_CUBALIF)
+                if (syn)
                     x = nc_cuba_syn_step(&isyn[k], x, F->dt_tau_syn[k], F->w_in[k]);
                 sp = nc_lif_step(&v[k], x, F->dt_tau[k], F->vleak[k], F->r[k], F->theta[k], rz);
             }

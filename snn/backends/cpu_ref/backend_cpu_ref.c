@@ -4,6 +4,7 @@
  * holds the previous step's value when it is read, because layers run in id
  * order and buffers persist across steps (zero before the first). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "snn/base/alloc.h"
@@ -42,8 +43,10 @@ typedef struct ref_plan {
 
 static int ref_supports(const nc_snn *s, int id, char *why, size_t len)
 {
-    (void)s, (void)id, (void)why, (void)len;
-    return 1; /* the reference runs every layer kind of the IR */
+    if (nc_backend_runs_kind(&nc_backend_cpu_ref, s->layers[id].kind))
+        return 1;
+    snprintf(why, len, "not a layer kind of the IR");
+    return 0;
 }
 
 static void ref_plan_free(void *p)
@@ -108,11 +111,8 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             P->scratch = nc_malloc((size_t)n * sizeof(float));
             fail |= !P->scratch;
         }
-        int membrane = nc_snn_kind_is_neuron(L->kind) || L->kind == NC_SNN_LI || L->kind == NC_SNN_CUBALI ||
-                       L->kind == NC_SNN_INTEGRATOR;
-        int leaky = L->kind == NC_SNN_LIF || L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_LI ||
-                    L->kind == NC_SNN_CUBALI;
-        int syn = L->kind == NC_SNN_CUBALIF || L->kind == NC_SNN_CUBALI;
+        const nc_snn_kind_traits *K = nc_snn_kind(L->kind);
+        int membrane = K->membrane, leaky = K->leaky, syn = K->current;
         R->nir = nc_snn_layer_nir_semantics(L) || (membrane && !nc_snn_kind_is_neuron(L->kind));
         if (membrane) {
             R->v = nc_calloc((size_t)n, sizeof(float));
@@ -475,6 +475,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
                 goto timed; /* a neuron records its own traces */
+            case NC_SNN_KIND_COUNT: /* not a kind: refused by the validation of every layer */
+                break;
             }
             if (q->synops)
                 q->synops[i] += ops;
@@ -498,6 +500,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_ref = {
     .name = "cpu",
+    .kinds = NC_ALL_KINDS, /* the reference runs every layer kind of the IR */
     .supports_layer = ref_supports,
     .plan_create = ref_plan_create,
     .run = ref_run,

@@ -53,6 +53,7 @@
 #include "snn/base/alloc.h"
 #include "snn/run/backend.h"
 #include "snn/base/error.h"
+#include "cuda_kinds.h"
 #include "cuda_glue.h"
 #include "kernels/event_index.h"
 #include "snn/backends/weight_layout.h"
@@ -160,12 +161,7 @@ static cudaError_t launched(const cu_plan *P, cudaError_t e)
 static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
 {
     const nc_snn_layer *L = &s->layers[id];
-    switch (L->kind) { /* what run_chunk computes; any other kind is refused, not skipped */
-    case NC_SNN_INPUT: case NC_SNN_AFFINE: case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
-    case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_IF: case NC_SNN_SIGNED_IF:
-    case NC_SNN_SPIKEMAXPOOL2D: case NC_SNN_READOUT:
-        break;
-    default:
+    if (!nc_backend_runs_kind(&nc_backend_cuda, L->kind)) { /* refused, not skipped */
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
         return 0;
@@ -930,6 +926,7 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cuda = {
     .name = "cuda",
+    .kinds = NC_CUDA_KINDS,
     .supports_layer = cu_supports,
     .plan_create = cu_plan_create,
     .run = cu_run,
@@ -939,5 +936,5 @@ const nc_backend nc_backend_cuda = {
 };
 
 #else
-typedef int nc_backend_cuda_not_built; /* built only into the CUDA module (snn/backends/registry.c) */
+typedef int nc_backend_cuda_not_built; /* built only into the CUDA module (snn/session/registry.c) */
 #endif

@@ -150,8 +150,7 @@ static nc_status init_layers(const nc_snn *s, nc_encoding enc, nc_eval_result *r
 
 /* ---------------------------------------------------------------- scoring */
 
-/* Index of the largest of n values; ties go to the lowest index. */
-static int64_t argmax(const float *v, int64_t n)
+int64_t nc_eval_argmax(const float *v, int64_t n)
 {
     int64_t best = 0;
     for (int64_t j = 1; j < n; j++)
@@ -172,7 +171,7 @@ static void score_steps(const float *y, int T, int64_t n, int64_t classes, const
             const float *yt = y + ((int64_t)t * n + i) * classes;
             for (int64_t c = 0; c < classes; c++)
                 acc[c] += yt[c];
-            correct[t] += argmax(acc, classes) == labels[i];
+            correct[t] += nc_eval_argmax(acc, classes) == labels[i];
         }
     }
 }
@@ -277,79 +276,6 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
     nc_batches_free(it);
     nc_free(acc);
     nc_session_free(ss);
-    return st;
-}
-
-/* ---------------------------------------------------------------- ANN */
-
-static nc_status run_ann(const nc_model *m, const nc_tensor *x, const nc_tensor *labels,
-                         const nc_eval_options *o, int64_t per, nc_eval_result *r)
-{
-    nc_value_info in;
-    nc_status st;
-    if (nc_model_num_inputs(m) != 1)
-        return nc_errorf(NC_ERR_UNSUPPORTED, "the ANN has %zu inputs; evaluation feeds one",
-                         nc_model_num_inputs(m));
-    if ((st = nc_model_input(m, 0, &in)) != NC_OK)
-        return st;
-    if (in.dtype != NC_DTYPE_F32 || in.ndim < 1)
-        return nc_errorf(NC_ERR_UNSUPPORTED, "the ANN's input '%s' is not a float32 batch", in.name);
-    /* Per-sample shape: the model's, or the data's where the model leaves it open. */
-    int ndim = in.ndim - 1, open = 0;
-    int64_t shape[NC_MAX_DIMS], ann_per = 1;
-    for (int d = 0; d < ndim; d++) {
-        shape[d] = in.shape[d + 1];
-        open |= shape[d] < 0;
-        ann_per *= shape[d] < 0 ? 1 : shape[d];
-    }
-    if (open) {
-        if (x->ndim != in.ndim)
-            return nc_errorf(NC_ERR_SHAPE, "the data's rank %d does not fit the ANN's input '%s' of "
-                             "rank %d", x->ndim, in.name, in.ndim);
-        memcpy(shape, x->shape + 1, (size_t)ndim * sizeof *shape);
-        ann_per = per;
-    }
-    if (ann_per != per)
-        return nc_errorf(NC_ERR_SHAPE, "the ANN's input '%s' takes %lld values per sample, the data "
-                         "has %lld", in.name, (long long)ann_per, (long long)per);
-    /* A model with a fixed batch size gets full batches, the last padded. */
-    int64_t fixed = in.shape[0] > 0 ? in.shape[0] : 0, chunk = fixed ? fixed : r->batch;
-    int64_t macs = 0;
-    for (int i = 0; i < nc_model_num_layers(m); i++) {
-        nc_layer_info li;
-        if (nc_model_layer(m, i, &li) == NC_OK)
-            macs += li.macs;
-    }
-    r->ann_macs = fixed > 1 ? macs / fixed : macs;
-    r->ann_correct = 0;
-    nc_batches_options bo = {.batch = chunk, .pad = fixed > 0, .dist = o->dist, .progress = o->progress,
-                             .what = "ANN evaluation", .progress_user = o->progress_user};
-    nc_batches *it = NULL;
-    nc_batch b;
-    st = nc_batches_create(x, labels, &bo, &it);
-    while (st == NC_OK && nc_batches_next(it, &b)) {
-        nc_tensor *bx = NULL, *y = NULL;
-        if ((st = nc_batches_tensor(it, &b, ndim, shape, &bx)) != NC_OK)
-            break;
-        const nc_tensor *inputs[1] = {bx};
-        st = nc_model_run(m, inputs, 1, &y, 1);
-        nc_tensor_free(bx);
-        if (st != NC_OK)
-            break;
-        int64_t fed = b.padded;
-        if (y->dtype != NC_DTYPE_F32 || y->ndim < 1 || y->shape[0] != fed || y->numel % fed) {
-            char ys[160];
-            nc_shape_str(y->ndim, y->shape, ys, sizeof ys);
-            nc_tensor_free(y);
-            st = nc_errorf(NC_ERR_SHAPE, "the ANN's output 0 (%s) is not one row of class scores per sample", ys);
-            break;
-        }
-        int64_t classes = y->numel / fed;
-        for (int64_t i = 0; i < b.count; i++)
-            r->ann_correct += argmax(nc_f32(y) + i * classes, classes) == b.labels[i];
-        nc_tensor_free(y);
-    }
-    nc_batches_free(it);
     return st;
 }
 
@@ -501,7 +427,7 @@ static nc_status check_args(const nc_snn *s, const nc_tensor *x, const nc_tensor
 
 /* With a process group: every rank must evaluate the same network on the
  * same data with the same options, or the sums mean nothing. */
-static nc_status check_ranks(const nc_snn *s, const nc_model *ann, const nc_tensor *x, const nc_tensor *labels,
+static nc_status check_ranks(const nc_snn *s, const void *ann, const nc_tensor *x, const nc_tensor *labels,
                              const nc_eval_options *o)
 {
     if (nc_dist_size(o->dist) <= 1)
@@ -514,8 +440,8 @@ static nc_status check_ranks(const nc_snn *s, const nc_model *ann, const nc_tens
     return nc_dist_check_same(o->dist, h, what, 3);
 }
 
-nc_status nc_snn_evaluate(const nc_snn *s, const nc_model *ann, const nc_tensor *x,
-                          const nc_tensor *labels, const nc_eval_options *opt, nc_eval_result **out)
+nc_status nc_eval_run(const nc_snn *s, const void *ann, nc_eval_ann_fn run_ann, const nc_tensor *x,
+                      const nc_tensor *labels, const nc_eval_options *opt, nc_eval_result **out)
 {
     if (!out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_evaluate: out is NULL");

@@ -4,14 +4,9 @@
 
 #include "snn/base/finite.h"
 #include "snn/base/alloc.h"
-#include "backend.h"
 #include "snn/base/error.h"
 #include "kernels/hash.h"
-
-float nc_uniform_hash(uint64_t seed, uint64_t step, uint64_t index)
-{
-    return nc_hash_uniform(seed, step, index);
-}
+#include "registry.h"
 
 struct nc_session {
     const nc_snn *snn;
@@ -76,7 +71,7 @@ nc_status nc_session_create(const nc_snn *s, const nc_session_options *opt, nc_s
     if (colon && !o.cuda_strategy)
         o.cuda_strategy = colon + 1;
     const nc_backend *be;
-    nc_status st = nc_backend_find(name, &be); /* the registry: snn/backends/registry.c */
+    nc_status st = nc_backend_find(name, &be); /* the registry, registry.c */
     if (st != NC_OK)
         return st;
     if (o.encoding != NC_ENCODING_DIRECT && o.encoding != NC_ENCODING_POISSON)
@@ -252,20 +247,15 @@ nc_status nc_session_layer_seconds(const nc_session *ss, int id, double *seconds
     return NC_OK;
 }
 
-nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kind kind, nc_tensor **out)
+/* The trace of layer id (checked by the caller). */
+static nc_status trace(const nc_session *ss, int id, nc_trace_kind kind, nc_tensor **out)
 {
-    if (!out)
-        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace: out is NULL");
-    *out = NULL;
-    int id = ss ? nc_snn_find_layer(ss->snn, layer) : -1;
-    if (id < 0)
-        return nc_errorf(NC_ERR_INVALID_ARG, "no layer named '%s'", layer ? layer : "(null)");
     if (kind != NC_TRACE_SPIKES && kind != NC_TRACE_MEMBRANE)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace: unknown trace kind %d", (int)kind);
     const float *src = kind == NC_TRACE_SPIKES ? ss->rec_spikes[id] : ss->rec_membrane[id];
     if (!src)
         return nc_errorf(NC_ERR_INVALID_ARG, "layer '%s' was not recorded in the last run (pass it in "
-                         "nc_session_options.record)", layer);
+                         "nc_session_options.record)", ss->snn->layers[id].name);
     const nc_snn_layer *L = &ss->snn->layers[id];
     int64_t shape[NC_MAX_DIMS];
     int nd = 0;
@@ -279,4 +269,25 @@ nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kin
     memcpy(t->data, src, (size_t)t->numel * sizeof(float));
     *out = t;
     return NC_OK;
+}
+
+nc_status nc_session_trace(const nc_session *ss, const char *layer, nc_trace_kind kind, nc_tensor **out)
+{
+    if (!out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace: out is NULL");
+    *out = NULL;
+    int id = ss ? nc_snn_find_layer(ss->snn, layer) : -1;
+    if (id < 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "no layer named '%s'", layer ? layer : "(null)");
+    return trace(ss, id, kind, out);
+}
+
+nc_status nc_session_trace_at(const nc_session *ss, int id, nc_trace_kind kind, nc_tensor **out)
+{
+    if (!out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace_at: out is NULL");
+    *out = NULL;
+    if (!ss || id < 0 || id >= ss->snn->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_trace_at: no layer with id %d", id);
+    return trace(ss, id, kind, out);
 }

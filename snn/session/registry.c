@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "module.h"
+#include "registry.h"
+#include "snn/backends/module.h"
 #include "snn/base/error.h"
 
 typedef struct nc_backend_entry {

@@ -1,6 +1,7 @@
 /* The evaluation result behind the public nc_eval_result handle
- * (include/neuroc/convert.h), shared by the evaluator (snn/run/eval.c) and the
- * SVG chart (export/svg/eval_svg.c). */
+ * (include/neuroc/convert.h), shared by the evaluator (eval.c), its ANN
+ * side (convert/evaluate.c, nc_snn_evaluate) and the SVG chart
+ * (export/svg/eval_svg.c). */
 #ifndef NC_SNN_EVAL_H
 #define NC_SNN_EVAL_H
 
@@ -32,6 +33,18 @@ struct nc_eval_result {
     double e_synop, e_mac;    /* joules */
     char *json;
 };
+
+/* The ANN's side of an evaluation, given by the caller that has the ANN
+ * (convert/evaluate.c): runs `ann` on x (per values a sample, options o
+ * with their defaults) and sets r->ann_correct (this rank's count) and
+ * r->ann_macs. */
+typedef nc_status (*nc_eval_ann_fn)(const void *ann, const nc_tensor *x, const nc_tensor *labels,
+                                    const nc_eval_options *o, int64_t per, struct nc_eval_result *r);
+/* nc_snn_evaluate with the ANN as `ann` (NULL: none) run by run_ann. */
+nc_status nc_eval_run(const nc_snn *s, const void *ann, nc_eval_ann_fn run_ann, const nc_tensor *x,
+                      const nc_tensor *labels, const nc_eval_options *opt, nc_eval_result **out);
+/* Index of the largest of n values; ties go to the lowest index. */
+int64_t nc_eval_argmax(const float *v, int64_t n);
 
 /* Totals per inference. */
 double nc_eval_synops_per_sample(const struct nc_eval_result *r);  /* spike-driven ops */
