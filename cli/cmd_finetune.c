@@ -300,21 +300,15 @@ int cmd_finetune(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    const char *pos[1];
-    int n_pos = 0;
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_FINETUNE_HELP);
-    if (rc != CLI_OK)
-        return rc < 0 ? CLI_OK : rc;
-    if ((rc = cli_refuse_stdout("finetune", "-o", a.output)) != CLI_OK)
+    const cli_frame frame = {.cmd = "finetune", .help = CMD_FINETUNE_HELP, .opts = opts, .nir_out_flag = "-o",
+                             .nir_out = &a.output, .one_arg = "expected one model (.nir)",
+                             .required = {{&a.train, "--train (the training samples) is required"},
+                                          {&a.labels, "--labels (the training labels) is required"},
+                                          {&a.output, "-o (the output .nir) is required"}}};
+    const char *model;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &model, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("finetune", "expected one model (.nir)");
-    if (!a.train)
-        return cli_usage_error("finetune", "--train (the training samples) is required");
-    if (!a.labels)
-        return cli_usage_error("finetune", "--labels (the training labels) is required");
-    if (!a.output)
-        return cli_usage_error("finetune", "-o (the output .nir) is required");
     if (!a.val != !a.val_labels)
         return cli_usage_error("finetune", "--val and --val-labels go together");
     if ((rc = cli_data_opts_check("finetune", &d)) != CLI_OK)
@@ -322,7 +316,7 @@ int cmd_finetune(int argc, char **argv)
     nc_finetune_options o;
     if ((rc = ft_options(&a, &o)) != CLI_OK)
         return rc;
-    if ((rc = cli_need_nir("finetune", pos[0])) != CLI_OK)
+    if ((rc = cli_need_nir("finetune", model)) != CLI_OK)
         return rc;
 
     ft_state f = {.output = a.output, .o = &o};
@@ -339,7 +333,6 @@ int cmd_finetune(int argc, char **argv)
         rc = cli_failf(NC_ERR_NOMEM, "out of memory");
         goto done;
     }
-    const char *model = pos[0];
     if ((rc = cli_dist_same_file("model", model)) != CLI_OK)
         goto done;
     if (a.resume) {
