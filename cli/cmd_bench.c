@@ -427,6 +427,29 @@ static int bench_all(const nc_snn *s, const nc_tensor *x, const bench_plan *p, i
     return CLI_OK;
 }
 
+/* The network (a .nir) or the .onnx model to convert, and its input. */
+static int bench_load_model(const char *model, int is_nir, nc_snn **s, nc_model **m, nc_value_info *in)
+{
+    nc_status st;
+    if (is_nir) {
+        if ((st = nc_snn_load_nir(model, NULL, s)) != NC_OK)
+            return cli_fail(st);
+        nc_snn_layer_info L;
+        nc_snn_layer_at(*s, 0, &L);
+        in->name = L.name;
+        in->dtype = NC_DTYPE_F32;
+        in->ndim = L.ndim + 1;
+        in->shape[0] = -1;
+        memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
+        return CLI_OK;
+    }
+    if ((st = nc_model_load_onnx(model, NULL, m)) != NC_OK)
+        return cli_fail(st);
+    if (nc_model_num_inputs(*m) != 1 || (st = nc_model_input(*m, 0, in)) != NC_OK)
+        return cli_failf(NC_ERR_UNSUPPORTED, "%s: bench takes a model with one input", model);
+    return CLI_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_args a = {0};
@@ -491,28 +514,8 @@ int cmd_bench(int argc, char **argv)
     nc_value_info in;
     nc_status st;
     memset(&in, 0, sizeof in);
-    if (is_nir) {
-        if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        nc_snn_layer_info L;
-        nc_snn_layer_at(s, 0, &L);
-        in.name = L.name;
-        in.dtype = NC_DTYPE_F32;
-        in.ndim = L.ndim + 1;
-        in.shape[0] = -1;
-        memcpy(in.shape + 1, L.shape, (size_t)L.ndim * sizeof *in.shape);
-    } else {
-        if ((st = nc_model_load_onnx(model, NULL, &m)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        if (nc_model_num_inputs(m) != 1 || (st = nc_model_input(m, 0, &in)) != NC_OK) {
-            rc = cli_failf(NC_ERR_UNSUPPORTED, "%s: bench takes a model with one input", model);
-            goto done;
-        }
-    }
+    if ((rc = bench_load_model(model, is_nir, &s, &m, &in)) != CLI_OK)
+        goto done;
     if (a.data && ((rc = cli_load_data("bench", a.data, &d, &in, &x)) != CLI_OK ||
                    (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK))
         goto done;

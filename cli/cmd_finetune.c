@@ -271,6 +271,28 @@ static int read_checkpoint(const ft_state *f, int *epoch, int64_t *steps)
     return CLI_OK;
 }
 
+/* --resume: the checkpoint's epoch and optimizer state into *o, and its
+ * network as the model to start from. */
+static int ft_resume(const ft_state *f, nc_finetune_options *o, nc_tensor **optim, const char **model)
+{
+    int e = 0;
+    int rc = read_checkpoint(f, &e, &o->optimizer_steps);
+    if (rc != CLI_OK)
+        return rc;
+    if (e >= o->epochs)
+        return cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done", f->ckpt_json,
+                         e, o->epochs);
+    nc_status st = nc_data_load(f->ckpt_optim, NC_DTYPE_F32, optim);
+    if (st != NC_OK)
+        return cli_fail(st);
+    o->start_epoch = e;
+    o->optimizer_state = *optim;
+    *model = f->ckpt_nir;
+    if (cli_is_root())
+        fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f->ckpt_nir, e, o->epochs);
+    return CLI_OK;
+}
+
 int cmd_finetune(int argc, char **argv)
 {
     ft_args a = {0};
@@ -335,25 +357,8 @@ int cmd_finetune(int argc, char **argv)
     }
     if ((rc = cli_dist_same_file("model", model)) != CLI_OK)
         goto done;
-    if (a.resume) {
-        int e = 0;
-        if ((rc = read_checkpoint(&f, &e, &o.optimizer_steps)) != CLI_OK)
-            goto loaded;
-        if (e >= o.epochs) {
-            rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
-                           f.ckpt_json, e, o.epochs);
-            goto loaded;
-        }
-        if ((st = nc_data_load(f.ckpt_optim, NC_DTYPE_F32, &optim)) != NC_OK) {
-            rc = cli_fail(st);
-            goto loaded;
-        }
-        o.start_epoch = e;
-        o.optimizer_state = optim;
-        model = f.ckpt_nir;
-        if (cli_is_root())
-            fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
-    }
+    if (a.resume && (rc = ft_resume(&f, &o, &optim, &model)) != CLI_OK)
+        goto loaded;
     /* under mpirun every rank reads the checkpoint rank 0 wrote (a shared file system) */
     nc_value_info in;
     if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
