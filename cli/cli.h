@@ -71,6 +71,26 @@ typedef struct cli_opt {
 int cli_parse(int argc, char **argv, const cli_opt *opts, const char **pos, int max_pos,
               int *n_pos, const char *help);
 
+/* The frame of a command: cli_parse, then "-" refused for a .nir output,
+ * standard output given to a data output named "-", exactly one positional
+ * argument (the model), and the options it requires, checked in that order
+ * so that each command says the same thing for the same slip. */
+typedef struct cli_required {
+    const char *const *value; /* the option's value: missing when NULL */
+    const char *message;      /* the usage error then; NULL ends the list */
+} cli_required;
+typedef struct cli_frame {
+    const char *cmd, *help;
+    const cli_opt *opts;
+    const char *one_arg;                        /* the usage error unless one positional argument */
+    const char *nir_out_flag;                   /* "-o" */
+    const char *const *nir_out;                 /* a .nir output (NULL: none) */
+    const char *const *data_out;                /* an output that may be "-" (NULL: none) */
+    cli_required required[6];
+} cli_frame;
+/* 1 with *model set: go on. 0: return *exit_code (after --help, CLI_OK). */
+int cli_frame_parse(const cli_frame *f, int argc, char **argv, const char **model, int *exit_code);
+
 /* "[N, 1, 28, 28]": negative (symbolic) dims as "N". Returns buf. */
 char *cli_shape(int ndim, const int64_t *shape, char *buf, size_t len);
 /* "1.23 M" style abbreviation of a count. Returns buf. */

@@ -357,13 +357,105 @@ typedef struct bench_args {
     const char *data, *backends, *timesteps, *batches, *threads, *min_time, *encoding, *json;
 } bench_args;
 
+/* What bench measures: -T, --threads, --min-time, --encoding, the
+ * --backend and --batch lists (usage errors name the bad one). */
+typedef struct bench_plan {
+    long long T, threads;
+    double min_time;
+    nc_encoding enc;
+    char backends_buf[256], batches_buf[256]; /* the lists' words point in here */
+    const char *backends[16];
+    int nb, nbatch, batches[16];
+} bench_plan;
+
+static int bench_read_args(const bench_args *a, bench_plan *p)
+{
+    long long v;
+    p->T = 8;
+    p->threads = 0;
+    if (a->timesteps && !cli_parse_ll(a->timesteps, 1, 1 << 20, 0, &p->T))
+        return cli_usage_error("bench", "-T must be a whole number from 1 to 2^20, not '%s'", a->timesteps);
+    if (a->threads && !cli_parse_ll(a->threads, 1, 4096, 0, &p->threads))
+        return cli_usage_error("bench", "--threads must be a whole number from 1 to 4096, not '%s'", a->threads);
+    p->min_time = 1.0;
+    if (a->min_time) {
+        char *end;
+        errno = 0;
+        p->min_time = strtod(a->min_time, &end);
+        if (errno || *end || end == a->min_time || !(p->min_time >= 0 && p->min_time <= 3600))
+            return cli_usage_error("bench", "--min-time must be seconds from 0 to 3600, not '%s'", a->min_time);
+    }
+    int rc;
+    if ((rc = cli_parse_encoding("bench", a->encoding, &p->enc)) != CLI_OK)
+        return rc;
+    snprintf(p->backends_buf, sizeof p->backends_buf, "%s", a->backends ? a->backends : "cpu,cpu-fast");
+    snprintf(p->batches_buf, sizeof p->batches_buf, "%s", a->batches ? a->batches : "1,64");
+    const char *batch_s[16];
+    p->nb = split_list(p->backends_buf, p->backends, 16);
+    p->nbatch = split_list(p->batches_buf, batch_s, 16);
+    if (p->nb < 1)
+        return cli_usage_error("bench", "--backend needs at least one backend");
+    for (int k = 0; k < p->nbatch; k++) {
+        if (!cli_parse_ll(batch_s[k], 1, 1 << 20, 0, &v))
+            return cli_usage_error("bench", "--batch takes whole numbers from 1 to 2^20, not '%s'", batch_s[k]);
+        p->batches[k] = (int)v;
+    }
+    if (p->nbatch < 1)
+        return cli_usage_error("bench", "--batch needs at least one batch size");
+    return CLI_OK;
+}
+
+/* Measures every backend at every batch size into cfg (batch-major). */
+static int bench_all(const nc_snn *s, const nc_tensor *x, const bench_plan *p, int verbose, bench_cfg *cfg)
+{
+    for (int k = 0; k < p->nbatch; k++)
+        for (int b = 0; b < p->nb; b++) {
+            bench_cfg *cc = &cfg[k * p->nb + b];
+            cc->backend = p->backends[b];
+            cc->batch = p->batches[k];
+            cc->density = calloc(nc_snn_num_layers(s), sizeof *cc->density);
+            if (verbose) {
+                cc->layer_s = calloc(nc_snn_num_layers(s), sizeof *cc->layer_s);
+                cc->layer_ops = calloc(nc_snn_num_layers(s), sizeof *cc->layer_ops);
+            }
+            if (!cc->density || (verbose && (!cc->layer_s || !cc->layer_ops)))
+                return cli_failf(NC_ERR_NOMEM, "out of memory");
+            int rc = bench_one(s, x, (int)p->T, p->enc, p->min_time, cc);
+            if (rc != CLI_OK)
+                return rc;
+        }
+    return CLI_OK;
+}
+
+/* The network (a .nir) or the .onnx model to convert, and its input. */
+static int bench_load_model(const char *model, int is_nir, nc_snn **s, nc_model **m, nc_value_info *in)
+{
+    nc_status st;
+    if (is_nir) {
+        if ((st = nc_snn_load_nir(model, NULL, s)) != NC_OK)
+            return cli_fail(st);
+        nc_snn_layer_info L;
+        nc_snn_layer_at(*s, 0, &L);
+        in->name = L.name;
+        in->dtype = NC_DTYPE_F32;
+        in->ndim = L.ndim + 1;
+        in->shape[0] = -1;
+        memcpy(in->shape + 1, L.shape, (size_t)L.ndim * sizeof *in->shape);
+        return CLI_OK;
+    }
+    if ((st = nc_model_load_onnx(model, NULL, m)) != NC_OK)
+        return cli_fail(st);
+    if (nc_model_num_inputs(*m) != 1 || (st = nc_model_input(*m, 0, in)) != NC_OK)
+        return cli_failf(NC_ERR_UNSUPPORTED, "%s: bench takes a model with one input", model);
+    return CLI_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_args a = {0};
     convert_args c = {0};
     data_opts d = {0};
-    const char *pos[1];
-    int n_pos, verbose = 0;
+    int verbose = 0;
     cli_opt opts[] = {
         {"--data", "-d", &a.data, NULL},
         {"--backend", NULL, &a.backends, NULL},
@@ -380,48 +472,22 @@ int cmd_bench(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_BENCH_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if (cli_is_stdout(a.json) && (rc = cli_stdout_for_data()) != CLI_OK)
+    const cli_frame frame = {.cmd = "bench", .help = CMD_BENCH_HELP, .opts = opts, .data_out = &a.json,
+                             .one_arg = "expected one model file (.nir or .onnx)"};
+    const char *model;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &model, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("bench", "expected one model file (.nir or .onnx)");
-    long long T = 8, threads = 0, v;
-    if (a.timesteps && !cli_parse_ll(a.timesteps, 1, 1 << 20, 0, &T))
-        return cli_usage_error("bench", "-T must be a whole number from 1 to 2^20, not '%s'", a.timesteps);
-    if (a.threads && !cli_parse_ll(a.threads, 1, 4096, 0, &threads))
-        return cli_usage_error("bench", "--threads must be a whole number from 1 to 4096, not '%s'", a.threads);
-    double min_time = 1.0;
-    if (a.min_time) {
-        char *end;
-        errno = 0;
-        min_time = strtod(a.min_time, &end);
-        if (errno || *end || end == a.min_time || !(min_time >= 0 && min_time <= 3600))
-            return cli_usage_error("bench", "--min-time must be seconds from 0 to 3600, not '%s'", a.min_time);
-    }
-    nc_encoding enc;
-    if ((rc = cli_parse_encoding("bench", a.encoding, &enc)) != CLI_OK)
+    bench_plan pl;
+    if ((rc = bench_read_args(&a, &pl)) != CLI_OK)
         return rc;
-    char backends_buf[256], batches_buf[256];
-    snprintf(backends_buf, sizeof backends_buf, "%s", a.backends ? a.backends : "cpu,cpu-fast");
-    snprintf(batches_buf, sizeof batches_buf, "%s", a.batches ? a.batches : "1,64");
-    const char *backends[16], *batch_s[16];
-    int nb = split_list(backends_buf, backends, 16), nbatch = split_list(batches_buf, batch_s, 16);
-    int batches[16];
-    if (nb < 1)
-        return cli_usage_error("bench", "--backend needs at least one backend");
-    for (int k = 0; k < nbatch; k++) {
-        if (!cli_parse_ll(batch_s[k], 1, 1 << 20, 0, &v))
-            return cli_usage_error("bench", "--batch takes whole numbers from 1 to 2^20, not '%s'", batch_s[k]);
-        batches[k] = (int)v;
-    }
-    if (nbatch < 1)
-        return cli_usage_error("bench", "--batch needs at least one batch size");
+    long long T = pl.T, threads = pl.threads;
+    double min_time = pl.min_time;
+    nc_encoding enc = pl.enc;
+    int nb = pl.nb, nbatch = pl.nbatch, *batches = pl.batches;
     nc_convert_options co;
     if ((rc = cli_convert_options("bench", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("bench", &d)))
         return rc;
-    const char *model = pos[0];
     int is_nir = cli_is_nir(model);
     if (is_nir && (cli_convert_args_given(&c) || c.calib))
         return cli_usage_error("bench", "conversion options apply to a .onnx model; %s is a spiking network "
@@ -448,28 +514,8 @@ int cmd_bench(int argc, char **argv)
     nc_value_info in;
     nc_status st;
     memset(&in, 0, sizeof in);
-    if (is_nir) {
-        if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        nc_snn_layer_info L;
-        nc_snn_layer_at(s, 0, &L);
-        in.name = L.name;
-        in.dtype = NC_DTYPE_F32;
-        in.ndim = L.ndim + 1;
-        in.shape[0] = -1;
-        memcpy(in.shape + 1, L.shape, (size_t)L.ndim * sizeof *in.shape);
-    } else {
-        if ((st = nc_model_load_onnx(model, NULL, &m)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        if (nc_model_num_inputs(m) != 1 || (st = nc_model_input(m, 0, &in)) != NC_OK) {
-            rc = cli_failf(NC_ERR_UNSUPPORTED, "%s: bench takes a model with one input", model);
-            goto done;
-        }
-    }
+    if ((rc = bench_load_model(model, is_nir, &s, &m, &in)) != CLI_OK)
+        goto done;
     if (a.data && ((rc = cli_load_data("bench", a.data, &d, &in, &x)) != CLI_OK ||
                    (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK))
         goto done;
@@ -508,23 +554,8 @@ int cmd_bench(int argc, char **argv)
            threads, threads == 1 ? "" : "s", enc == NC_ENCODING_POISSON ? "poisson" : "direct",
            a.data ? a.data : "random", min_time);
     fflush(stdout);
-    for (int k = 0; k < nbatch; k++)
-        for (int b = 0; b < nb; b++) {
-            bench_cfg *cc = &cfg[k * nb + b];
-            cc->backend = backends[b];
-            cc->batch = batches[k];
-            cc->density = calloc(nc_snn_num_layers(s), sizeof *cc->density);
-            if (verbose) {
-                cc->layer_s = calloc(nc_snn_num_layers(s), sizeof *cc->layer_s);
-                cc->layer_ops = calloc(nc_snn_num_layers(s), sizeof *cc->layer_ops);
-            }
-            if (!cc->density || (verbose && (!cc->layer_s || !cc->layer_ops))) {
-                rc = cli_failf(NC_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            if ((rc = bench_one(s, x, (int)T, enc, min_time, cc)) != CLI_OK)
-                goto done;
-        }
+    if ((rc = bench_all(s, x, &pl, verbose, cfg)) != CLI_OK)
+        goto done;
     if (g_kernels[0])
         printf("cpu-fast: %s\n", g_kernels);
     if (g_team[0])

@@ -175,14 +175,48 @@ static const char *default_output(const char *model, char *buf, size_t len)
     return buf;
 }
 
+/* --portable: the network with NIR's plain IF neurons in place of *s. */
+static int convert_portable(nc_snn **s, const char *v0_mode, const char *timesteps, const char *th_scale)
+{
+    nc_snn *p = NULL;
+    int pulses = 0;
+    nc_portable_options po;
+    const char *spread_T = v0_mode && strcmp(v0_mode, "spread") == 0 ? timesteps : NULL;
+    if (spread_T == NULL && v0_mode && strcmp(v0_mode, "spread") == 0)
+        return cli_usage_error("convert", "--v0 spread spreads v(0) over the -T steps the conversion targets: give -T");
+    int rc = cli_portable_options("convert", 1, v0_mode, spread_T, th_scale, &po);
+    if (rc != CLI_OK)
+        return rc;
+    nc_status st = nc_snn_make_portable(*s, &po, &p, &pulses);
+    if (st != NC_OK)
+        return cli_fail(st);
+    nc_snn_free(*s);
+    *s = p;
+    printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), v(0) %s (%d layers)\n",
+           po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
+           po.v0 ? pulses : 0);
+    return CLI_OK;
+}
+
+/* --report: the conversion report and what the file's standard NIR graph loses. */
+static int convert_write_report(const char *report, const nc_convert_report *rep, const char *output)
+{
+    char *json = cli_report_with_nir(rep ? nc_convert_report_json(rep) : "{}", output);
+    int rc = json ? cli_write_text(report, json) : cli_failf(NC_ERR_NOMEM, "out of memory");
+    free(json);
+    if (rc != CLI_OK)
+        return rc;
+    printf("wrote %s\n", report);
+    return CLI_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     convert_args c = {0};
     data_opts d = {0};
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
-    const char *pos[1];
-    int n_pos, nir_strict = 0, portable = 0;
+    int nir_strict = 0, portable = 0;
     const char *v0_mode = NULL, *th_scale = NULL;
     cli_opt opts[] = {
         {"--calib", NULL, &c.calib, NULL},
@@ -203,14 +237,12 @@ int cmd_convert(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_CONVERT_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if ((rc = cli_refuse_stdout("convert", "-o", output)) != CLI_OK ||
-        (cli_is_stdout(report) && (rc = cli_stdout_for_data()) != CLI_OK))
+    const cli_frame frame = {.cmd = "convert", .help = CMD_CONVERT_HELP, .opts = opts, .nir_out_flag = "-o",
+                             .nir_out = &output, .data_out = &report, .one_arg = "expected one model file (.onnx)"};
+    const char *model_path;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &model_path, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("convert", "expected one model file (.onnx)");
     if (!portable && (v0_mode || th_scale))
         return cli_usage_error("convert", "--v0 and --threshold-scale go with --portable");
     if (!c.calib && labels_path && !train_path)
@@ -219,8 +251,8 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "--bias-correction and --potential-correction need --calib (they compare "
                                           "the SNN with the ANN on samples)");
     char default_out[4096];
-    if (!output && !(output = default_output(pos[0], default_out, sizeof default_out)))
-        return cli_usage_error("convert", "cannot derive an output name from '%s'; give -o MODEL.nir", pos[0]);
+    if (!output && !(output = default_output(model_path, default_out, sizeof default_out)))
+        return cli_usage_error("convert", "cannot derive an output name from '%s'; give -o MODEL.nir", model_path);
     nc_convert_options o;
     if ((rc = cli_convert_options("convert", &c, &o)) != CLI_OK || (rc = cli_data_opts_check("convert", &d)))
         return rc;
@@ -238,7 +270,6 @@ int cmd_convert(int argc, char **argv)
     if (train_path && o.qcfs_epochs > 0)
         return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
                                           "the calibration samples' labels");
-    const char *model_path = pos[0];
     if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK)
         return rc;
 
@@ -298,27 +329,8 @@ loaded:
     nc_nir_save_options so;
     nc_nir_save_options_init(&so);
     so.strict = nir_strict || portable;
-    if (portable) {
-        nc_snn *p = NULL;
-        int pulses = 0;
-        nc_portable_options po;
-        const char *spread_T = v0_mode && strcmp(v0_mode, "spread") == 0 ? c.timesteps : NULL;
-        if (spread_T == NULL && v0_mode && strcmp(v0_mode, "spread") == 0) {
-            rc = cli_usage_error("convert", "--v0 spread spreads v(0) over the -T steps the conversion targets: give -T");
-            goto done;
-        }
-        if ((rc = cli_portable_options("convert", 1, v0_mode, spread_T, th_scale, &po)) != CLI_OK)
-            goto done;
-        if ((st = nc_snn_make_portable(s, &po, &p, &pulses)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        nc_snn_free(s);
-        s = p;
-        printf("portable: NIR's IF (v > θ⁻, reset to 0, v(0) = 0), v(0) %s (%d layers)\n",
-               po.v0 == NC_PORTABLE_V0_PULSE ? "fed by a first-step pulse" : po.v0 ? "spread over T steps" : "dropped",
-               po.v0 ? pulses : 0);
-    }
+    if (portable && (rc = convert_portable(&s, v0_mode, c.timesteps, th_scale)) != CLI_OK)
+        goto done;
     /* a report that cannot be written stops the command before the model is */
     if (cli_is_root() && ((report && !cli_is_stdout(report) && (st = nc_output_check(report)) != NC_OK) ||
                           (st = nc_snn_save_nir_with(s, output, &so)) != NC_OK)) {
@@ -328,16 +340,7 @@ loaded:
     printf("wrote %s%s\n", output, output == default_out ? " (no -o given: the model's name, in the current directory)" : "");
     if (cli_is_root())
         cli_print_nir_graphs(output);
-    if (report && cli_is_root()) {
-        /* the report states what the file's standard NIR graph loses */
-        char *json = cli_report_with_nir(rep ? nc_convert_report_json(rep) : "{}", output);
-        rc = json ? cli_write_text(report, json) : cli_failf(NC_ERR_NOMEM, "out of memory");
-        free(json);
-        if (rc != CLI_OK)
-            goto done;
-        printf("wrote %s\n", report);
-    }
-    rc = CLI_OK;
+    rc = report && cli_is_root() ? convert_write_report(report, rep, output) : CLI_OK;
 done:
     nc_convert_report_free(rep);
     nc_snn_free(s);

@@ -150,13 +150,69 @@ static void print_results(const nc_eval_result *r)
            c.energy_per_synop * 1e12, c.energy_per_mac * 1e12, c.energy_source);
 }
 
+/* The network to evaluate (a .nir, or the .onnx model to convert) and the
+ * description of its one input. */
+static int eval_load_model(const char *model_path, int is_nir, const nc_nir_options *nopt, nc_snn **s,
+                           nc_model **m, nc_value_info *in)
+{
+    nc_status st;
+    if (is_nir) {
+        if ((st = nc_snn_load_nir(model_path, nopt, s)) != NC_OK)
+            return cli_fail(st);
+        cli_snn_input_info(*s, in);
+        return CLI_OK;
+    }
+    if ((st = nc_model_load_onnx(model_path, NULL, m)) != NC_OK)
+        return cli_fail(st);
+    if (nc_model_num_inputs(*m) != 1)
+        return cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; eval takes a model with one", model_path,
+                         nc_model_num_inputs(*m));
+    if ((st = nc_model_input(*m, 0, in)) != NC_OK)
+        return cli_fail(st);
+    return CLI_OK;
+}
+
+/* Converts the .onnx model in memory, calibrated on cx (labels cy or NULL). */
+static int eval_convert(const char *model_path, const nc_model *m, const nc_tensor *cx, const nc_tensor *cy,
+                        nc_convert_options *co, cli_progress *prog, nc_snn **s, nc_convert_report **rep)
+{
+    co->progress = cli_progress_cb;
+    co->progress_user = prog;
+    co->dist = cli_dist();
+    nc_status st = nc_convert(m, cx, cy, co, s, rep);
+    cli_progress_end(prog);
+    if (st != NC_OK)
+        return cli_fail(st);
+    cli_print_conversion(model_path, *s, *rep);
+    putchar('\n');
+    return CLI_OK;
+}
+
+/* The results on stdout, then --report and --plot. */
+static int eval_report(const nc_eval_result *res, const eval_args *a)
+{
+    print_results(res);
+    /* every rank holds the whole result; rank 0 writes it */
+    if (a->report && cli_is_root()) {
+        int rc = cli_write_text(a->report, nc_eval_result_json(res));
+        if (rc != CLI_OK)
+            return rc;
+        printf("wrote %s\n", a->report);
+    }
+    if (a->plot && cli_is_root()) {
+        nc_status st = nc_eval_result_write_svg(res, a->plot);
+        if (st != NC_OK)
+            return cli_fail(st);
+        printf("wrote %s\n", a->plot);
+    }
+    return CLI_OK;
+}
+
 int cmd_eval(int argc, char **argv)
 {
     eval_args a = {0};
     convert_args c = {0};
     data_opts d = {0};
-    const char *pos[1];
-    int n_pos;
     cli_opt opts[] = {
         {"--data", "-d", &a.data, NULL},
         {"--labels", "-l", &a.labels, NULL},
@@ -177,15 +233,14 @@ int cmd_eval(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EVAL_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if (cli_is_stdout(a.report) && (rc = cli_stdout_for_data()) != CLI_OK)
+    const cli_frame frame = {.cmd = "eval", .help = CMD_EVAL_HELP, .opts = opts, .data_out = &a.report,
+                             .one_arg = "expected one model file (.nir or .onnx)",
+                             .required = {{&a.data, "--data X and --labels Y are required"},
+                                          {&a.labels, "--data X and --labels Y are required"}}};
+    const char *model_path;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &model_path, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("eval", "expected one model file (.nir or .onnx)");
-    if (!a.data || !a.labels)
-        return cli_usage_error("eval", "--data X and --labels Y are required");
     long long T, batch, limit;
     if (!cli_parse_ll(a.timesteps, 1, 1 << 20, 64, &T))
         return cli_usage_error("eval", "-T must be a whole number from 1 to 2^20, not '%s'", a.timesteps);
@@ -201,7 +256,6 @@ int cmd_eval(int argc, char **argv)
     nc_convert_options co;
     if ((rc = cli_convert_options("eval", &c, &co)) != CLI_OK || (rc = cli_data_opts_check("eval", &d)))
         return rc;
-    const char *model_path = pos[0];
     if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK ||
         (rc = cli_dist_same_file("ANN", a.ann)) != CLI_OK)
         return rc;
@@ -224,27 +278,8 @@ int cmd_eval(int argc, char **argv)
     nc_status st;
     cli_progress prog;
     cli_progress_init(&prog);
-    if (is_nir) {
-        if ((st = nc_snn_load_nir(model_path, &nopt, &s)) != NC_OK) {
-            rc = cli_fail(st);
-            goto loaded;
-        }
-        cli_snn_input_info(s, &in);
-    } else {
-        if ((st = nc_model_load_onnx(model_path, NULL, &m)) != NC_OK) {
-            rc = cli_fail(st);
-            goto loaded;
-        }
-        if (nc_model_num_inputs(m) != 1) {
-            rc = cli_failf(NC_ERR_UNSUPPORTED, "%s has %zu inputs; eval takes a model with one", model_path,
-                           nc_model_num_inputs(m));
-            goto loaded;
-        }
-        if ((st = nc_model_input(m, 0, &in)) != NC_OK) {
-            rc = cli_fail(st);
-            goto loaded;
-        }
-    }
+    if ((rc = eval_load_model(model_path, is_nir, &nopt, &s, &m, &in)) != CLI_OK)
+        goto loaded;
     if (a.ann && (st = nc_model_load_onnx(a.ann, NULL, &ann_model)) != NC_OK) {
         rc = cli_fail(st);
         goto loaded;
@@ -281,20 +316,8 @@ loaded:
     if ((rc = cli_dist_agree(rc)) != CLI_OK)
         goto done;
 
-    if (!is_nir) {
-        /* convert in memory */
-        co.progress = cli_progress_cb;
-        co.progress_user = &prog;
-        co.dist = cli_dist();
-        st = nc_convert(m, cx, cy, &co, &s, &rep);
-        cli_progress_end(&prog);
-        if (st != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        cli_print_conversion(model_path, s, rep);
-        putchar('\n');
-    }
+    if (!is_nir && (rc = eval_convert(model_path, m, cx, cy, &co, &prog, &s, &rep)) != CLI_OK)
+        goto done;
     if ((rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
         goto done;
 
@@ -311,21 +334,7 @@ loaded:
         rc = cli_fail(st);
         goto done;
     }
-    print_results(res);
-    /* every rank holds the whole result; rank 0 writes it */
-    if (a.report && cli_is_root()) {
-        if ((rc = cli_write_text(a.report, nc_eval_result_json(res))) != CLI_OK)
-            goto done;
-        printf("wrote %s\n", a.report);
-    }
-    if (a.plot && cli_is_root()) {
-        if ((st = nc_eval_result_write_svg(res, a.plot)) != NC_OK) {
-            rc = cli_fail(st);
-            goto done;
-        }
-        printf("wrote %s\n", a.plot);
-    }
-    rc = CLI_OK;
+    rc = eval_report(res, &a);
 done:
     nc_eval_result_free(res);
     nc_convert_report_free(rep);

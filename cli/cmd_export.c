@@ -30,8 +30,8 @@ const char CMD_EXPORT_HELP[] =
 
 int cmd_export(int argc, char **argv)
 {
-    const char *pos[1], *output = NULL, *v0 = NULL, *T = NULL, *scale = NULL;
-    int n_pos, strict = 0, portable = 0;
+    const char *output = NULL, *v0 = NULL, *T = NULL, *scale = NULL;
+    int strict = 0, portable = 0;
     cli_nir_opts nir = {0};
     cli_opt opts[] = {
         {"--output", "-o", &output, NULL},        {"--nir-strict", NULL, NULL, &strict},
@@ -39,15 +39,13 @@ int cmd_export(int argc, char **argv)
         {"--timesteps", "-T", &T, NULL},          {"--threshold-scale", NULL, &scale, NULL},
         CLI_NIR_OPT_ROWS(nir),                    {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_EXPORT_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if ((rc = cli_refuse_stdout("export", "-o", output)) != CLI_OK)
+    const cli_frame frame = {.cmd = "export", .help = CMD_EXPORT_HELP, .opts = opts, .nir_out_flag = "-o",
+                             .nir_out = &output, .one_arg = "expected one .nir file",
+                             .required = {{&output, "-o OUT.nir is required"}}};
+    const char *path;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &path, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("export", "expected one .nir file");
-    if (!output)
-        return cli_usage_error("export", "-o OUT.nir is required");
     nc_portable_options po = {0};
     if ((rc = cli_portable_options("export", portable, v0, T, scale, &po)) != CLI_OK)
         return rc;
@@ -55,7 +53,7 @@ int cmd_export(int argc, char **argv)
     if ((rc = cli_nir_options("export", &nir, &nopt)) != CLI_OK)
         return rc;
     nc_snn *s = NULL;
-    nc_status st = nc_snn_load_nir(pos[0], &nopt, &s);
+    nc_status st = nc_snn_load_nir(path, &nopt, &s);
     if (st != NC_OK)
         return cli_fail(st);
     if (portable) {

@@ -271,6 +271,28 @@ static int read_checkpoint(const ft_state *f, int *epoch, int64_t *steps)
     return CLI_OK;
 }
 
+/* --resume: the checkpoint's epoch and optimizer state into *o, and its
+ * network as the model to start from. */
+static int ft_resume(const ft_state *f, nc_finetune_options *o, nc_tensor **optim, const char **model)
+{
+    int e = 0;
+    int rc = read_checkpoint(f, &e, &o->optimizer_steps);
+    if (rc != CLI_OK)
+        return rc;
+    if (e >= o->epochs)
+        return cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done", f->ckpt_json,
+                         e, o->epochs);
+    nc_status st = nc_data_load(f->ckpt_optim, NC_DTYPE_F32, optim);
+    if (st != NC_OK)
+        return cli_fail(st);
+    o->start_epoch = e;
+    o->optimizer_state = *optim;
+    *model = f->ckpt_nir;
+    if (cli_is_root())
+        fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f->ckpt_nir, e, o->epochs);
+    return CLI_OK;
+}
+
 int cmd_finetune(int argc, char **argv)
 {
     ft_args a = {0};
@@ -300,21 +322,15 @@ int cmd_finetune(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    const char *pos[1];
-    int n_pos = 0;
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_FINETUNE_HELP);
-    if (rc != CLI_OK)
-        return rc < 0 ? CLI_OK : rc;
-    if ((rc = cli_refuse_stdout("finetune", "-o", a.output)) != CLI_OK)
+    const cli_frame frame = {.cmd = "finetune", .help = CMD_FINETUNE_HELP, .opts = opts, .nir_out_flag = "-o",
+                             .nir_out = &a.output, .one_arg = "expected one model (.nir)",
+                             .required = {{&a.train, "--train (the training samples) is required"},
+                                          {&a.labels, "--labels (the training labels) is required"},
+                                          {&a.output, "-o (the output .nir) is required"}}};
+    const char *model;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &model, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("finetune", "expected one model (.nir)");
-    if (!a.train)
-        return cli_usage_error("finetune", "--train (the training samples) is required");
-    if (!a.labels)
-        return cli_usage_error("finetune", "--labels (the training labels) is required");
-    if (!a.output)
-        return cli_usage_error("finetune", "-o (the output .nir) is required");
     if (!a.val != !a.val_labels)
         return cli_usage_error("finetune", "--val and --val-labels go together");
     if ((rc = cli_data_opts_check("finetune", &d)) != CLI_OK)
@@ -322,7 +338,7 @@ int cmd_finetune(int argc, char **argv)
     nc_finetune_options o;
     if ((rc = ft_options(&a, &o)) != CLI_OK)
         return rc;
-    if ((rc = cli_need_nir("finetune", pos[0])) != CLI_OK)
+    if ((rc = cli_need_nir("finetune", model)) != CLI_OK)
         return rc;
 
     ft_state f = {.output = a.output, .o = &o};
@@ -339,28 +355,10 @@ int cmd_finetune(int argc, char **argv)
         rc = cli_failf(NC_ERR_NOMEM, "out of memory");
         goto done;
     }
-    const char *model = pos[0];
     if ((rc = cli_dist_same_file("model", model)) != CLI_OK)
         goto done;
-    if (a.resume) {
-        int e = 0;
-        if ((rc = read_checkpoint(&f, &e, &o.optimizer_steps)) != CLI_OK)
-            goto loaded;
-        if (e >= o.epochs) {
-            rc = cli_failf(NC_ERR_INVALID_ARG, "--resume: %s records epoch %d; all %d epochs are done",
-                           f.ckpt_json, e, o.epochs);
-            goto loaded;
-        }
-        if ((st = nc_data_load(f.ckpt_optim, NC_DTYPE_F32, &optim)) != NC_OK) {
-            rc = cli_fail(st);
-            goto loaded;
-        }
-        o.start_epoch = e;
-        o.optimizer_state = optim;
-        model = f.ckpt_nir;
-        if (cli_is_root())
-            fprintf(stderr, "neuroc finetune: resuming from %s after epoch %d of %d\n", f.ckpt_nir, e, o.epochs);
-    }
+    if (a.resume && (rc = ft_resume(&f, &o, &optim, &model)) != CLI_OK)
+        goto loaded;
     /* under mpirun every rank reads the checkpoint rank 0 wrote (a shared file system) */
     nc_value_info in;
     if ((st = nc_snn_load_nir(model, NULL, &s)) != NC_OK) {

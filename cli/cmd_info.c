@@ -60,21 +60,19 @@ static int print_values(const nc_model *m, int inputs)
 
 int cmd_info(int argc, char **argv)
 {
-    const char *pos[1];
-    int n_pos;
     cli_nir_opts nir = {0};
     cli_opt opts[] = {CLI_NIR_OPT_ROWS(nir), {NULL, NULL, NULL, NULL}};
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_INFO_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if (n_pos != 1)
-        return cli_usage_error("info", "expected one model file");
+    const cli_frame frame = {.cmd = "info", .help = CMD_INFO_HELP, .opts = opts, .one_arg = "expected one model file"};
+    const char *path;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &path, &rc))
+        return rc;
 
-    if (cli_is_nir(pos[0])) {
+    if (cli_is_nir(path)) {
         nc_nir_options nopt;
         if ((rc = cli_nir_options("info", &nir, &nopt)) != CLI_OK)
             return rc;
-        return cli_info_snn(pos[0], &nopt);
+        return cli_info_snn(path, &nopt);
     }
     if (cli_nir_given(&nir))
         return cli_usage_error("info", "--nir-reset, --nir-spike, --dt and --integration apply to .nir files");
@@ -82,7 +80,7 @@ int cmd_info(int argc, char **argv)
     nc_load_options lo;
     nc_load_options_init(&lo);
     lo.describe_only = 1; /* describe what parses, even ops the oracle cannot run */
-    nc_status st = nc_model_load_onnx(pos[0], &lo, &m);
+    nc_status st = nc_model_load_onnx(path, &lo, &m);
     if (st != NC_OK)
         return cli_fail(st);
 
@@ -126,7 +124,7 @@ int cmd_info(int argc, char **argv)
         widen(&w[5], r->macs);
     }
 
-    printf("model: %s\n\n", pos[0]);
+    printf("model: %s\n\n", path);
     printf("%*s  %-*s  %-*s  %-*s  %*s  %*s\n", w[0], "#", w[1], "name", w[2], "op", w[3],
            "input -> output", w[4], "params", w[5], "MACs");
     for (size_t i = 0; i < n; i++) {

@@ -257,8 +257,6 @@ done:
 int cmd_run(int argc, char **argv)
 {
     run_args a = {0};
-    const char *pos[1];
-    int n_pos;
     cli_opt opts[] = {
         {"--input", "-i", &a.input, NULL},   {"--output", "-o", &a.output, NULL},
         {"--labels", "-l", &a.labels, NULL}, {"--batch", "-b", &a.batch, NULL},
@@ -273,11 +271,11 @@ int cmd_run(int argc, char **argv)
         {"--rate-limit", NULL, NULL, &a.rate_limit},
         {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_RUN_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if (n_pos != 1)
-        return cli_usage_error("run", "expected one model file");
+    /* run's own order after the frame: its outputs may both be "-", one .npy fits */
+    const cli_frame frame = {.cmd = "run", .help = CMD_RUN_HELP, .opts = opts, .one_arg = "expected one model file"};
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &a.model, &rc))
+        return rc;
     if (cli_is_stdout(a.output) && cli_is_stdout(a.record))
         return cli_usage_error("run", "--output - and --record -: standard output holds one .npy");
     if ((cli_is_stdout(a.output) || cli_is_stdout(a.record)) && (rc = cli_stdout_for_data()) != CLI_OK)
@@ -285,7 +283,6 @@ int cmd_run(int argc, char **argv)
     data_opts dopt = {.mean = a.mean, .std = a.std};
     if ((rc = cli_data_opts_check("run", &dopt)) != CLI_OK)
         return rc;
-    a.model = pos[0];
     if (!a.input)
         return cli_usage_error("run", "--input is required");
     int64_t batch;

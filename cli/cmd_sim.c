@@ -200,12 +200,47 @@ static int write_report(const char *path, const nc_eval_result *fe, const nc_loi
     return rc;
 }
 
+/* --target, --mode, --input and --input-range into *lo (usage errors name
+ * the bad one); *have_range: the input range was given. */
+static int sim_target_options(const sim_args *a, nc_loihi_options *lo, int *have_range)
+{
+    if (!a->target || strcmp(a->target, "loihi2") == 0)
+        lo->target = NC_LOIHI_2;
+    else if (strcmp(a->target, "loihi1") == 0)
+        lo->target = NC_LOIHI_1;
+    else
+        return cli_usage_error("sim", "--target must be loihi1 or loihi2, not '%s'", a->target);
+    if (a->mode && strcmp(a->mode, "reset-zero") == 0)
+        lo->reset = NC_RESET_ZERO;
+    else if (a->mode && strcmp(a->mode, "subtract") == 0)
+        lo->reset = NC_RESET_SUBTRACT;
+    else if (a->mode)
+        return cli_usage_error("sim", "--mode must be reset-zero or subtract, not '%s'", a->mode);
+    if (a->input && strcmp(a->input, "bias") == 0)
+        lo->input = NC_LOIHI_INPUT_BIAS;
+    else if (a->input && strcmp(a->input, "graded") == 0)
+        lo->input = NC_LOIHI_INPUT_GRADED;
+    else if (a->input)
+        return cli_usage_error("sim", "--input must be bias or graded, not '%s'", a->input);
+    if (lo->target == NC_LOIHI_1 && lo->input == NC_LOIHI_INPUT_GRADED)
+        return cli_usage_error("sim", "graded spikes need --target loihi2");
+    if (lo->target == NC_LOIHI_1 && a->npc)
+        return cli_usage_error("sim", "--neurons-per-core applies to loihi2 (loihi1 has 1024 compartments a core)");
+    if (a->range) {
+        char *end;
+        double r0 = strtod(a->range, &end), r1 = *end == ',' ? strtod(end + 1, &end) : NAN;
+        if (*end || !(r1 > r0))
+            return cli_usage_error("sim", "--input-range takes LO,HI with LO < HI, not '%s'", a->range);
+        lo->input_min = (float)r0, lo->input_max = (float)r1;
+        *have_range = 1;
+    }
+    return CLI_OK;
+}
+
 int cmd_sim(int argc, char **argv)
 {
     sim_args a = {0};
     data_opts d = {0};
-    const char *pos[1];
-    int n_pos;
     cli_opt opts[] = {
         {"--data", "-d", &a.data, NULL},
         {"--labels", "-l", &a.labels, NULL},
@@ -227,15 +262,14 @@ int cmd_sim(int argc, char **argv)
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
     };
-    int rc = cli_parse(argc, argv, opts, pos, 1, &n_pos, CMD_SIM_HELP);
-    if (rc)
-        return rc < 0 ? CLI_OK : rc;
-    if (cli_is_stdout(a.report) && (rc = cli_stdout_for_data()) != CLI_OK)
+    const cli_frame frame = {.cmd = "sim", .help = CMD_SIM_HELP, .opts = opts, .data_out = &a.report,
+                             .one_arg = "expected one spiking network (.nir)",
+                             .required = {{&a.data, "--data X and --labels Y are required"},
+                                          {&a.labels, "--data X and --labels Y are required"}}};
+    const char *path;
+    int rc;
+    if (!cli_frame_parse(&frame, argc, argv, &path, &rc))
         return rc;
-    if (n_pos != 1)
-        return cli_usage_error("sim", "expected one spiking network (.nir)");
-    if (!a.data || !a.labels)
-        return cli_usage_error("sim", "--data X and --labels Y are required");
     long long T, limit, wbits, head, npc, threads;
     if (!cli_parse_ll(a.timesteps, 1, 1 << 16, 32, &T))
         return cli_usage_error("sim", "-T must be a whole number from 1 to 65536, not '%s'", a.timesteps);
@@ -251,40 +285,11 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error("sim", "--threads must be 1..1024, not '%s'", a.threads);
     nc_loihi_options lo = {.weight_bits = (int)wbits, .headroom_bits = (int)head, .params_path = a.params,
                            .neurons_per_core = npc, .per_layer_scale = a.per_layer, .timesteps = (int)T + 8};
-    if (!a.target || strcmp(a.target, "loihi2") == 0)
-        lo.target = NC_LOIHI_2;
-    else if (strcmp(a.target, "loihi1") == 0)
-        lo.target = NC_LOIHI_1;
-    else
-        return cli_usage_error("sim", "--target must be loihi1 or loihi2, not '%s'", a.target);
-    if (a.mode && strcmp(a.mode, "reset-zero") == 0)
-        lo.reset = NC_RESET_ZERO;
-    else if (a.mode && strcmp(a.mode, "subtract") == 0)
-        lo.reset = NC_RESET_SUBTRACT;
-    else if (a.mode)
-        return cli_usage_error("sim", "--mode must be reset-zero or subtract, not '%s'", a.mode);
-    if (a.input && strcmp(a.input, "bias") == 0)
-        lo.input = NC_LOIHI_INPUT_BIAS;
-    else if (a.input && strcmp(a.input, "graded") == 0)
-        lo.input = NC_LOIHI_INPUT_GRADED;
-    else if (a.input)
-        return cli_usage_error("sim", "--input must be bias or graded, not '%s'", a.input);
-    if (lo.target == NC_LOIHI_1 && lo.input == NC_LOIHI_INPUT_GRADED)
-        return cli_usage_error("sim", "graded spikes need --target loihi2");
-    if (lo.target == NC_LOIHI_1 && a.npc)
-        return cli_usage_error("sim", "--neurons-per-core applies to loihi2 (loihi1 has 1024 compartments a core)");
     int have_range = 0;
-    if (a.range) {
-        char *end;
-        double r0 = strtod(a.range, &end), r1 = *end == ',' ? strtod(end + 1, &end) : NAN;
-        if (*end || !(r1 > r0))
-            return cli_usage_error("sim", "--input-range takes LO,HI with LO < HI, not '%s'", a.range);
-        lo.input_min = (float)r0, lo.input_max = (float)r1;
-        have_range = 1;
-    }
+    if ((rc = sim_target_options(&a, &lo, &have_range)) != CLI_OK)
+        return rc;
     if ((rc = cli_data_opts_check("sim", &d)) != CLI_OK)
         return rc;
-    const char *path = pos[0];
     if ((rc = cli_dist_same_file("model", path)) != CLI_OK)
         return rc;
     if ((rc = cli_need_nir("sim", path)) != CLI_OK)

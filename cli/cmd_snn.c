@@ -228,6 +228,17 @@ static int sum_accuracy(const run_args *a, const nc_tensor *out, long long T, in
     return rc;
 }
 
+/* --output and --record (the spikes of --layer) as .npy files. */
+static int save_outputs(const run_args *a, const nc_tensor *out, const nc_tensor *rec)
+{
+    nc_status st;
+    if (a->output && (st = cli_save_npy(a->output, out)) != NC_OK)
+        return cli_fail(st);
+    if (rec && (st = cli_save_npy(a->record, rec)) != NC_OK)
+        return cli_fail(st);
+    return CLI_OK;
+}
+
 int cli_run_snn(const run_args *a, int64_t batch)
 {
     snn_opts opts;
@@ -355,14 +366,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     cli_progress_end(&prog);
 
-    if (a->output && (st = cli_save_npy(a->output, out)) != NC_OK) {
-        rc = cli_fail(st);
+    if ((rc = save_outputs(a, out, rec)) != CLI_OK)
         goto done;
-    }
-    if (rec && (st = cli_save_npy(a->record, rec)) != NC_OK) {
-        rc = cli_fail(st);
-        goto done;
-    }
     printf("ran %lld samples for %lld steps on backend '%s'\n", (long long)N, T, so.backend);
     print_spike_rates(s, counts, T, N);
     if (labels)

@@ -5,7 +5,8 @@
 #    is not found: probed here for each room, with a header it may include
 #    (must compile) and one it may not (must fail with "No such file");
 #  - no source reaches around the trees with a relative "../" include;
-#  - the program (cli/) sees the public headers only.
+#  - the program (cli/) sees the public headers only;
+#  - no function of the program is over 150 lines (tests/cli_function_length.sh).
 # usage: test_layering.sh NEUROC SOURCE_DIR BINARY_DIR
 set -uo pipefail
 src=$2
@@ -111,6 +112,9 @@ if [ -n "$rel" ]; then
     echo "$rel"
     fail=1
 fi
+
+# the program's commands stay readable: no function in cli/ over 150 lines
+bash "$src/tests/cli_function_length.sh" "$src" 150 || fail=1
 
 if [ $fail -eq 0 ]; then
     echo "layering: every room sees only the rooms below it"
