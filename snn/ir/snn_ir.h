@@ -235,6 +235,10 @@ nc_status nc_snn_copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map);
 /* nc_snn_make_portable after its checks (o validated): lenient 1 (the
  * standard form) copies IF layers of NIR semantics and recurrent edges
  * instead of refusing them; the layers NIR cannot express must be gone. */
+/* After a network s was rebuilt as t layer by layer (map: s's layer -> t's),
+ * points t's recurrent inputs (an input at or after its layer, which did not
+ * exist yet when the layer was built) and its output at their new layers. */
+void nc_snn_remap_late_edges(const nc_snn *s, nc_snn *t, const int *map);
 nc_status nc_snn_portable_build(const nc_snn *s, const nc_portable_options *o, int lenient, nc_snn **out,
                                 int *n_pulses);
 

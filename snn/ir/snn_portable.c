@@ -194,6 +194,16 @@ nc_status nc_snn_make_portable(const nc_snn *s, const nc_portable_options *opt, 
     return nc_snn_portable_build(s, &o, 0, out, n_pulses);
 }
 
+void nc_snn_remap_late_edges(const nc_snn *s, nc_snn *t, const int *map)
+{
+    for (int i = 1; i < s->n_layers; i++)
+        for (int k = 0; k < s->layers[i].n_inputs; k++)
+            if (s->layers[i].inputs[k] >= i)
+                t->layers[map[i]].inputs[k] = map[s->layers[i].inputs[k]];
+    if (s->output >= 0)
+        t->output = map[s->output];
+}
+
 nc_status nc_snn_portable_build(const nc_snn *s, const nc_portable_options *opt, int lenient, nc_snn **out,
                                 int *n_pulses)
 {
@@ -298,12 +308,8 @@ nc_status nc_snn_portable_build(const nc_snn *s, const nc_portable_options *opt,
         if (!L->spike_gt && (st = spec_if(Cl, o.threshold_scale > 0 ? o.threshold_scale : 1.0f)) != NC_OK)
             break;
     }
-    for (int i = 1; st == NC_OK && i < s->n_layers; i++) /* recurrent inputs (lenient only) */
-        for (int k = 0; k < s->layers[i].n_inputs; k++)
-            if (s->layers[i].inputs[k] >= i)
-                t->layers[map[i]].inputs[k] = map[s->layers[i].inputs[k]];
-    if (st == NC_OK && s->output >= 0)
-        t->output = map[s->output];
+    if (st == NC_OK) /* recurrent inputs: lenient only */
+        nc_snn_remap_late_edges(s, t, map);
     nc_free(map);
     if (st != NC_OK) {
         nc_snn_free(t);

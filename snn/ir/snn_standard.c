@@ -198,12 +198,8 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
         default: st = nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): no NIR form", L->name, nc_snn_kind_name(L->kind));
         }
     }
-    for (int i = 1; st == NC_OK && i < s->n_layers; i++) /* recurrent inputs */
-        for (int k = 0; k < s->layers[i].n_inputs; k++)
-            if (s->layers[i].inputs[k] >= i)
-                t->layers[map[i]].inputs[k] = map[s->layers[i].inputs[k]];
-    if (st == NC_OK && s->output >= 0)
-        t->output = map[s->output];
+    if (st == NC_OK)
+        nc_snn_remap_late_edges(s, t, map);
     nc_free(map);
     say(loss, &sif,
         "signed IF neurons are NIR's IF there: no negative spikes (a neuron cannot take back "
