@@ -293,7 +293,7 @@ int cli_convert_args_given(const convert_args *a);
 /* Prints what conversion made: layers, thresholds, warnings. */
 void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r);
 
-/* The spiking-network (.nir) halves of `info` and `run` (cmd_snn.c). */
+/* The spiking-network (.nir) halves of `info` and `run` (run_info_nir.c). */
 int cli_info_snn(const char *path, const nc_nir_options *nopt);
 int cli_run_snn(const run_args *a, int64_t batch);
 

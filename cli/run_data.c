@@ -1,5 +1,5 @@
 /* The data side of `neuroc run`, shared by its two halves, the ANN's
- * (cmd_run.c) and the spiking network's (cmd_snn.c): the input samples in
+ * (cmd_run.c) and the spiking network's (run_info_nir.c): the input samples in
  * the model's dtype and shape, the labels, the accuracy. A file of its own
  * so that neither half calls into the other's file for them. */
 #define _POSIX_C_SOURCE 200809L

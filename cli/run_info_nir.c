@@ -1,4 +1,5 @@
-/* The spiking-network halves of `neuroc info` and `neuroc run` (.nir files). */
+/* The spiking-network halves of `neuroc info` and `neuroc run` (.nir files):
+ * shared code of two commands, not a command of its own. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
