@@ -9,20 +9,8 @@ SRC=$2
 BUILD=$3
 VENV="$BUILD/nir-venv"
 
-bash "$SRC/scripts/nir_venv.sh" "$VENV"
-rc=$?
-if [ $rc -ne 0 ]; then
-    if [ "${CI:-}" = "true" ]; then
-        echo "FAIL: the nir venv could not be made (rc $rc); CI needs it" >&2
-        exit 1
-    fi
-    if [ $rc -eq 3 ]; then
-        echo "SKIP: the package index is unreachable, nir cannot be installed"
-        exit 77
-    fi
-    echo "FAIL: scripts/nir_venv.sh failed (rc $rc)" >&2
-    exit 1
-fi
+. "$SRC/tests/nir_venv_needed.sh"
+need_nir_venv "$SRC" "$VENV"
 
 # Fresh files, whatever order ctest picked.
 if ! "$BUILD/test_nir" >"$BUILD/nir-out.log" 2>&1; then

@@ -15,14 +15,8 @@ BUILD=$3
 VENV="$BUILD/nir-venv"
 OUT="$BUILD/nir-spec"
 
-bash "$SRC/scripts/nir_venv.sh" "$VENV"
-rc=$?
-if [ $rc -ne 0 ]; then
-    [ "${CI:-}" = "true" ] && { echo "FAIL: the nir venv could not be made (rc $rc)" >&2; exit 1; }
-    [ $rc -eq 3 ] && { echo "SKIP: the package index is unreachable, nir cannot be installed"; exit 77; }
-    echo "FAIL: scripts/nir_venv.sh failed (rc $rc)" >&2
-    exit 1
-fi
+. "$SRC/tests/nir_venv_needed.sh"
+need_nir_venv "$SRC" "$VENV"
 rm -rf "$OUT" && mkdir -p "$OUT"
 "$VENV/bin/python" "$SRC/tests/nir_spec_cases.py" "$OUT" || { echo "FAIL: cases not written" >&2; exit 1; }
 

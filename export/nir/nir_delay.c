@@ -82,8 +82,8 @@ nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int 
     const nc_tensor *d = delays_of(nd);
     const nc_snn_layer *X = &s->layers[from];
     int64_t size = nc_snn_layer_size(X);
-    if (st == NC_OK && d->numel != size)
-        st = nc_errorf(NC_ERR_SHAPE, "Delay: %lld delays for the %lld values of '%s'", (long long)d->numel,
+    if (st == NC_OK && (!d || d->numel != size))
+        st = nc_errorf(NC_ERR_SHAPE, "Delay: %lld delays for the %lld values of '%s'", (long long)(d ? d->numel : 0),
                        (long long)size, X->name);
     int *masks = st == NC_OK ? nc_malloc((size_t)m * sizeof *masks) : NULL;
     if (st == NC_OK && !masks)
@@ -93,7 +93,7 @@ nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int 
         snprintf(name, sizeof name, "%.500s.d%lld", nd->name, (long long)steps[j]);
         nc_snn_layer *L = nc_snn_append_unique(s, NC_SNN_DELAY, name, 1);
         if (!L) {
-            st = NC_ERR_NOMEM;
+            st = nc_errorf(NC_ERR_NOMEM, "out of memory");
             break;
         }
         L->inputs[0] = from;
@@ -104,7 +104,7 @@ nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int 
         snprintf(name, sizeof name, "%.500s.mask%lld", nd->name, (long long)steps[j]);
         nc_snn_layer *M = nc_snn_append_unique(s, NC_SNN_SCALE, name, 1);
         if (!M) {
-            st = NC_ERR_NOMEM;
+            st = nc_errorf(NC_ERR_NOMEM, "out of memory");
             break;
         }
         M->inputs[0] = s->n_layers - 2;
@@ -121,7 +121,7 @@ nc_status nir_delay_layers(nc_snn *s, const nnode *nd, double dt, int from, int 
     }
     nc_snn_layer *A = st == NC_OK ? nc_snn_append_unique(s, NC_SNN_ADD, nd->name, (int)m) : NULL;
     if (st == NC_OK && !A)
-        st = NC_ERR_NOMEM;
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
     if (st == NC_OK) {
         memcpy(A->inputs, masks, (size_t)m * sizeof *masks);
         st = nir_finish_layer(s, s->n_layers - 1, total);

@@ -8,6 +8,7 @@
 #include "nir_internal.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
+#include "snn/base/input_file.h"
 
 nc_status nc_snn_nir_standard(const nc_snn *s, nc_snn **out, char *loss, size_t cap)
 {
@@ -37,12 +38,15 @@ nc_status nc_nir_file_info_read(const char *path, nc_nir_file_info *out)
     if (!path || !out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_nir_file_info_read: path or out missing");
     memset(out, 0, sizeof *out);
+    nc_status ist = nc_input_check(path, NULL); /* a FIFO would block HDF5's open; a directory is named */
+    if (ist != NC_OK)
+        return ist;
     nc_h5_quiet q;
     nc_h5_quiet_begin(&q);
     hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
     nc_status st = NC_OK;
     if (f < 0) {
-        st = nc_errorf(NC_ERR_PARSE, "%s: not an HDF5 file", path);
+        st = nc_errorf(NC_ERR_PARSE, "%s: bad NIR file: not an HDF5 file, or truncated", path);
     } else if (!nc_h5_is_group(f, "node")) {
         st = nc_errorf(NC_ERR_PARSE, "%s: no '/node' group (not a NIR file)", path);
     } else if ((out->neuroc_format = nir_neuroc_usable(f)) > 0) {

@@ -30,6 +30,10 @@ def test_directory_and_fifo_are_named(tmp_path):
     os.mkfifo(fifo)  # opening it for reading used to wait for a writer
     with pytest.raises(neuroc.FileError, match=r"is a FIFO \(named pipe\)"):
         neuroc.load_data(str(fifo))
+    nir_fifo = tmp_path / "net.nir"
+    os.mkfifo(nir_fifo)  # nir_file_info opened it with HDF5, which waited for a writer
+    with pytest.raises(neuroc.FileError, match=r"is a FIFO \(named pipe\)"):
+        neuroc.nir_file_info(str(nir_fifo))
 
 
 def test_non_finite_data_is_refused(test_xy):
