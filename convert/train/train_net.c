@@ -47,7 +47,7 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
             return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is a second input", mname, L->name);
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR:
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
@@ -70,6 +70,9 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
+            if (L->two_sided)
+                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: SignedIF '%s' is two-sided (net counts below "
+                                 "zero), which the engine does not train", mname, L->name);
             if (L->max_spikes > 1 && mode == NC_TRAIN_QCFS && !relaxed) /* the rate limit takes them */
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' sends bursts of up to %d spikes a "
                                  "step, which QCFS training does not model (BPTT trains them)", mname,
@@ -311,7 +314,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
             break;
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR: case NC_SNN_KIND_COUNT:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -438,7 +441,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
             break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR: case NC_SNN_KIND_COUNT:
             break;
         }
     }

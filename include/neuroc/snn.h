@@ -50,6 +50,8 @@ typedef enum nc_snn_layer_kind {
     NC_SNN_DELAY,      /* y(t) = x(t − d), d whole steps (zero before) */
     NC_SNN_RESHAPE,    /* values of its input in another shape (a partial Flatten; Conv1d's (C, L) ↔ (C, 1, L);
                           one of several Input nodes: its part of the network's input) */
+    NC_SNN_NONLINEAR,  /* a non-linear function of its inputs' running means, emitted as increments
+                          (expectation compensation: nc_snn_add_nonlinear) */
     NC_SNN_KIND_COUNT  /* the number of kinds, not a kind: new kinds go above it */
 } nc_snn_layer_kind;
 
@@ -120,6 +122,48 @@ NC_API nc_status nc_snn_add_add(nc_snn *s, int n_from, const int *from, const ch
 NC_API nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const char *name,
                                    int *id);
 
+/* The functions of a Nonlinear layer (nc_snn_add_nonlinear). */
+typedef enum nc_nonlinear_fn {
+    NC_NL_SIGMOID = 0, /* 1 / (1 + e^−x) */
+    NC_NL_SILU,        /* x·sigmoid(x) (Swish) */
+    NC_NL_TANH,
+    NC_NL_HARDSIGMOID, /* clip(alpha·x + beta, 0, 1) (PyTorch: 1/6, 1/2; ONNX's defaults: 0.2, 0.5) */
+    NC_NL_HARDSWISH,   /* x·clip(x/6 + 1/2, 0, 1) */
+    NC_NL_GELU,        /* x·Φ(x) = x/2·(1 + erf(x/√2)) */
+    NC_NL_GELU_TANH,   /* x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³))) */
+    NC_NL_MUL,         /* x ⊙ y of two inputs of the same rank, y's dimensions equal to x's or 1 (broadcast) */
+    NC_NL_LAYERNORM,   /* (x − mean) / √(variance + eps) along `axis`, at each position of the other axes */
+    NC_NL_SOFTMAX,     /* e^x / Σ e^x along `axis` */
+    NC_NL_MATMUL,      /* x·y over the last two axes: x (…, m, k), y (…, k, n), leading axes equal; either
+                          read transposed (trans_x, trans_y), so attention needs no transpose layer */
+    NC_NL_COUNT        /* the number of functions, not one */
+} nc_nonlinear_fn;
+
+typedef struct nc_nonlinear_params {
+    nc_nonlinear_fn fn;
+    float alpha, beta; /* NC_NL_HARDSIGMOID */
+    float eps;         /* NC_NL_LAYERNORM (> 0) */
+    int axis;          /* NC_NL_LAYERNORM, NC_NL_SOFTMAX: an axis of the per-sample shape, negative from the end */
+    int trans_x, trans_y; /* NC_NL_MATMUL: x is stored (…, k, m), y (…, n, k) */
+} nc_nonlinear_params;
+
+/* A Nonlinear layer (NC_SNN_NONLINEAR) computing f of its inputs' running
+ * means by expectation compensation: it keeps the sum S_t of each input
+ * over steps 1..t and emits, at step t,
+ *     y(t) = t·f(S_t / t) − (t − 1)·f(S_{t−1} / (t − 1)),
+ * so its outputs summed to t are exactly t·f(mean input) (up to float
+ * rounding): a layer that follows a spiking layer's rates converges to the
+ * ANN's function of them, and is exact at t = 1 for a constant input. Its
+ * output is graded (not spikes): a SignedIF with two_sided set turns it
+ * back into spikes. n_from is 2 for NC_NL_MUL and NC_NL_MATMUL, else 1.
+ * State: the input sums and the last t·f per neuron, zero at the start of
+ * a run. The cpu backend runs every function; NIR stores it as a
+ * neuroc.Nonlinear extension node. */
+NC_API nc_status nc_snn_add_nonlinear(nc_snn *s, int n_from, const int *from, const nc_nonlinear_params *p,
+                                      const char *name, int *id);
+/* The name of f ("SiLU", "LayerNorm", ...); "unknown" outside the enum. Static string. */
+NC_API const char *nc_nonlinear_fn_name(nc_nonlinear_fn fn);
+
 /* IF neuron parameters. threshold and v_init are tensors of 1 element (per
  * layer), C elements (per channel, the first dimension of the layer's shape)
  * or the layer's full shape (per neuron); v_init NULL means θ/2, spike_value
@@ -153,6 +197,11 @@ typedef struct nc_if_params {
      * one a step). */
     int max_spikes;
 } nc_if_params;
+/* nc_if_params.signed_spikes = NC_SIGNED_TWO_SIDED: a SignedIF whose net
+ * count may go below 0, so n(t) = floor((v(0) + Σ I)/θ) over all integers:
+ * a neuron that carries a signed value (the output of a Nonlinear layer)
+ * as spikes of either sign. */
+#define NC_SIGNED_TWO_SIDED 2
 NC_API nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *name,
                                int *id);
 NC_API nc_status nc_snn_add_readout(nc_snn *s, int from, const char *name, int *id);
@@ -170,6 +219,8 @@ typedef struct nc_snn_layer_info {
     int64_t shape[NC_MAX_DIMS];
     int64_t params;             /* weights + biases + neuron parameters */
     int max_spikes;             /* SignedIF: spikes a step, > 1 for bursts (nc_if_params); else 0 */
+    int two_sided;              /* SignedIF: the net count may go negative (NC_SIGNED_TWO_SIDED) */
+    nc_nonlinear_params nonlinear; /* Nonlinear: its function (axis non-negative) */
 } nc_snn_layer_info;
 
 NC_API int nc_snn_num_layers(const nc_snn *s);

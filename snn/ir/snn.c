@@ -364,7 +364,7 @@ int nc_snn_reads_bursts(const nc_snn *s, int id)
         return -1;
     for (int i = 0; i <= id; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        b[i] = L->kind == NC_SNN_SIGNED_IF && L->max_spikes > 1;
+        b[i] = L->kind == NC_SNN_SIGNED_IF && (L->max_spikes > 1 || L->two_sided);
         for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
             b[i] |= L->inputs[k] < i && b[L->inputs[k]];
     }
@@ -380,8 +380,9 @@ nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *nam
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     if (!r)
         return NC_OK;
-    return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' sends bursts (max_spikes > 1), whose "
-                     "counts move by more than one a step; a spiking max pool reads one spike a step", name,
+    return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' sends bursts (max_spikes > 1) or "
+                     "two-sided counts, whose counts move by more than one a step or below zero; a spiking max "
+                     "pool reads one spike a step", name,
                      s->layers[from].name);
 }
 
@@ -554,6 +555,32 @@ nc_status nc_snn_add_concat(nc_snn *s, int n_from, const int *from, const char *
     return add_multi(s, NC_SNN_CONCAT, n_from, from, name, id);
 }
 
+nc_status nc_snn_add_nonlinear(nc_snn *s, int n_from, const int *from, const nc_nonlinear_params *p,
+                               const char *name, int *id)
+{
+    const char *nm = name ? name : "";
+    if (!s || !p || !from)
+        return nc_errorf(NC_ERR_INVALID_ARG, "Nonlinear '%s': needs inputs and parameters", nm);
+    if ((int)p->fn < 0 || p->fn >= NC_NL_COUNT)
+        return nc_errorf(NC_ERR_INVALID_ARG, "Nonlinear '%s': unknown function %d", nm, (int)p->fn);
+    int want = nc_nonlinear_fn_inputs(p->fn);
+    if (n_from != want)
+        return nc_errorf(NC_ERR_INVALID_ARG, "Nonlinear '%s': %s reads %d input%s, not %d", nm,
+                         nc_nonlinear_fn_name(p->fn), want, want > 1 ? "s" : "", n_from);
+    for (int i = 0; i < n_from; i++) {
+        nc_status st = check_from(s, from[i], "nc_snn_add_nonlinear");
+        if (st != NC_OK)
+            return st;
+    }
+    nc_status ast;
+    nc_snn_layer *L = append(s, NC_SNN_NONLINEAR, name, n_from, &ast);
+    if (!L)
+        return ast;
+    memcpy(L->inputs, from, (size_t)n_from * sizeof *from);
+    L->nl = *p;
+    return finish(s, NC_OK, id);
+}
+
 nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *name, int *id)
 {
     nc_status st = check_from(s, from, "nc_snn_add_if");
@@ -579,6 +606,10 @@ nc_status nc_snn_add_if(nc_snn *s, int from, const nc_if_params *p, const char *
     memcpy(L->shape, X->shape, sizeof L->shape);
     L->reset = p->reset == NC_RESET_ZERO ? NC_RESET_ZERO : NC_RESET_SUBTRACT; /* the IR never holds DEFAULT */
     L->max_spikes = p->max_spikes > 1 ? p->max_spikes : 0;
+    L->two_sided = p->signed_spikes == NC_SIGNED_TWO_SIDED;
+    if (p->signed_spikes < 0 || p->signed_spikes > NC_SIGNED_TWO_SIDED)
+        return finish(s, nc_errorf(NC_ERR_INVALID_ARG, "IF '%s': signed_spikes %d (0, 1 or NC_SIGNED_TWO_SIDED)",
+                                   L->name, p->signed_spikes), id);
     if ((st = nc_snn_check_param(p->threshold, L, "threshold")) != NC_OK ||
         (st = nc_snn_check_param(p->v_init, L, "v_init")) != NC_OK ||
         (st = nc_snn_check_param(p->spike_value, L, "spike_value")) != NC_OK)
@@ -641,6 +672,8 @@ nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
     out->ndim = L->ndim;
     memcpy(out->shape, L->shape, sizeof out->shape);
     out->max_spikes = L->max_spikes;
+    out->two_sided = L->two_sided;
+    out->nonlinear = L->nl;
     const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
                              L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
@@ -680,6 +713,16 @@ uint64_t nc_hash_snn(const nc_snn *s)
             h = nc_hash_tensor(h, ts[k]);
         if (L->max_spikes > 1) /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->max_spikes, sizeof L->max_spikes);
+        if (L->two_sided)
+            h = nc_hash_bytes(h, &L->two_sided, sizeof L->two_sided);
+        if (L->kind == NC_SNN_NONLINEAR) { /* field by field: the struct may have padding */
+            int fn = (int)L->nl.fn;
+            h = nc_hash_bytes(h, &fn, sizeof fn);
+            h = nc_hash_bytes(h, &L->nl.alpha, sizeof L->nl.alpha);
+            h = nc_hash_bytes(h, &L->nl.beta, sizeof L->nl.beta);
+            h = nc_hash_bytes(h, &L->nl.eps, sizeof L->nl.eps);
+            h = nc_hash_bytes(h, &L->nl.axis, sizeof L->nl.axis);
+        }
         if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub) { /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->spike_gt, sizeof L->spike_gt);
             h = nc_hash_bytes(h, &L->exact, sizeof L->exact);

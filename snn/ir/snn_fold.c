@@ -253,7 +253,8 @@ static nc_status fold_layer(fold *F, int i)
         nc_tensor *sv;
         if ((st = nc_tensor_create_from(NC_DTYPE_F32, 1, &one_shape, &one, &sv)) != NC_OK)
             return st;
-        nc_if_params p = {L->threshold, L->v_init, sv, L->reset, L->kind == NC_SNN_SIGNED_IF, L->max_spikes};
+        nc_if_params p = {L->threshold, L->v_init, sv, L->reset, L->kind != NC_SNN_SIGNED_IF ? 0 : L->two_sided ? NC_SIGNED_TWO_SIDED : 1,
+                          L->max_spikes};
         st = nc_snn_add_if(F->t, from, &p, L->name, &id);
         nc_tensor_free(sv);
         if (st == NC_OK) /* its spikes are 1 now: the factor is the old spike value */

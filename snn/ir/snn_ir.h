@@ -59,13 +59,40 @@ typedef struct nc_snn_layer {
     /* with NC_RESET_SUBTRACT: snntorch's subtraction (reset_delay=False),
      * whose test of a membrane left above θ by the last step is m − θ > θ */
     int pretest_sub;
+    /* SignedIF: its net count may go negative (nc_if_params.two_sided);
+     * the backends start the count at nc_snn_net0 so that the one kernel
+     * (nc_signed_if_step, whose negative spikes need a count above 0)
+     * runs both kinds */
+    int two_sided;
+    /* Nonlinear: the function and its parameters (axis made non-negative) */
+    nc_nonlinear_params nl;
 } nc_snn_layer;
+
+/* The net count a two-sided SignedIF starts from: far above 0, so that it
+ * never limits a negative spike (2^30: a run would need 2^30 more negative
+ * than positive spikes of one neuron to reach 0). */
+#define NC_TWO_SIDED_NET0 (INT32_C(1) << 30)
+static inline int32_t nc_snn_net0(const nc_snn_layer *L) { return L->two_sided ? NC_TWO_SIDED_NET0 : 0; }
 
 struct nc_snn {
     int n_layers, cap_layers;
     nc_snn_layer *layers;
     int output;                   /* -1 = default (readout, else the last layer) */
 };
+
+/* Nonlinear layers (nonlinear.c): inputs of function fn (2 for Mul and
+ * MatMul, else 1); 1 for the element-wise ones (Sigmoid .. GELUTanh); the
+ * function named `name` (nc_nonlinear_fn_name) or -1; and the check of a
+ * Nonlinear layer's function and shapes, which sets its shape (and makes
+ * its axis non-negative). */
+int nc_nonlinear_fn_inputs(nc_nonlinear_fn fn);
+int nc_nonlinear_fn_is_elementwise(nc_nonlinear_fn fn);
+int nc_nonlinear_fn_from_name(const char *name);
+nc_status nc_snn_check_nonlinear(const nc_snn *s, nc_snn_layer *L);
+/* A MatMul layer's m, k, n (x is (…, m, k), or (…, k, m) with trans_x; y
+ * (…, k, n), or (…, n, k) with trans_y). */
+void nc_nl_matmul_dims(const nc_snn_layer *L, const nc_snn_layer *X, const nc_snn_layer *Y, int64_t *m, int64_t *k,
+                       int64_t *n);
 
 /* Appends a zeroed layer with a unique name (copied; made up if NULL) and
  * `n_inputs` input slots; returns it or NULL (error set). Pointers into

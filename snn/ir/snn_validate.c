@@ -229,6 +229,9 @@ static nc_status check_neuron(nc_snn_layer *L, const nc_snn_layer *X)
         return st;
     if (L->kind == NC_SNN_SIGNED_IF && nc_snn_layer_nir_semantics(L))
         return nc_errorf(NC_ERR_MODEL, "SignedIF '%s': NIR neuron semantics do not apply to signed spikes", L->name);
+    if (L->two_sided && L->kind != NC_SNN_SIGNED_IF)
+        return nc_errorf(NC_ERR_MODEL, "layer '%s' (%s): two-sided counts belong to a SignedIF", L->name,
+                         nc_snn_kind_name(L->kind));
     if (L->kind == NC_SNN_SIGNED_IF && (st = positive(L->spike_value, L->name, "spike values")) != NC_OK)
         return st;
     if (nc_snn_kind_is_if(L->kind))
@@ -257,6 +260,7 @@ static nc_status check_kind(const nc_snn *s, int id, nc_snn_layer *L, const nc_s
         L->shape[0] = nc_snn_layer_size(X);
         return NC_OK;
     case NC_SNN_READOUT: same_shape(L, X); return NC_OK;
+    case NC_SNN_NONLINEAR: return nc_snn_check_nonlinear(s, L);
     case NC_SNN_SCALE: case NC_SNN_THRESHOLD: case NC_SNN_DELAY: return check_per_neuron(L, X);
     default:
         return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s': a %s layer read from NIR cannot be checked", L->name,

@@ -859,7 +859,8 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_fast = {
     .name = "cpu-fast",
-    .kinds = NC_ALL_KINDS, /* every kind of the IR, feed-forward (fast_supports) */
+    /* every kind of the IR but Nonlinear, feed-forward (fast_supports) */
+    .kinds = NC_ALL_KINDS & ~NC_KIND_BIT(NC_SNN_NONLINEAR),
     .supports_layer = fast_supports,
     .plan_create = fast_plan_create,
     .run = fast_run,

@@ -880,8 +880,8 @@ static void reset_sample(const fast_plan *P, fast_ws *W, int64_t *spk, int64_t *
         }
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
-        if (W->net[i])
-            memset(W->net[i], 0, (size_t)F->size * sizeof(int32_t));
+        for (int64_t k = 0; W->net[i] && k < F->size; k++)
+            W->net[i][k] = nc_snn_net0(&s->layers[i]);
         if (W->mcnt[i])
             memset(W->mcnt[i], 0, (size_t)(P->L[s->layers[i].inputs[0]].size + F->size) * sizeof(uint32_t));
     }

@@ -13,6 +13,7 @@
 #include "snn/base/error.h"
 #include "kernels/neuron.h"
 #include "kernels/nir_neuron.h"
+#include "kernels/nonlinear.h"
 #include "snn/backends/weight_layout.h"
 
 typedef struct ref_layer {
@@ -28,6 +29,8 @@ typedef struct ref_layer {
     int64_t dpos;      /* Delay: the frame step t writes */
     int32_t *net;      /* SignedIF: net spike count per neuron, N × size */
     uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
+    float *nsum[2];    /* Nonlinear: the sums of its inputs over the steps so far, N × (input size) each */
+    float *ntot;       /* Nonlinear: the cumulative output t·f(mean) of the last step, N × size */
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
                           transposed so that one input event scatters over contiguous outputs */
 } ref_layer;
@@ -62,6 +65,9 @@ static void ref_plan_free(void *p)
             nc_free(bufs[b]);
         nc_free(R->cnt);
         nc_free(R->net);
+        nc_free(R->nsum[0]);
+        nc_free(R->nsum[1]);
+        nc_free(R->ntot);
     }
     nc_free(P->L);
     nc_free(P->scratch);
@@ -104,6 +110,14 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D) { /* sizes fit: the input's buffer did */
             R->cnt = nc_calloc((size_t)N * (size_t)(P->L[L->inputs[0]].size + R->size), sizeof *R->cnt);
             fail |= !R->cnt;
+        }
+        for (int k = 0; L->kind == NC_SNN_NONLINEAR && k < L->n_inputs; k++) { /* sizes fit: the input's did */
+            R->nsum[k] = nc_calloc((size_t)N * (size_t)P->L[L->inputs[k]].size, sizeof(float));
+            fail |= !R->nsum[k];
+        }
+        if (L->kind == NC_SNN_NONLINEAR) {
+            R->ntot = nc_calloc((size_t)n, sizeof(float));
+            fail |= !R->ntot;
         }
         if (L->kind == NC_SNN_CONV2D && !fail && n > scratch_n) {
             nc_free(P->scratch);
@@ -315,6 +329,81 @@ static void run_concat(const nc_snn *s, const nc_snn_layer *L, ref_layer *P, flo
     (void)s;
 }
 
+/* ---- Nonlinear layers (kernels/nonlinear.h): the inputs' sums, then the
+ * new cumulative outputs t·f(mean), emitted as increments. Returns the
+ * multiplications of the products (Mul, MatMul), counted as synaptic
+ * operations: a product of two activations is a multiply-accumulate per
+ * term, not an event. ---- */
+
+/* Offset in y (right-aligned, broadcast dims 1) of element e of x's shape. */
+static int64_t broadcast_index(const nc_snn_layer *X, const nc_snn_layer *Y, int64_t e)
+{
+    int64_t off = 0, stride = 1;
+    for (int d = 0; d < Y->ndim; d++) {
+        int64_t xd = X->shape[X->ndim - 1 - d], yd = Y->shape[Y->ndim - 1 - d];
+        int64_t c = e % xd;
+        e /= xd;
+        if (yd != 1)
+            off += c * stride;
+        stride *= yd;
+    }
+    return off;
+}
+
+static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *Ri, const ref_layer *R, int N,
+                             int t)
+{
+    const nc_nonlinear_params *p = &L->nl;
+    int64_t size = Ri->size, ops = 0;
+    for (int k = 0; k < L->n_inputs; k++) {
+        const ref_layer *X = &R[L->inputs[k]];
+        for (int64_t e = 0; e < N * X->size; e++)
+            Ri->nsum[k][e] += X->out[e];
+    }
+    float *tot = Ri->out; /* the new totals first, then the increments in place */
+    const nc_snn_layer *X = &s->layers[L->inputs[0]];
+    int64_t xs = R[L->inputs[0]].size, ys = L->n_inputs > 1 ? R[L->inputs[1]].size : 0;
+    for (int n = 0; n < N; n++) {
+        const float *sx = Ri->nsum[0] + n * xs, *sy = ys ? Ri->nsum[1] + n * ys : NULL;
+        float *o = tot + n * size;
+        if (nc_nonlinear_fn_is_elementwise(p->fn)) {
+            for (int64_t e = 0; e < size; e++)
+                o[e] = (float)t * nc_nl_elem(p->fn, sx[e] / (float)t, p->alpha, p->beta);
+        } else if (p->fn == NC_NL_MUL) {
+            const nc_snn_layer *Y = &s->layers[L->inputs[1]];
+            for (int64_t e = 0; e < size; e++)
+                o[e] = nc_nl_mul_total(sx[e], sy[broadcast_index(X, Y, e)], t);
+            ops += size;
+        } else if (p->fn == NC_NL_MATMUL) {
+            int64_t m, kk, nn;
+            nc_nl_matmul_dims(L, X, &s->layers[L->inputs[1]], &m, &kk, &nn);
+            /* element (i, q) of x and (q, j) of y in their stored order */
+            int64_t xi = p->trans_x ? 1 : kk, xq = p->trans_x ? m : 1, yq = p->trans_y ? 1 : nn, yj = p->trans_y ? kk : 1;
+            for (int64_t b = 0; b < size / (m * nn); b++)
+                for (int64_t i = 0; i < m; i++)
+                    for (int64_t j = 0; j < nn; j++)
+                        o[(b * m + i) * nn + j] =
+                            nc_nl_dot_total(sx + b * m * kk + i * xi, xq, sy + b * kk * nn + j * yj, yq, kk, t);
+            ops += size * kk;
+        } else { /* LayerNorm, Softmax: rows along the axis */
+            int64_t len = L->shape[p->axis], inner = 1;
+            for (int d = p->axis + 1; d < L->ndim; d++)
+                inner *= L->shape[d];
+            for (int64_t outer = 0; outer < size / (len * inner); outer++)
+                for (int64_t in = 0; in < inner; in++) {
+                    int64_t base = outer * len * inner + in;
+                    nc_nl_row_total(p->fn, p->eps, sx + base, o + base, len, inner, t);
+                }
+        }
+    }
+    for (int64_t e = 0; e < N * size; e++) {
+        float now = tot[e];
+        tot[e] = now - Ri->ntot[e];
+        Ri->ntot[e] = now;
+    }
+    return ops * N;
+}
+
 /* ---- neurons ---- */
 
 static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int N, int t,
@@ -387,8 +476,13 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             memset(R[i].dbuf, 0, (size_t)(n * (s->layers[i].kernel[0] + 1)) * sizeof(float));
             R[i].dpos = 0;
         }
-        if (R[i].net)
-            memset(R[i].net, 0, (size_t)n * sizeof *R[i].net);
+        for (int64_t k = 0; R[i].net && k < n; k++)
+            R[i].net[k] = nc_snn_net0(&s->layers[i]);
+        for (int k = 0; k < 2; k++)
+            if (R[i].nsum[k])
+                memset(R[i].nsum[k], 0, (size_t)(N * R[s->layers[i].inputs[k]].size) * sizeof(float));
+        if (R[i].ntot)
+            memset(R[i].ntot, 0, (size_t)n * sizeof(float));
         if (R[i].cnt)
             memset(R[i].cnt, 0, (size_t)(N * (R[s->layers[i].inputs[0]].size + R[i].size)) * sizeof *R[i].cnt);
         q->spike_counts[i] = 0;
@@ -475,6 +569,7 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                            q->rec_spikes ? q->rec_spikes[i] : NULL,
                            q->rec_membrane ? q->rec_membrane[i] : NULL);
                 goto timed; /* a neuron records its own traces */
+            case NC_SNN_NONLINEAR: ops = run_nonlinear(s, L, Ri, R, N, t + 1); break;
             case NC_SNN_KIND_COUNT: /* not a kind: refused by the validation of every layer */
                 break;
             }

@@ -166,6 +166,11 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
         return 0;
     }
+    if (L->two_sided) {
+        snprintf(why, len, "a two-sided SignedIF (net counts below zero) is not in the cuda kernels (the cpu "
+                           "and cpu-fast backends run it)");
+        return 0;
+    }
     if (L->kind == NC_SNN_IF && (L->spike_gt || L->v_reset || L->r)) {
         snprintf(why, len, "IF with NIR's neuron semantics (a spike when v > θ, v_reset or r, read from another "
                            "tool's NIR file) is not in the cuda kernels (the cpu and cpu-fast backends run it; or "

@@ -1,0 +1,95 @@
+/* The math of a Nonlinear layer (NC_SNN_NONLINEAR, include/neuroc/snn.h),
+ * shared by the CPU backends and the CUDA kernels (compiled as C and as
+ * CUDA) so that every backend computes the same floats.
+ *
+ * Expectation compensation: the layer keeps the sum S_t of each input over
+ * steps 1..t and the last cumulative output P_{t−1} = (t−1)·f(S_{t−1}/(t−1));
+ * at step t it computes P_t = t·f(S_t/t) and emits P_t − P_{t−1}. The sum of
+ * its outputs is P_t itself, so the layer is exact in the mean at every t.
+ * P is recomputed from S each step (never accumulated from outputs), so
+ * rounding does not build up over a long run. */
+#ifndef NC_KERNELS_NONLINEAR_H
+#define NC_KERNELS_NONLINEAR_H
+
+#include "neuroc/neuroc.h" /* nc_nonlinear_fn */
+#include "neuron.h"        /* NC_HD, math.h */
+
+/* f(x) of the element-wise functions (NC_NL_SIGMOID .. NC_NL_GELU_TANH);
+ * the formulas of the ONNX operators the ANN side runs. */
+NC_HD float nc_nl_elem(int fn, float x, float alpha, float beta)
+{
+    switch (fn) {
+    case NC_NL_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case NC_NL_SILU: return x / (1.0f + expf(-x));
+    case NC_NL_TANH: return tanhf(x);
+    case NC_NL_HARDSIGMOID: return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
+    case NC_NL_HARDSWISH: return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+    case NC_NL_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case NC_NL_GELU_TANH:
+        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    default: return 0.0f;
+    }
+}
+
+/* One step of an element-wise function for one neuron: adds x to the sum
+ * *S, and returns the increment of t·f(mean) (t = 1, 2, ...; *P the last). */
+NC_HD float nc_nl_elem_step(int fn, float alpha, float beta, float *S, float *P, float x, int t)
+{
+    *S += x;
+    float tf = (float)t;
+    float p = tf * nc_nl_elem(fn, *S / tf, alpha, beta);
+    float y = p - *P;
+    *P = p;
+    return y;
+}
+
+/* The products' cumulative outputs from the input sums: t·(Sx/t)·(Sy/t)
+ * for one element (NC_NL_MUL) ... */
+NC_HD float nc_nl_mul_total(float sx, float sy, int t)
+{
+    float tf = (float)t;
+    return tf * ((sx / tf) * (sy / tf));
+}
+
+/* ... and t·Σ_k (Sx_k/t)(Sy_k/t) for one output of NC_NL_MATMUL: a row of x
+ * with stride xs and a column of y with stride ys, k terms in ascending k. */
+NC_HD float nc_nl_dot_total(const float *sx, int64_t xs, const float *sy, int64_t ys, int64_t k, int t)
+{
+    float tf = (float)t, acc = 0.0f;
+    for (int64_t j = 0; j < k; j++)
+        acc += (sx[j * xs] / tf) * (sy[j * ys] / tf);
+    return tf * acc;
+}
+
+/* The cumulative outputs t·f(S/t) of one row of n elements (stride st) of
+ * a row function (NC_NL_LAYERNORM, NC_NL_SOFTMAX) into p (same stride).
+ * LayerNorm: mean and the biased variance of the row, in ascending order,
+ * as ONNX's LayerNormalization. Softmax subtracts the row's max first. */
+NC_HD void nc_nl_row_total(int fn, float eps, const float *S, float *p, int64_t n, int64_t st, int t)
+{
+    float tf = (float)t;
+    if (fn == NC_NL_LAYERNORM) {
+        float mu = 0.0f, var = 0.0f;
+        for (int64_t i = 0; i < n; i++)
+            mu += S[i * st] / tf;
+        mu /= (float)n;
+        for (int64_t i = 0; i < n; i++) {
+            float d = S[i * st] / tf - mu;
+            var += d * d;
+        }
+        float inv = 1.0f / sqrtf(var / (float)n + eps);
+        for (int64_t i = 0; i < n; i++)
+            p[i * st] = tf * ((S[i * st] / tf - mu) * inv);
+        return;
+    }
+    /* NC_NL_SOFTMAX */
+    float mx = -INFINITY, sum = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        mx = fmaxf(mx, S[i * st] / tf);
+    for (int64_t i = 0; i < n; i++)
+        sum += expf(S[i * st] / tf - mx);
+    for (int64_t i = 0; i < n; i++)
+        p[i * st] = tf * (expf(S[i * st] / tf - mx) / sum);
+}
+
+#endif
