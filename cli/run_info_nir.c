@@ -46,9 +46,16 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
                nc_snn_kind_name(L.kind), ins, cli_shape(L.ndim, L.shape, sh, sizeof sh),
                (long long)L.params, nb, (int)i == out_id ? "  <- output" : "");
     }
-    char hp[32];
+    char hp[32], sh_buf[200];
     printf("\ntotal: %zu layers, %lld spiking neurons, %lld params (%s)\n", n, (long long)total_neurons,
            (long long)total_params, cli_human(total_params, hp, sizeof hp));
+    for (int k = 0; nc_snn_num_outputs(s) > 1 && k < nc_snn_num_outputs(s); k++) {
+        nc_snn_output_info o;
+        if (nc_snn_output_at(s, k, &o) == NC_OK)
+            printf("%s '%s' %s: values %lld..%lld of the output layer\n", k ? "        " : "\noutputs:",
+                   o.name, cli_shape(o.ndim, o.shape, sh_buf, sizeof sh_buf), (long long)o.offset,
+                   (long long)(o.offset + o.size - 1));
+    }
     cli_print_nir_semantics(s);
     printf("\n");
     cli_print_nir_graphs(path);
@@ -229,12 +236,53 @@ static int sum_accuracy(const run_args *a, const nc_tensor *out, long long T, in
     return rc;
 }
 
-/* --output and --record (the spikes of --layer) as .npy files. */
-static int save_outputs(const run_args *a, const nc_tensor *out, const nc_tensor *rec)
+/* Output k of several (nc_snn_output_at) as Y.<name>.npy (Y = the
+ * --output path without its .npy): its columns of out (.., total), in its
+ * own shape. */
+static int save_part(const run_args *a, const nc_snn *s, int k, const nc_tensor *out)
+{
+    nc_snn_output_info o;
+    nc_status st = nc_snn_output_at(s, k, &o);
+    if (st != NC_OK)
+        return cli_fail(st);
+    int nd = nc_tensor_ndim(out), pnd = nd - 1;
+    const int64_t *sh = nc_tensor_shape(out);
+    int64_t pshape[NC_MAX_DIMS + 2], rows = 1, total = sh[nd - 1];
+    for (int d = 0; d < nd - 1; d++)
+        rows *= (pshape[d] = sh[d]);
+    for (int d = 0; d < o.ndim && pnd < NC_MAX_DIMS + 1; d++)
+        pshape[pnd++] = o.shape[d];
+    size_t len = strlen(a->output);
+    int stem = len > 4 && strcmp(a->output + len - 4, ".npy") == 0 ? (int)len - 4 : (int)len;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%.*s.%s.npy", stem, a->output, o.name) >= (int)sizeof path)
+        return cli_failf(NC_ERR_INVALID_ARG, "--output %s: the name of output '%s' is too long", a->output, o.name);
+    nc_tensor *part = NULL;
+    if ((st = nc_tensor_create(NC_DTYPE_F32, pnd, pshape, &part)) != NC_OK)
+        return cli_fail(st);
+    const float *src = nc_tensor_data_const(out);
+    float *dst = nc_tensor_data(part);
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(dst + r * o.size, src + r * total + o.offset, (size_t)o.size * sizeof *dst);
+    if ((st = cli_save_npy(path, part)) == NC_OK)
+        printf("output '%s': %s\n", o.name, path);
+    nc_tensor_free(part);
+    return st == NC_OK ? CLI_OK : cli_fail(st);
+}
+
+/* --output and --record (the spikes of --layer) as .npy files: a network
+ * with several outputs (a NIR graph's Output nodes) gets a file for each
+ * as well, beside the output layer's (them all, one after another). */
+static int save_outputs(const run_args *a, const nc_snn *s, const nc_tensor *out, const nc_tensor *rec)
 {
     nc_status st;
+    int parts = nc_snn_num_outputs(s), rc = CLI_OK;
     if (a->output && (st = cli_save_npy(a->output, out)) != NC_OK)
         return cli_fail(st);
+    for (int k = 0; a->output && parts > 1 && strcmp(a->output, "-") != 0 && rc == CLI_OK && k < parts; k++)
+        rc = save_part(a, s, k, out);
+    if (rc != CLI_OK)
+        return rc;
     if (rec && (st = cli_save_npy(a->record, rec)) != NC_OK)
         return cli_fail(st);
     return CLI_OK;
@@ -367,7 +415,7 @@ int cli_run_snn(const run_args *a, int64_t batch)
     }
     cli_progress_end(&prog);
 
-    if ((rc = save_outputs(a, out, rec)) != CLI_OK)
+    if ((rc = save_outputs(a, s, out, rec)) != CLI_OK)
         goto done;
     printf("ran %lld samples for %lld steps on backend '%s'\n", (long long)N, T, so.backend);
     print_spike_rates(s, counts, T, N);

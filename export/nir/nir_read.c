@@ -1022,6 +1022,7 @@ static nc_status build_layers(rd *R, const int *order, int n_order, int total, n
                 st = NC_ERR_NOMEM;
             if (st == NC_OK) {
                 L->inputs[0] = 0;
+                L->io_part = NC_IO_INPUT_PART;
                 L->kernel[0] = nd->in_off;
                 L->ndim = (int)sh->numel;
                 memcpy(L->shape, nc_i64(sh), (size_t)sh->numel * sizeof(int64_t));
@@ -1163,6 +1164,7 @@ static nc_status join_outputs(rd *R, nc_snn *s)
                 break;
             }
             L->inputs[0] = id;
+            L->io_part = NC_IO_OUTPUT_FLAT;
             L->ndim = 1;
             L->shape[0] = nc_snn_layer_size(&s->layers[id]);
             id = s->n_layers - 1;
@@ -1172,9 +1174,14 @@ static nc_status join_outputs(rd *R, nc_snn *s)
     }
     if (st == NC_OK) {
         nc_snn_layer *C = nc_snn_append_unique(s, NC_SNN_CONCAT, "outputs", n);
-        if (!C)
-            st = NC_ERR_NOMEM;
+        if (C && (C->part_names = nc_calloc((size_t)n, sizeof *C->part_names)))
+            for (int k = 0, j2 = 0; k < R->n_nodes; k++)
+                if (R->nodes[k].kind == K_OUTPUT && !(C->part_names[j2++] = nc_strdup(R->nodes[k].name)))
+                    C = NULL;
+        if (!C || !C->part_names)
+            st = nc_errorf(NC_ERR_NOMEM, "out of memory");
         else {
+            C->io_part = NC_IO_OUTPUTS;
             memcpy(C->inputs, ids, (size_t)n * sizeof *ids);
             if ((st = nir_finish_layer(s, s->n_layers - 1, s->n_layers)) == NC_OK)
                 s->output = s->n_layers - 1;

@@ -76,6 +76,38 @@ static nc_status unfold_weight(hid_t gi, nc_snn_layer *L)
     return st;
 }
 
+/* io_part and part_names of a layer joining a NIR graph's several Input
+ * or Output nodes (snn_ir.h), when the record has them. */
+static nc_status read_io_part(hid_t gi, nc_snn_layer *L)
+{
+    double v = 0;
+    nc_status st;
+    if (nc_h5_exists(gi, "io_part") && (st = nc_h5_read_f64_scalar(gi, "io_part", &v)) != NC_OK)
+        return st;
+    int want = L->kind == NC_SNN_CONCAT ? NC_IO_OUTPUTS : L->kind == NC_SNN_RESHAPE ? -1 : 0;
+    if (v != 0 && !(want < 0 ? v == NC_IO_INPUT_PART || v == NC_IO_OUTPUT_FLAT : v == want))
+        return nc_errorf(NC_ERR_MODEL, "io_part %g on a %s layer", v, nc_snn_kind_name(L->kind));
+    L->io_part = (int)v;
+    if (L->io_part != NC_IO_OUTPUTS)
+        return NC_OK;
+    int nd;
+    int64_t shape[NC_MAX_DIMS], n = 0;
+    char **names = NULL;
+    if ((st = nc_h5_read_strings(gi, "part_names", &nd, shape, &n, &names)) != NC_OK)
+        return st;
+    if (n != L->n_inputs) {
+        nc_h5_free_strings(names, n);
+        return nc_errorf(NC_ERR_MODEL, "%lld part_names for %d inputs", (long long)n, L->n_inputs);
+    }
+    if (!(L->part_names = nc_calloc((size_t)n, sizeof *L->part_names)))
+        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; st == NC_OK && k < n; k++)
+        if (!(L->part_names[k] = nc_strdup(names[k])))
+            st = nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_h5_free_strings(names, n);
+    return st;
+}
+
 /* Layer i from its /neuroc group gi and its NIR node (if any). */
 static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i, int total, nc_snn **sp)
 {
@@ -207,6 +239,8 @@ static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i
             L->reset = reset == 1.0 ? NC_RESET_ZERO : reset == 0.0 ? NC_RESET_SUBTRACT : (nc_reset_mode)-1;
         }
     }
+    if (st == NC_OK)
+        st = read_io_part(gi, L);
     if (st != NC_OK || (st = nir_finish_layer(s, i, total)) != NC_OK ||
         (!ext && nc_h5_exists(gi, "weight_xor") && (st = unfold_weight(gi, L)) != NC_OK))
         goto done;

@@ -48,6 +48,9 @@
  *     weight       float32: W itself, otherwise (and in format 1).
  *     groups   Conv2d: int64
  *     scale    Pool2d: float32 scalar
+ *     io_part  int64, part_names strings [n_inputs]: the layers that join a
+ *              NIR graph's several Input or Output nodes (snn_ir.h), only
+ *              there; the standard graph writes those nodes back
  *     threshold, v_init, spike_value, tau, r, v_leak, tau_syn, w_in:
  *              neuron tensors exactly as in the IR (1, C or full size),
  *              each only when set; reset int64; dt float64
@@ -87,7 +90,8 @@ typedef struct wr {
     nc_tensor **folded; /* Affine/Conv2d weight with the input factor folded in */
     unsigned char *ext; /* layer of a kind NIR cannot express: a neuroc.<kind> node (nir_ext.c) */
     int standard;       /* the plan of /node: grouped weights spelled out, no extension node */
-    char *out_node;
+    char **out_node;    /* the Output nodes: one, or a node per part (NC_IO_OUTPUTS) */
+    int n_out;
     const char **edges; /* pairs of names owned by the arrays above */
     int64_t n_edges, cap_edges;
 } wr;
@@ -110,6 +114,8 @@ static void wr_free(wr *w)
     nc_free(w->folded);
     nc_free(w->scaled);
     nc_free(w->ext);
+    for (int k = 0; w->out_node && k < w->n_out; k++)
+        nc_free(w->out_node[k]);
     nc_free(w->out_node);
     nc_free(w->edges);
 }
@@ -122,7 +128,10 @@ static int name_taken(const wr *w, const char *name)
         if ((w->node[i] && strcmp(w->node[i], name) == 0) ||
             (w->scale_node[i] && strcmp(w->scale_node[i], name) == 0))
             return 1;
-    return w->out_node && strcmp(w->out_node, name) == 0;
+    for (int k = 0; w->out_node && k < w->n_out; k++)
+        if (w->out_node[k] && strcmp(w->out_node[k], name) == 0)
+            return 1;
+    return 0;
 }
 
 /* NIR node names must be [A-Za-z0-9_]+ and unique: other characters become
@@ -327,6 +336,8 @@ static nc_status connect(wr *w, int j, int absorb, const char *dst, int dup_ok, 
         }
         return NC_OK;
     }
+    if (w->standard && J->io_part == NC_IO_OUTPUT_FLAT) /* an output's flattening: the Output node has the shape */
+        return connect(w, J->inputs[0], 0, dst, dup_ok, depth + 1);
     if (!w->node[j])
         return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s) cannot feed other layers in NIR", J->name,
                          nc_snn_kind_name(J->kind));
@@ -357,9 +368,14 @@ static nc_status plan(wr *w)
     if (!w->node || !w->scale_node || !w->m || !w->folded || !w->scaled || !w->ext)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     int out = nc_snn_output_id(s);
+    /* the standard graph writes a NIR graph's several Input and Output nodes back as they were:
+       each input part an Input node (the joined input has none), each output part an Output node */
+    int split_in = 0, split_out = w->standard && s->layers[out].io_part == NC_IO_OUTPUTS;
+    for (int i = 0; w->standard && i < n; i++)
+        split_in |= s->layers[i].io_part == NC_IO_INPUT_PART;
     for (int i = 0; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        w->ext[i] = !nc_snn_layer_nir_expressible(L);
+        w->ext[i] = !nc_snn_layer_nir_expressible(L) && !(w->standard && L->io_part);
         if (w->ext[i] && w->standard) /* the standard form has none (snn_standard.c) */
             return nc_errorf(NC_ERR_INTERNAL, "layer '%s' (%s) in the standard NIR graph", L->name,
                              nc_snn_kind_name(L->kind));
@@ -370,19 +386,25 @@ static nc_status plan(wr *w)
                                  s->layers[L->inputs[k]].name, L->name);
         if (L->kind == NC_SNN_READOUT && i != out)
             return nc_errorf(NC_ERR_UNSUPPORTED, "readout '%s' is not the network's output", L->name);
-        if (!w->ext[i] && !nc_snn_kind(L->kind)->nir_node) /* an Add is edges, a Readout the Output's input */
+        int io_node = w->standard && L->io_part == NC_IO_INPUT_PART;
+        if ((!w->ext[i] && !nc_snn_kind(L->kind)->nir_node && !io_node) || (i == 0 && split_in) ||
+            (w->standard && L->io_part && !io_node)) /* an Add is edges, a Readout the Output's input */
             continue;
         if (!(w->node[i] = make_name(w, L->name, "")))
             return NC_ERR_NOMEM;
     }
-    if (!(w->out_node = make_name(w, "output", "")))
-        return NC_ERR_NOMEM;
+    w->n_out = split_out ? s->layers[out].n_inputs : 1;
+    if (!(w->out_node = nc_calloc((size_t)w->n_out, sizeof *w->out_node)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < w->n_out; k++)
+        if (!(w->out_node[k] = make_name(w, split_out ? s->layers[out].part_names[k] : "output", "")))
+            return NC_ERR_NOMEM;
     nc_status st;
     if ((st = compute_factors(w)) != NC_OK || (st = fold_weights(w)) != NC_OK)
         return st;
     for (int i = 1; i < n; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        if (!w->node[i])
+        if (!w->node[i] || (w->standard && L->io_part == NC_IO_INPUT_PART)) /* an Input node reads nothing */
             continue;
         for (int k = 0; k < L->n_inputs; k++)
             if ((st = connect(w, L->inputs[k], absorbs(w, i, L->inputs[k]), w->node[i], w->ext[i], 0)) != NC_OK)
@@ -390,7 +412,10 @@ static nc_status plan(wr *w)
     }
     if (s->layers[out].kind == NC_SNN_READOUT)
         out = s->layers[out].inputs[0];
-    return connect(w, out, 0, w->out_node, 0, 0);
+    for (int k = 0; split_out && k < w->n_out; k++)
+        if ((st = connect(w, s->layers[out].inputs[k], 0, w->out_node[k], 0, 0)) != NC_OK)
+            return st;
+    return split_out ? NC_OK : connect(w, out, 0, w->out_node[0], 0, 0);
 }
 
 /* ---- writing ---- */
@@ -441,6 +466,8 @@ static nc_status write_node_fields(const wr *w, int i, hid_t g)
     int64_t nd = L->ndim;
     if (w->ext[i])
         return nir_ext_write(L, g);
+    if (w->standard && L->io_part == NC_IO_INPUT_PART) /* one of several Input nodes */
+        return (st = nc_h5_write_string(g, "type", "Input")) == NC_OK ? nc_h5_write_i64(g, "shape", 1, &nd, L->shape) : st;
     switch (L->kind) {
     case NC_SNN_INPUT:
         if ((st = nc_h5_write_string(g, "type", "Input")) == NC_OK)
@@ -611,13 +638,20 @@ static nc_status write_graph(const wr *w, hid_t parent, const char *name, const 
                 nc_error_prefix("node '%s'", node);
         }
     }
-    if (st == NC_OK) {
-        hid_t g = new_group(gnodes, w->out_node);
-        const nc_snn_layer *O = &w->s->layers[nc_snn_output_id(w->s)];
-        int64_t nd = O->ndim;
+    for (int k = 0; st == NC_OK && k < w->n_out; k++) {
+        hid_t g = new_group(gnodes, w->out_node[k]);
+        nc_snn_output_info O;
+        if ((st = w->n_out > 1 ? nc_snn_output_at(w->s, k, &O) : NC_OK) != NC_OK)
+            break;
+        if (w->n_out == 1) { /* the output layer's own shape */
+            const nc_snn_layer *L = &w->s->layers[nc_snn_output_id(w->s)];
+            O.ndim = L->ndim;
+            memcpy(O.shape, L->shape, sizeof O.shape);
+        }
+        int64_t nd = O.ndim;
         st = g < 0 ? NC_ERR_IO : nc_h5_write_string(g, "type", "Output");
         if (st == NC_OK)
-            st = nc_h5_write_i64(g, "shape", 1, &nd, O->shape);
+            st = nc_h5_write_i64(g, "shape", 1, &nd, O.shape);
         if (g >= 0)
             H5Gclose(g);
     }
@@ -718,6 +752,10 @@ static nc_status write_neuroc_layer(const wr *w, int i, hid_t g)
         st = nc_h5_write_i64_scalar(g, "groups", L->groups);
     if (st == NC_OK && L->kind == NC_SNN_POOL2D)
         st = nc_h5_write_f32(g, "scale", 0, NULL, &L->scale);
+    if (st == NC_OK && L->io_part) /* a NIR graph's several Input or Output nodes (snn_ir.h) */
+        st = nc_h5_write_i64_scalar(g, "io_part", L->io_part);
+    if (st == NC_OK && L->part_names)
+        st = nc_h5_write_strings(g, "part_names", L->n_inputs, 1, (const char *const *)L->part_names);
     if (st == NC_OK && nir_has_neuron_fields(L->kind)) {
         if ((st = put_opt(g, "v_reset", L->v_reset)) == NC_OK && L->spike_gt)
             st = nc_h5_write_i64_scalar(g, "spike_gt", 1);

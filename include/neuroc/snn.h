@@ -231,6 +231,21 @@ NC_API nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out
 NC_API int nc_snn_find_layer(const nc_snn *s, const char *name);
 NC_API int nc_snn_output_layer(const nc_snn *s);
 
+/* The network's outputs: 1, or the number of Output nodes of a NIR graph
+ * that has several (run together: the output layer holds their values,
+ * each flattened, one after another, in the order of the nodes' names;
+ * written back to NIR as Output nodes of their own). */
+NC_API int nc_snn_num_outputs(const nc_snn *s);
+typedef struct nc_snn_output_info {
+    const char *name;   /* the Output node's (or the output layer's) name; owned by the network */
+    int64_t offset;     /* where its values start in a sample of the output layer */
+    int64_t size;       /* how many */
+    int ndim;           /* its own shape */
+    int64_t shape[NC_MAX_DIMS];
+} nc_snn_output_info;
+/* Output k (0 .. nc_snn_num_outputs − 1). */
+NC_API nc_status nc_snn_output_at(const nc_snn *s, int k, nc_snn_output_info *out);
+
 /* ---------------------------------------------------------------- NIR */
 
 /* The spike test of neurons read from other tools' NIR files. */

@@ -84,9 +84,19 @@ class LayerInfo(Structure):
                 ("supported", c_int)]
 
 
+class NonlinearParams(Structure):
+    _fields_ = [("fn", c_int), ("alpha", c_float), ("beta", c_float), ("eps", c_float), ("axis", c_int),
+                ("trans_x", c_int), ("trans_y", c_int)]
+
+
 class SnnLayerInfo(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("n_inputs", c_int), ("inputs", POINTER(c_int)),
-                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int)]
+                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int),
+                ("two_sided", c_int), ("nonlinear", NonlinearParams)]
+
+
+class SnnOutputInfo(Structure):
+    _fields_ = [("name", c_char_p), ("offset", c_int64), ("size", c_int64), ("ndim", c_int), ("shape", Dims)]
 
 
 class BackendInfo(Structure):
@@ -180,7 +190,8 @@ C_NAMES = {LoadOptions: "nc_load_options", ValueInfo: "nc_value_info", LayerInfo
            NirSaveOptions: "nc_nir_save_options", NirFileInfo: "nc_nir_file_info", EvalLayerStats: "nc_eval_layer_stats", EvalCost: "nc_eval_cost",
            FinetuneEpoch: "nc_finetune_epoch", FinetuneOptions: "nc_finetune_options",
            LoihiOptions: "nc_loihi_options", LoihiRunOptions: "nc_loihi_run_options",
-           LoihiMapping: "nc_loihi_mapping", LoihiCost: "nc_loihi_cost"}
+           LoihiMapping: "nc_loihi_mapping", LoihiCost: "nc_loihi_cost",
+           NonlinearParams: "nc_nonlinear_params", SnnOutputInfo: "nc_snn_output_info"}
 
 # ---------------------------------------------------------------- functions
 
@@ -231,6 +242,9 @@ _fn("nc_snn_num_layers", c_int, P)
 _fn("nc_snn_layer_at", ST, P, c_int, POINTER(SnnLayerInfo))
 _fn("nc_snn_find_layer", c_int, P, c_char_p)
 _fn("nc_snn_output_layer", c_int, P)
+_fn("nc_snn_num_outputs", c_int, P)
+_fn("nc_snn_output_at", ST, P, c_int, POINTER(SnnOutputInfo))
+_fn("nc_nonlinear_fn_name", c_char_p, c_int)
 _fn("nc_nir_options_init", None, POINTER(NirOptions))
 _fn("nc_snn_rate_limit", ST, P, P, PP)
 _fn("nc_snn_load_nir", ST, c_char_p, POINTER(NirOptions), PP)

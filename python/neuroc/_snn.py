@@ -103,6 +103,29 @@ class SNN:
     def output_shape(self):
         return self._layer(_lib.nc_snn_output_layer(self._h)).shape
 
+    @property
+    def outputs(self):
+        """The network's outputs as {name: shape}: one, or each Output node of
+        a NIR graph that has several (run returns a dict of them then)."""
+        res = {}
+        for k in range(_lib.nc_snn_num_outputs(self._h)):
+            o = _lib.SnnOutputInfo()
+            check(_lib.nc_snn_output_at(self._h, k, ctypes.byref(o)))
+            res[o.name.decode()] = tuple(o.shape[d] for d in range(o.ndim))
+        return res
+
+    def _split_outputs(self, y):
+        """y (..., total) as {name: (..., *shape)} when there are several outputs."""
+        if _lib.nc_snn_num_outputs(self._h) < 2:
+            return y
+        res = {}
+        for k in range(_lib.nc_snn_num_outputs(self._h)):
+            o = _lib.SnnOutputInfo()
+            check(_lib.nc_snn_output_at(self._h, k, ctypes.byref(o)))
+            part = y[..., o.offset:o.offset + o.size]
+            res[o.name.decode()] = part.reshape(part.shape[:-1] + tuple(o.shape[d] for d in range(o.ndim)))
+        return res
+
     def info(self):
         """What `neuroc info` shows of a spiking network, as a dict."""
         layers = self.layers
@@ -114,6 +137,7 @@ class SNN:
                 neurons += int(np.prod(L.shape))
         return {"layers": [L._asdict() for L in layers], "input_shape": self.input_shape,
                 "output_shape": self.output_shape, "output": layers[_lib.nc_snn_output_layer(self._h)].name,
+                "outputs": self.outputs,
                 "neurons": neurons, "params": sum(L.params for L in layers)}
 
     # ---------------------------------------------------------------- running
@@ -133,7 +157,8 @@ class SNN:
         """Runs the network on x: a static batch (N, *input_shape), fed at
         every one of `timesteps` steps, or a time series (T, N, *input_shape).
         Returns the output layer summed over the steps, (N, *out), or every
-        step with per_step, (T, N, *out), as `neuroc run`. With record=[names]
+        step with per_step, (T, N, *out), as `neuroc run`; a network with
+        several outputs (see `outputs`) returns {name: array} of them. With record=[names]
         returns (output, {name: spikes (T, N, *shape)}). With profile=True
         (cpu, cpu-fast) the last item returned is {layer name: seconds it
         took, summed over threads and batches}."""
@@ -171,7 +196,7 @@ class SNN:
                     check(_lib.nc_session_layer_seconds(ss, i, ctypes.byref(sec)))
                     times[n] += sec.value
                 if N <= b and not names and not profile:
-                    return y  # one batch: the library's own buffer, no copy
+                    return self._split_outputs(y)  # one batch: the library's own buffer, no copy
                 if out is None:
                     out = np.empty(((T,) if per_step else ()) + (N,) + y.shape[2 if per_step else 1:], y.dtype)
                 if per_step:
@@ -184,7 +209,7 @@ class SNN:
                     traces[n].append(take(t))
         finally:
             _lib.nc_session_free(ss)
-        result = (out,)
+        result = (self._split_outputs(out),)
         if names:
             result += ({n: np.concatenate(v, axis=1) for n, v in traces.items()},)
         if profile:

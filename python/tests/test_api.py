@@ -250,3 +250,47 @@ def test_burst_option(cnn, test_xy):
     assert np.array_equal(snn.run(x[:32], timesteps=8, backend="cpu"), snn.run(x[:32], timesteps=8))
     with pytest.raises(neuroc.InvalidArgument):
         neuroc.convert(cnn, calib=x, burst=2, spikes="plain", progress=False)
+
+
+def _write_two_output_nir(path, wa, wb):
+    """A plain NIR graph, as another tool writes it: input -> fa -> out_a, input -> fb -> out_b."""
+    h5py = pytest.importorskip("h5py")
+    s = h5py.string_dtype("utf-8")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("version", data="1.0.8", dtype=s)
+        g = f.create_group("node")
+        g.create_dataset("type", data="NIRGraph", dtype=s)
+        nodes = g.create_group("nodes")
+        def node(name, typ, **fields):
+            n = nodes.create_group(name)
+            n.create_dataset("type", data=typ, dtype=s)
+            for k, v in fields.items():
+                n.create_dataset(k, data=v)
+        node("input", "Input", shape=np.array([3], np.int64))
+        node("fa", "Affine", weight=wa, bias=np.zeros(wa.shape[0], np.float32))
+        node("fb", "Affine", weight=wb, bias=np.zeros(wb.shape[0], np.float32))
+        node("out_a", "Output", shape=np.array([wa.shape[0]], np.int64))
+        node("out_b", "Output", shape=np.array([wb.shape[0]], np.int64))
+        g.create_dataset("edges", data=np.array([["input", "fa"], ["input", "fb"], ["fa", "out_a"],
+                                                 ["fb", "out_b"]], dtype=object), dtype=s)
+
+
+def test_several_outputs(tmp_path):
+    rng = np.random.default_rng(1)
+    wa, wb = rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+    path = str(tmp_path / "two_out.nir")
+    _write_two_output_nir(path, wa, wb)
+    snn = neuroc.load_nir(path)
+    assert snn.outputs == {"out_a": (2,), "out_b": (4,)}
+    x = rng.random((5, 3), dtype=np.float32)
+    y = snn.run(x, timesteps=3, backend="cpu")
+    assert set(y) == {"out_a", "out_b"}
+    np.testing.assert_allclose(y["out_a"], 3 * x @ wa.T, rtol=1e-5)
+    np.testing.assert_allclose(y["out_b"], 3 * x @ wb.T, rtol=1e-5)
+    # written back with both Output nodes, and read again the same
+    back = str(tmp_path / "back.nir")
+    snn.save(back)
+    again = neuroc.load_nir(back)
+    assert again.outputs == snn.outputs
+    y2 = again.run(x, timesteps=3, backend="cpu")
+    assert all(np.array_equal(y[k], y2[k]) for k in y)

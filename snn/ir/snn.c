@@ -16,6 +16,9 @@ static void layer_clear(nc_snn_layer *L)
                        L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         nc_tensor_free(ts[i]);
+    for (int k = 0; L->part_names && k < L->n_inputs; k++)
+        nc_free(L->part_names[k]);
+    nc_free(L->part_names);
     memset(L, 0, sizeof *L);
 }
 
@@ -469,6 +472,35 @@ nc_status nc_snn_add_pool2d_div(nc_snn *s, int from, const int64_t kernel[2], co
 int nc_snn_layer_nir_expressible(const nc_snn_layer *L)
 {
     return nc_snn_kind(L->kind)->nir && !(L->kind == NC_SNN_POOL2D && L->div_taps);
+}
+
+int nc_snn_num_outputs(const nc_snn *s)
+{
+    if (!s || s->n_layers < 1)
+        return 0;
+    const nc_snn_layer *O = &s->layers[nc_snn_output_id(s)];
+    return O->io_part == NC_IO_OUTPUTS ? O->n_inputs : 1;
+}
+
+nc_status nc_snn_output_at(const nc_snn *s, int k, nc_snn_output_info *out)
+{
+    if (!out || k < 0 || k >= nc_snn_num_outputs(s))
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_output_at: no output %d", k);
+    memset(out, 0, sizeof *out);
+    const nc_snn_layer *O = &s->layers[nc_snn_output_id(s)], *P = O;
+    if (O->io_part == NC_IO_OUTPUTS) {
+        for (int j = 0; j < k; j++)
+            out->offset += nc_snn_layer_size(&s->layers[O->inputs[j]]);
+        P = &s->layers[O->inputs[k]];
+        if (P->io_part == NC_IO_OUTPUT_FLAT) /* the part's own shape */
+            P = &s->layers[P->inputs[0]];
+        out->name = O->part_names[k];
+    } else
+        out->name = O->name;
+    out->size = nc_snn_layer_size(P);
+    out->ndim = P->ndim;
+    memcpy(out->shape, P->shape, sizeof out->shape);
+    return NC_OK;
 }
 
 void nc_snn_pool_pad_end(const nc_snn *s, int i, int64_t pad_end[2])

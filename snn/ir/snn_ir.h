@@ -66,7 +66,16 @@ typedef struct nc_snn_layer {
     int two_sided;
     /* Nonlinear: the function and its parameters (axis made non-negative) */
     nc_nonlinear_params nl;
+    /* A NIR graph's several Input or Output nodes (nir_read.c), so that they
+     * are written back as nodes of their own (nc_snn_output_at):
+     * NC_IO_INPUT_PART on a Reshape of layer 0, one Input node (its name
+     * the node's); NC_IO_OUTPUT_FLAT on the Reshape flattening an output
+     * part; NC_IO_OUTPUTS on the Concat that joins them into the network's
+     * output, part_names[k] the Output node of its input k. */
+    int io_part;
+    char **part_names;
 } nc_snn_layer;
+enum { NC_IO_INPUT_PART = 1, NC_IO_OUTPUT_FLAT = 2, NC_IO_OUTPUTS = 3 };
 
 /* The net count a two-sided SignedIF starts from: far above 0, so that it
  * never limits a negative spike (2^30: a run would need 2^30 more negative

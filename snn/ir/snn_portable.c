@@ -51,6 +51,10 @@ nc_status nc_snn_copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map)
                         &C->r,      &C->v_leak, &C->tau_syn, &C->w_in, &C->v_reset};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
         *ts[k] = clone_or_null(*ts[k], &fail);
+    if (L->part_names && !(C->part_names = nc_calloc((size_t)L->n_inputs, sizeof *C->part_names)))
+        fail = 1;
+    for (int k = 0; C->part_names && k < L->n_inputs; k++)
+        fail |= !(C->part_names[k] = nc_strdup(L->part_names[k]));
     return fail ? nc_errorf(NC_ERR_NOMEM, "out of memory") : NC_OK;
 }
 

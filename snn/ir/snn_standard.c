@@ -8,6 +8,9 @@
  *    Conv2d (or Affine) per input placing its channels at their offset,
  *    summed by an Add (NIR sums the edges into a node);
  *  - Reshape to one dimension: exactly, a Flatten;
+ *  - the Reshapes and the Concat that join a NIR graph's several Input or
+ *    Output nodes (io_part): kept, the writer makes them Input and Output
+ *    nodes again;
  *  - SignedIF with bursts of up to B: an IF of threshold and spike value
  *    B·θ (the plain IF of the same clip; negative spikes and the finer
  *    steps are lost);
@@ -147,7 +150,9 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
     nc_status st = NC_OK;
     for (int i = 1; st == NC_OK && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        if (nc_snn_layer_nir_expressible(L)) {
+        /* a NIR graph's several Input or Output nodes: as they are, the writer makes them nodes again */
+        loss->changed += L->io_part != 0;
+        if (nc_snn_layer_nir_expressible(L) || L->io_part) {
             if ((st = nc_snn_copy_layer(t, L, map)) == NC_OK)
                 map[i] = t->n_layers - 1;
             continue;
