@@ -84,9 +84,15 @@ class LayerInfo(Structure):
                 ("supported", c_int)]
 
 
+class NonlinearParams(Structure):  # nc_nonlinear_params
+    _fields_ = [("fn", c_int), ("alpha", c_float), ("beta", c_float), ("eps", c_float), ("axis", c_int),
+                ("trans_x", c_int), ("trans_y", c_int)]
+
+
 class SnnLayerInfo(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("n_inputs", c_int), ("inputs", POINTER(c_int)),
-                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int)]
+                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int),
+                ("two_sided", c_int), ("nonlinear", NonlinearParams)]
 
 
 class BackendInfo(Structure):
@@ -175,6 +181,7 @@ class LoihiCost(Structure):
 
 # C struct name of each mirror, for the layout test.
 C_NAMES = {LoadOptions: "nc_load_options", ValueInfo: "nc_value_info", LayerInfo: "nc_layer_info", SnnLayerInfo: "nc_snn_layer_info",
+           NonlinearParams: "nc_nonlinear_params",
            BackendInfo: "nc_backend_info", ConvertOptions: "nc_convert_options", EvalOptions: "nc_eval_options",
            SessionOptions: "nc_session_options", NirOptions: "nc_nir_options",
            NirSaveOptions: "nc_nir_save_options", NirFileInfo: "nc_nir_file_info", EvalLayerStats: "nc_eval_layer_stats", EvalCost: "nc_eval_cost",
@@ -226,6 +233,7 @@ _fn("nc_model_run", ST, P, POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_siz
 # spiking networks
 _fn("nc_snn_free", None, P)
 _fn("nc_snn_kind_name", c_char_p, c_int)
+_fn("nc_nonlinear_fn_name", c_char_p, c_int)
 _fn("nc_snn_kind_is_neuron", c_int, c_int)
 _fn("nc_snn_num_layers", c_int, P)
 _fn("nc_snn_layer_at", ST, P, c_int, POINTER(SnnLayerInfo))
