@@ -93,6 +93,10 @@ int cli_frame_parse(const cli_frame *f, int argc, char **argv, const char **mode
 
 /* "[N, 1, 28, 28]": negative (symbolic) dims as "N". Returns buf. */
 char *cli_shape(int ndim, const int64_t *shape, char *buf, size_t len);
+/* A layer's kind as the tables show it: its kind name, with a Nonlinear
+ * layer's function ("Nonlinear SiLU") and "two-sided" after a two-sided
+ * SignedIF. Returns buf. */
+char *cli_kind_label(const nc_snn_layer_info *L, char *buf, size_t len);
 /* "1.23 M" style abbreviation of a count. Returns buf. */
 char *cli_human(int64_t n, char *buf, size_t len);
 const char *cli_dtype_name(nc_dtype dt);

@@ -285,14 +285,15 @@ static void print_table(const nc_snn *s, bench_cfg *cfg, int n_cfg, int n_backen
         for (int i = 0; i < nc_snn_num_layers(s); i++)
             total += c->layer_s[i];
         printf("\nCPU time per layer, %s, batch %d (one profiled run; µs per image):\n", c->backend, c->batch);
-        printf("  %-32s %-14s %10s %7s %18s\n", "layer", "kind", "µs/image", "share", "synaptic events/s");
+        printf("  %-32s %-21s %10s %7s %18s\n", "layer", "kind", "µs/image", "share", "synaptic events/s");
         for (int i = 0; i < nc_snn_num_layers(s); i++) {
             nc_snn_layer_info L;
             nc_snn_layer_at(s, i, &L);
             if (c->layer_s[i] < 1e-3 * total && c->layer_ops[i] == 0)
                 continue; /* views and trivial layers: under 0.1 % */
-            char b[32];
-            printf("  %-32.32s %-14s %10.1f %6.1f%% %18s\n", L.name, nc_snn_kind_name(L.kind), 1e6 * c->layer_s[i],
+            char b[32], kind[64];
+            printf("  %-32.32s %-21s %10.1f %6.1f%% %18s\n", L.name, cli_kind_label(&L, kind, sizeof kind),
+                   1e6 * c->layer_s[i],
                    total > 0 ? 100.0 * c->layer_s[i] / total : 0.0,
                    c->layer_s[i] > 0 && c->layer_ops[i] > 0 ? si(c->layer_ops[i] / c->layer_s[i], b, sizeof b) : "-");
         }

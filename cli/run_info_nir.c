@@ -18,7 +18,7 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
     size_t n = nc_snn_num_layers(s);
     int out_id = nc_snn_output_layer(s);
     printf("spiking network: %s\n\n", path);
-    printf("%3s  %-24s  %-14s  %-20s  %-16s  %10s  %9s\n", "#", "name", "kind", "inputs", "shape",
+    printf("%3s  %-24s  %-21s  %-20s  %-16s  %10s  %9s\n", "#", "name", "kind", "inputs", "shape",
            "params", "neurons");
     int64_t total_params = 0, total_neurons = 0;
     for (size_t i = 0; i < n; i++) {
@@ -27,7 +27,7 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
             nc_snn_free(s);
             return cli_fail(st);
         }
-        char ins[64] = "", sh[200];
+        char ins[64] = "", sh[200], kind[64];
         size_t off = 0;
         for (int k = 0; k < L.n_inputs && off < sizeof ins; k++)
             off += (size_t)snprintf(ins + off, sizeof ins - off, "%s%d%s", k ? "," : "", L.inputs[k],
@@ -42,8 +42,8 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
         char nb[32] = "-";
         if (spiking)
             snprintf(nb, sizeof nb, "%lld", (long long)neurons);
-        printf("%3zu  %-24.24s  %-14s  %-20.20s  %-16s  %10lld  %9s%s\n", i, L.name,
-               nc_snn_kind_name(L.kind), ins, cli_shape(L.ndim, L.shape, sh, sizeof sh),
+        printf("%3zu  %-24.24s  %-21s  %-20.20s  %-16s  %10lld  %9s%s\n", i, L.name,
+               cli_kind_label(&L, kind, sizeof kind), ins, cli_shape(L.ndim, L.shape, sh, sizeof sh),
                (long long)L.params, nb, (int)i == out_id ? "  <- output" : "");
     }
     char hp[32], sh_buf[200];

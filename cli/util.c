@@ -117,6 +117,15 @@ char *cli_shape(int ndim, const int64_t *shape, char *buf, size_t len)
     return buf;
 }
 
+char *cli_kind_label(const nc_snn_layer_info *L, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s", nc_snn_kind_name(L->kind), L->two_sided ? " two-sided" : "",
+             L->kind == NC_SNN_NONLINEAR ? " " : "");
+    if (L->kind == NC_SNN_NONLINEAR)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s", nc_nonlinear_fn_name(L->nonlinear.fn));
+    return buf;
+}
+
 char *cli_human(int64_t n, char *buf, size_t len)
 {
     static const char *suffix[] = {"", " K", " M", " G", " T"};

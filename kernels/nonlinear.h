@@ -64,32 +64,41 @@ NC_HD float nc_nl_dot_total(const float *sx, int64_t xs, const float *sy, int64_
 /* The cumulative outputs t·f(S/t) of one row of n elements (stride st) of
  * a row function (NC_NL_LAYERNORM, NC_NL_SOFTMAX) into p (same stride).
  * LayerNorm: mean and the biased variance of the row, in ascending order,
- * as ONNX's LayerNormalization. Softmax subtracts the row's max first. */
+ * as ONNX's LayerNormalization. Softmax subtracts the row's max first.
+ * p holds each mean S/t, then (Softmax) each exponential, until it holds
+ * the outputs: one division and one exponential an element, not three and
+ * two (the same floats). */
 NC_HD void nc_nl_row_total(int fn, float eps, const float *S, float *p, int64_t n, int64_t st, int t)
 {
     float tf = (float)t;
     if (fn == NC_NL_LAYERNORM) {
         float mu = 0.0f, var = 0.0f;
-        for (int64_t i = 0; i < n; i++)
-            mu += S[i * st] / tf;
+        for (int64_t i = 0; i < n; i++) {
+            p[i * st] = S[i * st] / tf;
+            mu += p[i * st];
+        }
         mu /= (float)n;
         for (int64_t i = 0; i < n; i++) {
-            float d = S[i * st] / tf - mu;
+            float d = p[i * st] - mu;
             var += d * d;
         }
         float inv = 1.0f / sqrtf(var / (float)n + eps);
         for (int64_t i = 0; i < n; i++)
-            p[i * st] = tf * ((S[i * st] / tf - mu) * inv);
+            p[i * st] = tf * ((p[i * st] - mu) * inv);
         return;
     }
     /* NC_NL_SOFTMAX */
     float mx = -INFINITY, sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        p[i * st] = S[i * st] / tf;
+        mx = fmaxf(mx, p[i * st]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        p[i * st] = expf(p[i * st] - mx);
+        sum += p[i * st];
+    }
     for (int64_t i = 0; i < n; i++)
-        mx = fmaxf(mx, S[i * st] / tf);
-    for (int64_t i = 0; i < n; i++)
-        sum += expf(S[i * st] / tf - mx);
-    for (int64_t i = 0; i < n; i++)
-        p[i * st] = tf * (expf(S[i * st] / tf - mx) / sum);
+        p[i * st] = tf * (p[i * st] / sum);
 }
 
 #endif

@@ -825,6 +825,15 @@ nc_status ls_build(const nc_snn *s, const nc_loihi_options *o, nc_loihi_net *net
             return unsupported(L, "signed spikes need the subtractive reset (a negative spike gives back the "
                                   "threshold a spike took): simulate with --mode subtract, or convert with "
                                   "--plain-spikes");
+        if (L->kind == NC_SNN_NONLINEAR)
+            return nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' (%s): %s of its inputs' running means (expectation "
+                             "compensation) is no Loihi compartment, which integrates and fires, and its graded "
+                             "output is no spike (run the network on the cpu, cpu-fast or cuda backend)", L->name,
+                             nc_snn_kind_name(L->kind), nc_nonlinear_fn_name(L->nl.fn));
+        if (L->two_sided)
+            return unsupported(L, "a two-sided SignedIF (net counts below zero, after a Nonlinear layer) is not "
+                                  "mapped: the simulator's signed compartments stop negative spikes at a net "
+                                  "count of zero");
         if (nc_snn_layer_nir_semantics(L))
             return unsupported(L, "IF neurons with NIR's semantics (a spike when v > θ, v_reset, r; read from "
                                   "another tool's file) are not DESIGN §3's IF the simulator maps (load the file "

@@ -494,6 +494,68 @@ NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
     return s;
 }
 
+/* A Nonlinear layer of function fn (nc_snn_add_nonlinear) from the inputs
+ * a (and b: Mul, MatMul); HardSigmoid with PyTorch's 1/6, 1/2. */
+NET_FN int net_nl(nc_snn *s, nc_nonlinear_fn fn, int a, int b, int axis, int trans_x, int trans_y)
+{
+    nc_nonlinear_params p = {.fn = fn, .alpha = 1.0f / 6.0f, .beta = 0.5f, .eps = 1e-5f, .axis = axis,
+                             .trans_x = trans_x, .trans_y = trans_y};
+    int from[2] = {a, b}, id;
+    NET_OK(nc_snn_add_nonlinear(s, fn == NC_NL_MUL || fn == NC_NL_MATMUL ? 2 : 1, from, &p, NULL, &id));
+    return id;
+}
+
+/* Nonlinear layers of function fn on every kind of value: conv 8 (3×3) →
+ * IF spikes and the conv's currents (8, 6, 6) (channel-last where a
+ * backend keeps them so), read by
+ *   element-wise fn: fn(spikes) + fn(currents);
+ *   Mul: currents ⊙ the spikes' 6×6 mean pool (8, 1, 1), a gate, ⊙ spikes;
+ *   MatMul: attention, softmax(spikes·currentsᵀ)·currents, then ·spikes
+ *     read transposed;
+ *   LayerNorm over the channels of the currents, Softmax along the rows
+ *     of the spikes;
+ * → a two-sided SignedIF (θ per channel) → conv 4 (3×3, stride 2) → IF
+ * → affine 5 → readout. */
+NET_FN nc_snn *net_nonlinear(nc_nonlinear_fn fn)
+{
+    int64_t in[3] = {3, 6, 6};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 0.6f), z, fl, ro;
+    switch (fn) {
+    case NC_NL_MUL: {
+        int g = net_pool(s, i1, 6, 6, 0);
+        z = net_nl(s, NC_NL_MUL, net_nl(s, NC_NL_MUL, c1, g, 0, 0, 0), i1, 0, 0, 0);
+        break;
+    }
+    case NC_NL_MATMUL: {
+        int sc = net_nl(s, NC_NL_MATMUL, i1, c1, 0, 0, 1);
+        int a = net_nl(s, NC_NL_MATMUL, net_nl(s, NC_NL_SOFTMAX, sc, 0, -1, 0, 0), c1, 0, 0, 0);
+        z = net_nl(s, NC_NL_MATMUL, a, i1, 0, 1, 0);
+        break;
+    }
+    case NC_NL_LAYERNORM: z = net_nl(s, fn, c1, 0, 0, 0, 0); break;
+    case NC_NL_SOFTMAX: z = net_nl(s, fn, i1, 0, 1, 0, 0); break;
+    default: {
+        int both[2] = {net_nl(s, fn, i1, 0, 0, 0, 0), net_nl(s, fn, c1, 0, 0, 0, 0)};
+        NET_OK(nc_snn_add_add(s, 2, both, NULL, &z));
+        break;
+    }
+    }
+    int64_t size;
+    nc_tensor *th = net_theta(s, z, 1, 0.3f, &size);
+    nc_if_params p = {.threshold = th, .signed_spikes = NC_SIGNED_TWO_SIDED};
+    int sif;
+    NET_OK(nc_snn_add_if(s, z, &p, NULL, &sif));
+    nc_tensor_free(th);
+    int c3 = net_conv(s, sif, 4, 3, 2, 1, 1, 1, 0.6f);
+    int i3 = net_if(s, c3, 0, 0, NC_RESET_SUBTRACT, 0.5f);
+    NET_OK(nc_snn_add_flatten(s, i3, NULL, &fl));
+    NET_OK(nc_snn_add_readout(s, net_affine(s, fl, 5, 0.5f), NULL, &ro));
+    return s;
+}
+
 /* The example CNN's shapes (examples/train_fashion.py) with random weights. */
 NET_FN nc_snn *net_cnn_shapes(void)
 {

@@ -406,6 +406,79 @@ static void test_refuses_cleanly(void **state)
     nc_snn_free(s);
 }
 
+/* Nonlinear layers of every function (net_nonlinear: element-wise, Mul
+ * with a broadcast gate, attention's MatMuls and Softmax, LayerNorm, on
+ * spikes, pooled counts and currents) and the two-sided SignedIF after
+ * them: bit for bit the reference's, also the synaptic ops of the
+ * products; the two-sided IF sends negative spikes after the functions
+ * that go below zero. */
+static void test_nonlinear_layers(void **state)
+{
+    (void)state;
+    for (int fn = 0; fn < NC_NL_COUNT; fn++) {
+        nc_snn *s = net_nonlinear((nc_nonlinear_fn)fn);
+        run_out a;
+        check_all_then_reference(s, 6, 3, &a);
+        int64_t products = 0, negative = 0;
+        for (int i = 0; i < (int)nc_snn_num_layers(s); i++) {
+            nc_snn_layer_info L;
+            NC_ASSERT_OK(nc_snn_layer_at(s, i, &L));
+            if (L.kind == NC_SNN_NONLINEAR)
+                products += a.synops[i];
+            for (int64_t k = 0; L.kind == NC_SNN_SIGNED_IF && k < nc_tensor_numel(a.spk[i]); k++)
+                negative += ((const float *)nc_tensor_data_const(a.spk[i]))[k] < 0.0f;
+        }
+        assert_true((products > 0) == (fn == NC_NL_MUL || fn == NC_NL_MATMUL));
+        int positive = fn == NC_NL_SIGMOID || fn == NC_NL_HARDSIGMOID || fn == NC_NL_SOFTMAX; /* f > 0 */
+        if (!positive && negative == 0)
+            fail_msg("%s: the two-sided SignedIF sent no negative spike", nc_nonlinear_fn_name((nc_nonlinear_fn)fn));
+        run_out_free(&a);
+        nc_snn_free(s);
+    }
+}
+
+/* The text of file path (at most cap - 1 bytes) into buf. */
+static void read_text(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = 0;
+}
+
+/* `neuroc info` names each Nonlinear layer's function and the two-sided
+ * SignedIF; `neuroc bench --verbose` times them on both backends. */
+static void test_nonlinear_commands(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nc_fast_XXXXXX", nir[64], cmd[512], text[16384];
+    assert_non_null(mkdtemp(dir));
+    snprintf(nir, sizeof nir, "%s/attn.nir", dir);
+    nc_snn *s = net_nonlinear(NC_NL_MATMUL);
+    NC_ASSERT_OK(nc_snn_save_nir(s, nir));
+    nc_snn_free(s);
+    const char *neuroc = NC_BINARY_DIR "/neuroc";
+    snprintf(cmd, sizeof cmd, "%s info %s > %s/info.txt 2>&1", neuroc, nir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/info.txt", dir);
+    read_text(cmd, text, sizeof text);
+    assert_non_null(strstr(text, "Nonlinear MatMul"));
+    assert_non_null(strstr(text, "Nonlinear Softmax"));
+    assert_non_null(strstr(text, "SignedIF two-sided"));
+    snprintf(cmd, sizeof cmd, "%s bench %s --batch 2 -T 3 --min-time 0 --threads 1 --verbose > %s/bench.txt 2>&1",
+             neuroc, nir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/bench.txt", dir);
+    read_text(cmd, text, sizeof text);
+    const char *fast = strstr(text, "CPU time per layer, cpu-fast");
+    assert_non_null(fast);
+    assert_non_null(strstr(fast, "Nonlinear MatMul"));
+    assert_non_null(strstr(fast, "Nonlinear Softmax"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The shipped example models, converted (calibrated on 64 test images). */
 static void convert_and_check(const char *onnx)
 {
@@ -592,7 +665,8 @@ int main(void)
         cmocka_unit_test(test_example_cnn_shapes), cmocka_unit_test(test_lif_layers),
         cmocka_unit_test(test_depthwise),          cmocka_unit_test(test_strided_convs),
         cmocka_unit_test(test_selections),
-        cmocka_unit_test(test_concat_layers),
+        cmocka_unit_test(test_concat_layers),      cmocka_unit_test(test_nonlinear_layers),
+        cmocka_unit_test(test_nonlinear_commands),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
         cmocka_unit_test(test_team_shares_a_sample),

@@ -22,6 +22,9 @@
 #include "snn/ir/snn_ir.h"
 #include "snn/base/tensor.h"
 
+#define NET_OK(expr) NC_ASSERT_OK(expr)
+#include "random_nets.h"
+
 static const char *out_path(const char *name)
 {
     mkdir(NC_BINARY_DIR "/nir-out", 0755);
@@ -175,6 +178,15 @@ static void assert_snn_same(const nc_snn *a, const nc_snn *b)
         assert_memory_equal(x->div_pad, y->div_pad, sizeof x->div_pad);
         assert_int_equal(x->reset, y->reset);
         assert_memory_equal(&x->dt, &y->dt, sizeof x->dt);
+        assert_int_equal(x->max_spikes, y->max_spikes);
+        assert_int_equal(x->two_sided, y->two_sided);
+        assert_int_equal(x->nl.fn, y->nl.fn);
+        assert_memory_equal(&x->nl.alpha, &y->nl.alpha, sizeof x->nl.alpha);
+        assert_memory_equal(&x->nl.beta, &y->nl.beta, sizeof x->nl.beta);
+        assert_memory_equal(&x->nl.eps, &y->nl.eps, sizeof x->nl.eps);
+        assert_int_equal(x->nl.axis, y->nl.axis);
+        assert_int_equal(x->nl.trans_x, y->nl.trans_x);
+        assert_int_equal(x->nl.trans_y, y->nl.trans_y);
     }
 }
 
@@ -645,6 +657,58 @@ static void test_roundtrip_concat(void **state)
     write_text(nc_test_pathf("%s.json", path), "{\"type_check\": true}\n");
     nc_snn_free(a);
     nc_snn_free(b);
+}
+
+/* Nonlinear layers of every function and the two-sided SignedIF after
+ * them (net_nonlinear) round-trip exactly through neuroc.Nonlinear and
+ * neuroc.SignedIF nodes (function, alpha, beta, eps, axis, trans_x,
+ * trans_y; two_sided); the standard graph (/node, for other tools) has
+ * the identity in their place, which strict mode refuses naming them. A
+ * file's unknown function is refused by name. */
+static void test_roundtrip_nonlinear(void **state)
+{
+    (void)state;
+    for (int fn = 0; fn < NC_NL_COUNT; fn++) {
+        nc_snn *a = net_nonlinear((nc_nonlinear_fn)fn);
+        char name[64];
+        snprintf(name, sizeof name, "nonlinear_%s.nir", nc_nonlinear_fn_name((nc_nonlinear_fn)fn));
+        nc_snn *b = roundtrip(a, name, 0, 3);
+        int nl = -1;
+        for (int i = 0; i < a->n_layers; i++)
+            nl = a->layers[i].kind == NC_SNN_NONLINEAR && nl < 0 ? i : nl;
+        assert_true(nl > 0 && (int)b->layers[nl].nl.fn == fn);
+        char *type = graph_node_type(out_path(name), 1, a->layers[nl].name);
+        assert_string_equal(type, "neuroc.Nonlinear");
+        nc_free(type);
+        /* the standard graph: no such node; what read it reads its stand-in */
+        char loss[1024];
+        nc_snn *std = NULL;
+        NC_ASSERT_OK(nc_snn_nir_standard(a, &std, loss, sizeof loss));
+        assert_non_null(strstr(loss, "Nonlinear layers are the identity there"));
+        for (int i = 0; i < std->n_layers; i++)
+            assert_int_not_equal(std->layers[i].kind, NC_SNN_NONLINEAR);
+        nc_snn_free(std);
+        snprintf(name, sizeof name, "nonlinear_strict_%d", fn);
+        expect_strict_refusal(a, name, a->layers[nl].name, "Nonlinear layers are the identity");
+        nc_snn_free(a);
+        nc_snn_free(b);
+    }
+    /* hostile: a function this neuroc does not know */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", out_path("nonlinear_unknown.nir"));
+    nc_snn *a = net_nonlinear(NC_NL_SILU);
+    NC_ASSERT_OK(nc_snn_save_nir(a, path));
+    int nl = -1;
+    for (int i = 0; i < a->n_layers; i++)
+        nl = a->layers[i].kind == NC_SNN_NONLINEAR && nl < 0 ? i : nl;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    char loc[256];
+    snprintf(loc, sizeof loc, "neuroc/graph/nodes/%s/function", a->layers[nl].name);
+    assert_true(H5Ldelete(f, loc, H5P_DEFAULT) >= 0);
+    NC_ASSERT_OK(nc_h5_write_string(f, loc, "Swish2"));
+    H5Fclose(f);
+    expect_error(path, NC_ERR_UNSUPPORTED, a->layers[nl].name, "unknown function 'Swish2'");
+    nc_snn_free(a);
 }
 
 /* Turns a file of /neuroc format 4 into what neuroc wrote before it
@@ -1596,6 +1660,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_maxpool),
         cmocka_unit_test(test_roundtrip_spike_maxpool),
         cmocka_unit_test(test_roundtrip_concat),
+        cmocka_unit_test(test_roundtrip_nonlinear),
         cmocka_unit_test(test_depthwise_compact),
         cmocka_unit_test(test_roundtrip_xor),
         cmocka_unit_test(test_xor_hostile),

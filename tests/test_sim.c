@@ -703,6 +703,32 @@ static void test_refusals(void **state)
     assert_non_null(strstr(nc_last_error(), "'smp' (SpikeMaxPool2d)"));
     assert_null(net);
     nc_snn_free(s);
+    /* a Nonlinear layer and the two-sided SignedIF after it: refused naming
+       the layer and why, Loihi 2 with the subtractive reset or not */
+    for (int with_nl = 1; with_nl >= 0; with_nl--) {
+        int64_t flat[1] = {9};
+        NC_ASSERT_OK(nc_snn_create(1, flat, &s));
+        id = add_if(s, add_affine(s, 0, 1, 9, w, NULL, "fc0"), 1.0f, 0.5f, NC_RESET_SUBTRACT, "if");
+        nc_nonlinear_params silu = {.fn = NC_NL_SILU};
+        if (with_nl)
+            NC_ASSERT_OK(nc_snn_add_nonlinear(s, 1, &id, &silu, "swish", &id));
+        nc_tensor *th = tensor(1, (int64_t[1]){1}, (float[1]){0.5f});
+        nc_if_params two = {.threshold = th, .signed_spikes = NC_SIGNED_TWO_SIDED};
+        NC_ASSERT_OK(nc_snn_add_if(s, id, &two, "sif", &id));
+        nc_tensor_free(th);
+        NC_ASSERT_OK(nc_snn_add_readout(s, add_affine(s, id, 1, 1, w, NULL, "fc"), "out", &ro));
+        nc_loihi_options l2 = {.target = NC_LOIHI_2, .reset = NC_RESET_SUBTRACT};
+        assert_int_equal(nc_loihi_compile(s, &l2, &net), NC_ERR_UNSUPPORTED);
+        assert_null(net);
+        if (with_nl) {
+            assert_non_null(strstr(nc_last_error(), "'swish' (Nonlinear): SiLU"));
+            assert_non_null(strstr(nc_last_error(), "no Loihi compartment"));
+        } else {
+            assert_non_null(strstr(nc_last_error(), "'sif' (SignedIF)"));
+            assert_non_null(strstr(nc_last_error(), "two-sided"));
+        }
+        nc_snn_free(s);
+    }
     /* no readout */
     NC_ASSERT_OK(nc_snn_create(3, in, &s));
     add_if(s, 0, 1.0f, 0.5f, NC_RESET_SUBTRACT, "last");

@@ -19,6 +19,10 @@
  *   weight, bias, threshold, v_init, spike_value, tau, r, v_leak, tau_syn,
  *   w_in, v_reset  float32, each only when the layer has it
  *   max_spikes     int64 scalar, a SignedIF's bursts, only when > 1
+ *   two_sided      int64 (1), a SignedIF whose net count may go below zero, only when set
+ *   function  string (nc_nonlinear_fn_name), alpha, beta, eps float32
+ *             scalars, axis, trans_x, trans_y int64: a Nonlinear layer's
+ *             function (nc_nonlinear_params), only for one, all of them
  *   spike_gt, exact  int64 (1), only when set
  *   div_taps  int64 (1)   div_pad int64 [2]   only for a Pool2d with
  *             per-window divisors (snn_ir.h), which a SumPool2d cannot hold
@@ -75,6 +79,24 @@ nc_status nir_ext_node(hid_t f, const char *nodes, const char *node, int *ext)
     return st;
 }
 
+/* A Nonlinear layer's function (head comment): by name, so that the
+ * file does not depend on the enum's numbering. */
+static nc_status write_nonlinear(hid_t g, const nc_nonlinear_params *p)
+{
+    const float fs[3] = {p->alpha, p->beta, p->eps};
+    const char *fnames[3] = {"alpha", "beta", "eps"};
+    nc_status st = nc_h5_write_string(g, "function", nc_nonlinear_fn_name(p->fn));
+    for (int k = 0; st == NC_OK && k < 3; k++)
+        st = nc_h5_write_f32(g, fnames[k], 0, NULL, &fs[k]);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "axis", p->axis);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "trans_x", p->trans_x);
+    if (st == NC_OK)
+        st = nc_h5_write_i64_scalar(g, "trans_y", p->trans_y);
+    return st;
+}
+
 nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
 {
     const int64_t *pairs[N_PAIRS] = {L->kernel, L->stride, L->padding, L->dilation};
@@ -109,6 +131,10 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         st = nc_h5_write_i64_scalar(g, "pretest_sub", 1);
     if (st == NC_OK && L->max_spikes > 1)
         st = nc_h5_write_i64_scalar(g, "max_spikes", L->max_spikes);
+    if (st == NC_OK && L->two_sided)
+        st = nc_h5_write_i64_scalar(g, "two_sided", 1);
+    if (st == NC_OK && L->kind == NC_SNN_NONLINEAR)
+        st = write_nonlinear(g, &L->nl);
     if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
         st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
@@ -149,6 +175,35 @@ static nc_status read_optional(hid_t g, nc_snn_layer *L)
         else
             memcpy(L->div_pad, nc_i64(t), 2 * sizeof(int64_t));
         nc_tensor_free(t);
+    }
+    return st;
+}
+
+/* A Nonlinear layer's function (write_nonlinear); the values' ranges are
+ * checked with the layer (nc_snn_check_nonlinear), the integers' here. */
+static nc_status read_nonlinear(hid_t g, nc_snn_layer *L)
+{
+    char *name = NULL;
+    nc_status st = need(g, "function");
+    if (st == NC_OK && (st = nc_h5_read_string(g, "function", &name)) == NC_OK &&
+        (L->nl.fn = (nc_nonlinear_fn)nc_nonlinear_fn_from_name(name)) == (nc_nonlinear_fn)-1)
+        st = nc_errorf(NC_ERR_UNSUPPORTED, "unknown function '%.40s' (one of another neuroc version?)", name);
+    nc_free(name);
+    const char *fnames[3] = {"alpha", "beta", "eps"}, *inames[3] = {"axis", "trans_x", "trans_y"};
+    float *fp[3] = {&L->nl.alpha, &L->nl.beta, &L->nl.eps};
+    int *ip[3] = {&L->nl.axis, &L->nl.trans_x, &L->nl.trans_y};
+    for (int k = 0; st == NC_OK && k < 6; k++) {
+        double v = 0;
+        if ((st = need(g, k < 3 ? fnames[k] : inames[k - 3])) != NC_OK ||
+            (st = nc_h5_read_f64_scalar(g, k < 3 ? fnames[k] : inames[k - 3], &v)) != NC_OK)
+            break;
+        if (k < 3)
+            *fp[k] = (float)v; /* stored as float32: exact */
+        else if (v != (double)(int)v || v < (k == 3 ? -NC_MAX_DIMS : 0) || v > (k == 3 ? NC_MAX_DIMS : 1))
+            st = nc_errorf(NC_ERR_MODEL, "'%s' is %g: %s", inames[k - 3], v,
+                           k == 3 ? "an axis of the layer's shape" : "0 or 1");
+        else
+            *ip[k - 3] = (int)v;
     }
     return st;
 }
@@ -194,9 +249,9 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
     }
     if (st == NC_OK)
         st = read_optional(g, L);
-    const char *flags[3] = {"spike_gt", "exact", "pretest_sub"};
-    int *fp[3] = {&L->spike_gt, &L->exact, &L->pretest_sub};
-    for (int k = 0; st == NC_OK && k < 3; k++) {
+    const char *flags[4] = {"spike_gt", "exact", "pretest_sub", "two_sided"};
+    int *fp[4] = {&L->spike_gt, &L->exact, &L->pretest_sub, &L->two_sided};
+    for (int k = 0; st == NC_OK && k < 4; k++) {
         double v = 0;
         if (nc_h5_exists(g, flags[k]) && (st = nc_h5_read_f64_scalar(g, flags[k], &v)) == NC_OK)
             *fp[k] = v != 0;
@@ -211,6 +266,8 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
             *dst = NULL;
             st = nc_h5_read_f32(g, TENSORS[k], dst);
         }
+    if (st == NC_OK && L->kind == NC_SNN_NONLINEAR)
+        st = read_nonlinear(g, L);
     return st;
 }
 

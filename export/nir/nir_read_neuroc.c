@@ -139,7 +139,7 @@ static nc_status neuroc_layer(rd *R, hid_t f, const char *nodes, hid_t gi, int i
     }
     if (shape->ndim != 1 || shape->numel < 1 || shape->numel > NC_MAX_DIMS || inputs->ndim != 1 ||
         inputs->numel > 1000000 || (kind != NC_SNN_INPUT && inputs->numel < 1) ||
-        (!nc_snn_kind(kind)->multi_input && inputs->numel > 1)) {
+        (!nc_snn_kind(kind)->multi_input && inputs->numel > (kind == NC_SNN_NONLINEAR ? 2 : 1))) {
         st = nc_errorf(NC_ERR_MODEL, "bad 'shape' or 'inputs'");
         goto done;
     }

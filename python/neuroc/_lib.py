@@ -84,7 +84,7 @@ class LayerInfo(Structure):
                 ("supported", c_int)]
 
 
-class NonlinearParams(Structure):
+class NonlinearParams(Structure):  # nc_nonlinear_params
     _fields_ = [("fn", c_int), ("alpha", c_float), ("beta", c_float), ("eps", c_float), ("axis", c_int),
                 ("trans_x", c_int), ("trans_y", c_int)]
 
@@ -185,13 +185,14 @@ class LoihiCost(Structure):
 
 # C struct name of each mirror, for the layout test.
 C_NAMES = {LoadOptions: "nc_load_options", ValueInfo: "nc_value_info", LayerInfo: "nc_layer_info", SnnLayerInfo: "nc_snn_layer_info",
+           NonlinearParams: "nc_nonlinear_params",
            BackendInfo: "nc_backend_info", ConvertOptions: "nc_convert_options", EvalOptions: "nc_eval_options",
            SessionOptions: "nc_session_options", NirOptions: "nc_nir_options",
            NirSaveOptions: "nc_nir_save_options", NirFileInfo: "nc_nir_file_info", EvalLayerStats: "nc_eval_layer_stats", EvalCost: "nc_eval_cost",
            FinetuneEpoch: "nc_finetune_epoch", FinetuneOptions: "nc_finetune_options",
            LoihiOptions: "nc_loihi_options", LoihiRunOptions: "nc_loihi_run_options",
            LoihiMapping: "nc_loihi_mapping", LoihiCost: "nc_loihi_cost",
-           NonlinearParams: "nc_nonlinear_params", SnnOutputInfo: "nc_snn_output_info"}
+           SnnOutputInfo: "nc_snn_output_info"}
 
 # ---------------------------------------------------------------- functions
 
@@ -237,6 +238,7 @@ _fn("nc_model_run", ST, P, POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_siz
 # spiking networks
 _fn("nc_snn_free", None, P)
 _fn("nc_snn_kind_name", c_char_p, c_int)
+_fn("nc_nonlinear_fn_name", c_char_p, c_int)
 _fn("nc_snn_kind_is_neuron", c_int, c_int)
 _fn("nc_snn_num_layers", c_int, P)
 _fn("nc_snn_layer_at", ST, P, c_int, POINTER(SnnLayerInfo))
@@ -244,7 +246,6 @@ _fn("nc_snn_find_layer", c_int, P, c_char_p)
 _fn("nc_snn_output_layer", c_int, P)
 _fn("nc_snn_num_outputs", c_int, P)
 _fn("nc_snn_output_at", ST, P, c_int, POINTER(SnnOutputInfo))
-_fn("nc_nonlinear_fn_name", c_char_p, c_int)
 _fn("nc_nir_options_init", None, POINTER(NirOptions))
 _fn("nc_snn_rate_limit", ST, P, P, PP)
 _fn("nc_snn_load_nir", ST, c_char_p, POINTER(NirOptions), PP)

@@ -20,7 +20,9 @@ from ._tensor import Tensor, take, to_numpy_input
 
 _log = logging.getLogger("neuroc")
 
-SnnLayer = namedtuple("SnnLayer", "name kind inputs shape params")
+# function: a Nonlinear layer's ("SiLU", "MatMul", ...; neuroc info's "Nonlinear SiLU"), else None;
+# two_sided: a SignedIF whose net count may go below zero
+SnnLayer = namedtuple("SnnLayer", "name kind inputs shape params function two_sided", defaults=(None, False))
 
 _RESET = {None: 0, "default": 0, "subtract": 1, "zero": 2}
 _ENCODING = {"direct": 0, "poisson": 1}
@@ -86,9 +88,11 @@ class SNN:
     def _layer(self, i):
         L = _lib.SnnLayerInfo()
         check(_lib.nc_snn_layer_at(self._h, i, ctypes.byref(L)))
-        return SnnLayer(L.name.decode(), _lib.nc_snn_kind_name(L.kind).decode(),
-                        tuple(L.inputs[k] for k in range(L.n_inputs)), tuple(L.shape[d] for d in range(L.ndim)),
-                        int(L.params))
+        kind = _lib.nc_snn_kind_name(L.kind).decode()
+        return SnnLayer(L.name.decode(), kind, tuple(L.inputs[k] for k in range(L.n_inputs)),
+                        tuple(L.shape[d] for d in range(L.ndim)), int(L.params),
+                        _lib.nc_nonlinear_fn_name(L.nonlinear.fn).decode() if kind == "Nonlinear" else None,
+                        bool(L.two_sided))
 
     @property
     def layers(self):

@@ -17,6 +17,10 @@
  *  - MaxPool2d, SpikeMaxPool2d: average pooling (NIR has no max);
  *  - an average pool with per-window divisors: one divisor k² for all
  *    windows, ceil mode's extra window as padding;
+ *  - Nonlinear (NIR 1.0 has no non-linear node, nor a product of two
+ *    activations): the identity, no layer, its readers reading what stands
+ *    in for it (nonlinear_stand_in); a layer that would read a MatMul with
+ *    nothing to stand in refuses the standard form, naming both;
  * the second is the portable form (snn_portable.c, v(0) dropped: what every
  * peer runs) of the IF layers, other layers copied. What is lost is said in
  * nc_snn_std_loss.text, one line per kind of loss. */
@@ -139,17 +143,54 @@ static int as_sum_pool(nc_snn_layer *C, const nc_snn_layer *X)
     return 1;
 }
 
+/* What stands in for Nonlinear layer i in t: the layer of t holding its
+ * first input (an element-wise f, LayerNorm, Softmax: f is the identity
+ * there, and the IF that follows rectifies, so SiLU, GELU and HardSwish
+ * become the ReLU they approach; Mul: its first factor, a gate of 1); a
+ * MatMul: the first factor of its output's shape (attention's A·V: V),
+ * else none (-1: Q·Kᵀ, which only the A·V it feeds reads). */
+static int nonlinear_stand_in(const nc_snn *s, int i, const int *map)
+{
+    const nc_snn_layer *L = &s->layers[i];
+    for (int k = 0; k < L->n_inputs; k++) {
+        const nc_snn_layer *X = &s->layers[L->inputs[k]];
+        int same = L->inputs[k] < i && map[L->inputs[k]] >= 0 && X->ndim == L->ndim &&
+                   memcmp(X->shape, L->shape, (size_t)L->ndim * sizeof L->shape[0]) == 0;
+        if (same)
+            return map[L->inputs[k]];
+        if (L->nl.fn != NC_NL_MATMUL)
+            break;
+    }
+    return -1;
+}
+
 /* Pass one: the layers NIR cannot express replaced (head comment). */
 static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
 {
     int *map = nc_calloc((size_t)s->n_layers, sizeof *map);
     if (!map)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    lossy sif = {0}, burst = {0}, maxp = {0}, divp = {0};
+    lossy sif = {0}, burst = {0}, maxp = {0}, divp = {0}, nonl = {0};
     int max_b = 1;
     nc_status st = NC_OK;
     for (int i = 1; st == NC_OK && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_NONLINEAR) {
+            map[i] = nonlinear_stand_in(s, i, map);
+            note(&nonl, L->name);
+            loss->changed++;
+            loss->approximated++;
+            continue;
+        }
+        for (int k = 0; k < L->n_inputs; k++)
+            if (L->inputs[k] < i && map[L->inputs[k]] < 0) {
+                st = nc_errorf(NC_ERR_UNSUPPORTED, "layer '%s' reads Nonlinear '%s' (%s), for which NIR has no "
+                               "node and no input of its shape stands in", L->name, s->layers[L->inputs[k]].name,
+                               nc_nonlinear_fn_name(s->layers[L->inputs[k]].nl.fn));
+                break;
+            }
+        if (st != NC_OK)
+            break;
         /* a NIR graph's several Input or Output nodes: as they are, the writer makes them nodes again */
         loss->changed += L->io_part != 0;
         if (nc_snn_layer_nir_expressible(L) || L->io_part) {
@@ -205,6 +246,13 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
     }
     if (st == NC_OK)
         nc_snn_remap_late_edges(s, t, map);
+    int out = nc_snn_output_id(s);
+    if (st == NC_OK && s->layers[out].kind == NC_SNN_NONLINEAR) { /* its stand-in, not t's last layer */
+        t->output = map[out];
+        if (map[out] < 0)
+            st = nc_errorf(NC_ERR_UNSUPPORTED, "the output, Nonlinear '%s' (MatMul), has no NIR form",
+                           s->layers[out].name);
+    }
     nc_free(map);
     say(loss, &sif,
         "signed IF neurons are NIR's IF there: no negative spikes (a neuron cannot take back "
@@ -216,6 +264,10 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
              max_b);
     say(loss, &burst, what);
     say(loss, &maxp, "max pooling is average pooling there (NIR has no max pooling)");
+    say(loss, &nonl,
+        "Nonlinear layers are the identity there (NIR 1.0 has no non-linear node): an element-wise f, "
+        "LayerNorm and Softmax pass their input (the IF after SiLU, GELU, HardSwish makes them ReLU), Mul its "
+        "first factor (a gate of 1), MatMul its factor of the output's shape (attention: V), or nothing");
     say(loss, &divp,
         "average pooling with per-window divisors (partial windows average their own taps) "
         "divides every window by k² there (NIR's SumPool2d has one scale)");

@@ -109,7 +109,7 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel};
+                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel, F->bidx};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -127,6 +127,7 @@ static void fast_plan_free(void *p)
         nc_free(W->tmp);
         nc_free(W->ring);
         nc_free(W->ring_pos);
+        nc_free(W->nl);
         for (int k = 1; W->slot && k < P->n_slots; k++) {
             nc_free(W->slot[k].dense);
             nc_free(W->slot[k].bits);
@@ -480,6 +481,7 @@ static nc_status plan_layers(fast_plan *P)
         case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             ok = nc_fast_plan_nir(L, F);
             break;
+        case NC_SNN_NONLINEAR: ok = nc_fast_plan_nonlinear(s, L, F); break;
         default:
             return nc_errorf(NC_ERR_UNSUPPORTED, "cpu-fast: layer '%s' of kind %s", L->name,
                              nc_snn_kind_name(L->kind));
@@ -521,10 +523,11 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W, int team)
     W->tmp = nc_calloc((size_t)n, sizeof *W->tmp);
     W->ring = nc_calloc((size_t)n, sizeof *W->ring);
     W->ring_pos = nc_calloc((size_t)n, sizeof *W->ring_pos);
+    W->nl = nc_calloc((size_t)n, sizeof *W->nl);
     int S = P->n_slots;
     W->slot = nc_calloc((size_t)S, sizeof *W->slot);
     if (!W->dense || !W->bits || !W->cnt || !W->nz || !W->mcnt || !W->v || !W->isyn || !W->net || !W->tmp ||
-        !W->ring || !W->ring_pos || !W->slot)
+        !W->ring || !W->ring_pos || !W->nl || !W->slot)
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu-fast plan");
     fast_ws *V = W->slot;
     V[0].dense = W->dense, V[0].bits = W->bits, V[0].cnt = W->cnt, V[0].nz = W->nz;
@@ -583,7 +586,15 @@ static nc_status plan_workspace(fast_plan *P, fast_ws *W, int team)
                 CARVE(W->tmp[i], in_size, float);
             if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
                 CARVE(W->mcnt[i], in_size + F->size, uint32_t);
-            if (nc_snn_kind_is_synaptic(L->kind) && in_size > ev)
+            if (L->kind == NC_SNN_NONLINEAR) { /* its inputs materialised one at a time; MatMul's events: x's rows */
+                int64_t big = in_size;
+                for (int k = 1; k < L->n_inputs; k++)
+                    if (P->L[L->inputs[k]].size > big)
+                        big = P->L[L->inputs[k]].size;
+                CARVE(W->tmp[i], big, float);
+                CARVE(W->nl[i], nc_fast_nl_floats(s, L), float);
+            }
+            if ((nc_snn_kind_is_synaptic(L->kind) || L->kind == NC_SNN_NONLINEAR) && in_size > ev)
                 ev = in_size;
         }
         W->ev_cap = ((ev + 15) & ~(int64_t)15) + 16; /* + what K->compact may write beyond */
@@ -859,8 +870,7 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
 
 const nc_backend nc_backend_cpu_fast = {
     .name = "cpu-fast",
-    /* every kind of the IR but Nonlinear, feed-forward (fast_supports) */
-    .kinds = NC_ALL_KINDS & ~NC_KIND_BIT(NC_SNN_NONLINEAR),
+    .kinds = NC_ALL_KINDS, /* every kind of the IR, feed-forward (fast_supports) */
     .supports_layer = fast_supports,
     .plan_create = fast_plan_create,
     .run = fast_run,

@@ -63,6 +63,8 @@ typedef struct fast_layer {
      * the events of an affine layer (run_conv1x1), outputs in registers */
     int pw;
     int32_t *sel;        /* Conv2d 1×1 that only selects channels: output o = input sel[o] (plan_selection) */
+    int32_t *bidx;       /* Nonlinear Mul broadcasting its second input: element e of the output reads its
+                            element bidx[e] (NULL: the same shape, element e) */
     int scatter;         /* Conv2d that scatters its input's events (not dw, or pw
                             unless merged, or sel): run_conv_block */
     int team;            /* a layer a team of threads may split (plan_paths);
@@ -100,6 +102,7 @@ typedef struct fast_ws {
     float *obuf;         /* a layer's value in NCHW order (output, traces) */
     float **ring;        /* Delay: (d + 1) frames of its size, a ring */
     int64_t *ring_pos;   /* Delay: the frame the next step writes */
+    float **nl;          /* Nonlinear: its inputs' sums, totals and means (fast_nonlinear.c) */
     struct fast_ws *slot; /* the n_slots views (slot[0] shares these arrays) */
     int64_t ev_cap;      /* events a slot holds */
 } fast_ws;
@@ -195,5 +198,17 @@ int nc_fast_is_nir_kind(nc_snn_layer_kind k);
 int nc_fast_plan_nir(const nc_snn_layer *L, fast_layer *F);
 /* One step of layer i from its materialised input W->tmp[i] into W->dense[i]. */
 void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, int i);
+
+/* fast_nonlinear.c: Nonlinear layers. Plans layer L (0 when out of
+ * memory); the floats it keeps in a workspace (fast_ws.nl); the sums of its
+ * input k there; zeroes its sums and totals at a sample's start; adds n
+ * values x to a sum; and its step t (1, 2, ...) from the sums into
+ * W->dense[i], returning the synaptic ops (the reference's). */
+int nc_fast_plan_nonlinear(const nc_snn *s, const nc_snn_layer *L, fast_layer *F);
+int64_t nc_fast_nl_floats(const nc_snn *s, const nc_snn_layer *L);
+float *nc_fast_nl_sums(const nc_snn *s, const nc_snn_layer *L, const fast_ws *W, int i, int k);
+void nc_fast_nl_reset(const nc_snn *s, const nc_snn_layer *L, fast_ws *W, int i);
+void nc_fast_nl_accumulate(float *restrict sum, const float *restrict x, int64_t n);
+int64_t nc_fast_nl_step(const fast_plan *P, fast_ws *W, int i, int t);
 
 #endif

@@ -856,6 +856,18 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         materialize(P, W, x_view, W->tmp[i]);
         nc_fast_nir_step(L, F, W, i);
         break;
+    case NC_SNN_NONLINEAR: /* the inputs' sums (NCHW order), then the layer from them */
+        for (int k = 0; k < L->n_inputs; k++) {
+            int j = P->L[L->inputs[k]].view;
+            const float *x = dense_of(W, j, &P->L[j]);
+            if (!x || P->L[j].cl) {
+                materialize(P, W, j, W->tmp[i]);
+                x = W->tmp[i];
+            }
+            nc_fast_nl_accumulate(nc_fast_nl_sums(s, L, W, i, k), x, P->L[j].size);
+        }
+        ops[i] += nc_fast_nl_step(P, W, i, t + 1);
+        break;
     default: /* Flatten, Readout: views of their input */
         break;
     }
@@ -880,6 +892,8 @@ static void reset_sample(const fast_plan *P, fast_ws *W, int64_t *spk, int64_t *
         }
         if (W->isyn[i])
             memset(W->isyn[i], 0, (size_t)F->size * sizeof(float));
+        if (W->nl[i])
+            nc_fast_nl_reset(s, &s->layers[i], W, i);
         for (int64_t k = 0; W->net[i] && k < F->size; k++)
             W->net[i][k] = nc_snn_net0(&s->layers[i]);
         if (W->mcnt[i])

@@ -401,7 +401,7 @@ static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *
         tot[e] = now - Ri->ntot[e];
         Ri->ntot[e] = now;
     }
-    return ops * N;
+    return ops; /* counted per sample above */
 }
 
 /* ---- neurons ---- */
