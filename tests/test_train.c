@@ -484,7 +484,7 @@ static int add_nl(nc_snn *s, nc_nonlinear_fn fn, int a, int b)
  * times (Nonlinear Mul, broadcast) a gate Sigmoid(affine 1 of the input),
  * constant over time → readout: the element-wise function and Mul through
  * time, a constant Nonlinear and a constant factor, the two-sided gates. */
-static nc_snn *nonlinear_net(nc_nonlinear_fn fn)
+static nc_snn *nonlinear_net_as(nc_nonlinear_fn fn, int signed_spikes)
 {
     int64_t shape[1] = {4};
     nc_snn *s = NULL;
@@ -495,7 +495,7 @@ static nc_snn *nonlinear_net(nc_nonlinear_fn fn)
     int n1, sif, id;
     NC_ASSERT_OK(nc_snn_add_if(s, add_affine(s, 0, 5, 0.8f), &ip, NULL, &n1));
     nc_tensor_free((nc_tensor *)ip.threshold);
-    nc_if_params two = {.threshold = const_tensor(1, 0.3f), .signed_spikes = NC_SIGNED_TWO_SIDED};
+    nc_if_params two = {.threshold = const_tensor(1, 0.3f), .signed_spikes = signed_spikes};
     NC_ASSERT_OK(nc_snn_add_if(s, add_nl(s, fn, n1, 0), &two, NULL, &sif));
     nc_tensor_free((nc_tensor *)two.threshold);
     int gate = add_nl(s, NC_NL_SIGMOID, add_affine(s, 0, 1, 0.8f), 0);
@@ -504,8 +504,11 @@ static nc_snn *nonlinear_net(nc_nonlinear_fn fn)
     return s;
 }
 
+static nc_snn *nonlinear_net(nc_nonlinear_fn fn) { return nonlinear_net_as(fn, NC_SIGNED_TWO_SIDED); }
+
 /* BPTT through Nonlinear layers of every element-wise function and Mul,
  * and the two-sided SignedIF, against finite differences (relaxed spikes);
+ * QCFS through them (f of rates);
  * the functions BPTT does not differentiate, and QCFS's two-sided IF, are
  * refused naming the layer. */
 static void test_grad_nonlinear(void **state)
@@ -519,6 +522,12 @@ static void test_grad_nonlinear(void **state)
         g_checked = 0;
         grad_check(s, &gc);
         assert_true(g_checked > 40);
+        nc_snn_free(s);
+        /* QCFS, on rates (f of them), after a one-sided IF */
+        s = nonlinear_net_as((nc_nonlinear_fn)fn, 0);
+        gcase qc = {.c = {.mode = NC_TRAIN_QCFS, .levels = 8, .relaxed = 1, .train_thresholds = 1}, .N = 2,
+                    .x_lo = -1.0f, .x_hi = 1.5f, .eps = 1e-3};
+        grad_check(s, &qc);
         nc_snn_free(s);
     }
     nc_snn *s = nonlinear_net(NC_NL_SILU);
