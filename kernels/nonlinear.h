@@ -43,6 +43,46 @@ NC_HD float nc_nl_elem_step(int fn, float alpha, float beta, float *S, float *P,
     return y;
 }
 
+/* Offset in y of element e of x (NC_NL_MUL): y's dimensions right-aligned
+ * against x's, each x's or 1 (broadcast). */
+NC_HD int64_t nc_nl_broadcast_index(const int64_t *xs, int xnd, const int64_t *ys, int ynd, int64_t e)
+{
+    int64_t off = 0, stride = 1;
+    for (int d = 0; d < ynd; d++) {
+        int64_t xd = xs[xnd - 1 - d], yd = ys[ynd - 1 - d];
+        if (yd != 1)
+            off += (e % xd) * stride;
+        e /= xd;
+        stride *= yd;
+    }
+    return off;
+}
+
+/* Time-batched backends (cuda): one input element's sums after each of
+ * `steps` steps into cum[t·cum_stride] (*S carries the sum from one chunk
+ * to the next; x stride 0: a static input) ... */
+NC_HD void nc_nl_sum_over_time(float *S, const float *x, int64_t x_stride, float *cum, int64_t cum_stride, int steps)
+{
+    for (int t = 0; t < steps; t++) {
+        *S += x[t * x_stride];
+        cum[t * cum_stride] = *S;
+    }
+}
+
+/* ... and one output's totals t·f at those steps, p[t·stride], turned in
+ * place into the increments the layer emits (*last: the total before the
+ * first, then the last). */
+NC_HD void nc_nl_emit_over_time(float *p, int64_t stride, int steps, float *last)
+{
+    float prev = *last;
+    for (int t = 0; t < steps; t++) {
+        float now = p[t * stride];
+        p[t * stride] = now - prev;
+        prev = now;
+    }
+    *last = prev;
+}
+
 /* The products' cumulative outputs from the input sums: t·(Sx/t)·(Sy/t)
  * for one element (NC_NL_MUL) ... */
 NC_HD float nc_nl_mul_total(float sx, float sy, int t)

@@ -15,6 +15,10 @@
  *    the reference's; outputs within a tolerance (their sums run in another
  *    order, so a spike near threshold can flip: the readout is compared
  *    relative to its scale, and the argmax must mostly agree);
+ *  - Nonlinear layers of every function and the two-sided SignedIF
+ *    (net_nonlinear): "event" bit for bit on the CPU harness, whose
+ *    expf, erff and tanhf are the reference's; on a GPU, whose math
+ *    library rounds those otherwise, within check_close's tolerance;
  *  - bad options and unsupported layers fail with a message. */
 #define _GNU_SOURCE 1 /* RTLD_NOLOAD */
 #include <dlfcn.h>
@@ -265,6 +269,34 @@ static unsigned long long kernel_work(nc_snn *s, int pct, const char *conv, cons
     return w;
 }
 
+/* 1 on the CPU harness: its runtime is loaded (by the cuda module, once a
+ * session has run). */
+static int on_harness(void)
+{
+    void *rt = dlopen("libnc_cuda_host_rt.so", RTLD_NOW | RTLD_NOLOAD);
+    if (rt)
+        dlclose(rt);
+    return rt != NULL;
+}
+
+/* Nonlinear layers of every function (the file comment). */
+static void check_nonlinear(void)
+{
+    for (int fn = 0; fn < NC_NL_COUNT; fn++) {
+        char what[64];
+        snprintf(what, sizeof what, "Nonlinear %s", nc_nonlinear_fn_name((nc_nonlinear_fn)fn));
+        nc_snn *s = net_nonlinear((nc_nonlinear_fn)fn);
+        if (on_harness() || fn == NC_NL_MUL || fn == NC_NL_LAYERNORM) {
+            check_net(what, s, 6); /* no exponential: bit for bit on a GPU too */
+            continue;
+        }
+        nc_tensor *x = net_rand_input(s, 0, 20);
+        check_close(what, s, x, 6, "event");
+        nc_tensor_free(x);
+        nc_snn_free(s);
+    }
+}
+
 /* On the CPU harness (its runtime loaded by the cuda module): the work the
  * event kernels report (taps visited, events looked at) at input densities
  * 0.05 and 0.2, exactly (every 100 inputs hold 5 or 20 events; padding
@@ -341,6 +373,7 @@ int main(int argc, char **argv)
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
     check_net("depthwise and grouped convolutions", net_depthwise(), 5);
     check_net("strided convolutions", net_strided(), 5);
+    check_nonlinear();
 #ifndef NC_TESTS_NO_ONNX
     /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last four with signed
        spikes, the last two of them with bursts */

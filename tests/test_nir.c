@@ -677,6 +677,13 @@ static void test_roundtrip_nonlinear(void **state)
         for (int i = 0; i < a->n_layers; i++)
             nl = a->layers[i].kind == NC_SNN_NONLINEAR && nl < 0 ? i : nl;
         assert_true(nl > 0 && (int)b->layers[nl].nl.fn == fn);
+        assert_true(nc_hash_snn(a) == nc_hash_snn(b));
+        if (fn == NC_NL_MATMUL) { /* the hash sees which factor is read transposed */
+            uint64_t h = nc_hash_snn(a);
+            a->layers[nl].nl.trans_y = !a->layers[nl].nl.trans_y;
+            assert_true(nc_hash_snn(a) != h);
+            a->layers[nl].nl.trans_y = !a->layers[nl].nl.trans_y;
+        }
         char *type = graph_node_type(out_path(name), 1, a->layers[nl].name);
         assert_string_equal(type, "neuroc.Nonlinear");
         nc_free(type);

@@ -471,6 +471,81 @@ static void test_surrogates(void **state)
     bptt_check(NC_SURROGATE_TRIANGLE, NC_RESET_SUBTRACT);
 }
 
+/* A Nonlinear layer of function fn from a (and b: Mul). */
+static int add_nl(nc_snn *s, nc_nonlinear_fn fn, int a, int b)
+{
+    nc_nonlinear_params p = {.fn = fn, .alpha = 1.0f / 6.0f, .beta = 0.5f};
+    int from[2] = {a, b}, id;
+    NC_ASSERT_OK(nc_snn_add_nonlinear(s, fn == NC_NL_MUL ? 2 : 1, from, &p, NULL, &id));
+    return id;
+}
+
+/* in (4) → affine 5 → IF → Nonlinear fn → two-sided SignedIF → affine 3,
+ * times (Nonlinear Mul, broadcast) a gate Sigmoid(affine 1 of the input),
+ * constant over time → readout: the element-wise function and Mul through
+ * time, a constant Nonlinear and a constant factor, the two-sided gates. */
+static nc_snn *nonlinear_net_as(nc_nonlinear_fn fn, int signed_spikes)
+{
+    int64_t shape[1] = {4};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, shape, &s));
+    nc_if_params ip = {.threshold = const_tensor(5, 0.5f)};
+    for (int i = 0; i < 5; i++)
+        nc_f32(ip.threshold)[i] = 0.4f + 0.1f * (float)i;
+    int n1, sif, id;
+    NC_ASSERT_OK(nc_snn_add_if(s, add_affine(s, 0, 5, 0.8f), &ip, NULL, &n1));
+    nc_tensor_free((nc_tensor *)ip.threshold);
+    nc_if_params two = {.threshold = const_tensor(1, 0.3f), .signed_spikes = signed_spikes};
+    NC_ASSERT_OK(nc_snn_add_if(s, add_nl(s, fn, n1, 0), &two, NULL, &sif));
+    nc_tensor_free((nc_tensor *)two.threshold);
+    int gate = add_nl(s, NC_NL_SIGMOID, add_affine(s, 0, 1, 0.8f), 0);
+    int m = add_nl(s, NC_NL_MUL, add_affine(s, sif, 3, 0.8f), gate);
+    NC_ASSERT_OK(nc_snn_add_readout(s, m, NULL, &id));
+    return s;
+}
+
+static nc_snn *nonlinear_net(nc_nonlinear_fn fn) { return nonlinear_net_as(fn, NC_SIGNED_TWO_SIDED); }
+
+/* BPTT through Nonlinear layers of every element-wise function and Mul,
+ * and the two-sided SignedIF, against finite differences (relaxed spikes);
+ * QCFS through them (f of rates);
+ * the functions BPTT does not differentiate, and QCFS's two-sided IF, are
+ * refused naming the layer. */
+static void test_grad_nonlinear(void **state)
+{
+    (void)state;
+    for (int fn = NC_NL_SIGMOID; fn <= NC_NL_GELU_TANH; fn++) {
+        nc_snn *s = nonlinear_net((nc_nonlinear_fn)fn);
+        gcase gc = {.c = {.mode = NC_TRAIN_BPTT, .T = 4, .relaxed = 1, .train_thresholds = 1,
+                          .sg = NC_SURROGATE_SIGMOID, .sg_width = 1.0f},
+                    .N = 2, .x_lo = -1.0f, .x_hi = 1.5f, .eps = 1e-3};
+        g_checked = 0;
+        grad_check(s, &gc);
+        assert_true(g_checked > 40);
+        nc_snn_free(s);
+        /* QCFS, on rates (f of them), after a one-sided IF */
+        s = nonlinear_net_as((nc_nonlinear_fn)fn, 0);
+        gcase qc = {.c = {.mode = NC_TRAIN_QCFS, .levels = 8, .relaxed = 1, .train_thresholds = 1}, .N = 2,
+                    .x_lo = -1.0f, .x_hi = 1.5f, .eps = 1e-3};
+        grad_check(s, &qc);
+        nc_snn_free(s);
+    }
+    nc_snn *s = nonlinear_net(NC_NL_SILU);
+    nc_tr_net *net = NULL;
+    nc_tr_config q = {.mode = NC_TRAIN_QCFS, .levels = 8};
+    assert_int_equal(nc_tr_net_create(s, &q, 2, &net), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "two-sided"));
+    int id, last = (int)nc_snn_num_layers(s) - 1;
+    nc_nonlinear_params sm = {.fn = NC_NL_SOFTMAX, .axis = 0};
+    NC_ASSERT_OK(nc_snn_add_nonlinear(s, 1, &last, &sm, "attn_softmax", &id));
+    NC_ASSERT_OK(nc_snn_add_readout(s, id, NULL, &id));
+    nc_tr_config b = {.mode = NC_TRAIN_BPTT, .T = 2, .sg_width = 1.0f};
+    assert_int_equal(nc_tr_net_create(s, &b, 2, &net), NC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(nc_last_error(), "'attn_softmax' is Nonlinear Softmax"));
+    assert_null(net);
+    nc_snn_free(s);
+}
+
 /* The engine's SNN forward (BPTT mode, hard spikes) against the CPU
  * reference backend: the time-averaged readout times T is the session's
  * summed output. */
@@ -513,11 +588,16 @@ static nc_snn *small_cnn(int with_add, int signed_spikes)
 static void test_bptt_forward_matches_backend(void **state)
 {
     (void)state;
-    for (int with_add = 0; with_add < 6; with_add++) { /* 2, 3: signed spikes; 4, 5: bursts of up to 3 */
+    /* 2, 3: signed spikes; 4, 5: bursts of up to 3; 6: nonlinear_net */
+    for (int with_add = 0; with_add < 7; with_add++) {
         nc_snn *s = small_cnn(with_add & 1, with_add < 4 ? with_add >> 1 : 3);
         int N = 5, T = 6;
-        int64_t xs[4] = {N, 1, 6, 6};
-        nc_tensor *x = rand_tensor(4, xs, 0.0f, 1.0f), *out = NULL;
+        int64_t xs[4] = {N, 1, 6, 6}, flat[2] = {N, 4};
+        if (with_add == 6) { /* Nonlinear layers and a two-sided SignedIF */
+            nc_snn_free(s);
+            s = nonlinear_net(NC_NL_GELU);
+        }
+        nc_tensor *x = with_add == 6 ? rand_tensor(2, flat, 0.0f, 1.0f) : rand_tensor(4, xs, 0.0f, 1.0f), *out = NULL;
         nc_session_options so = {.backend = "cpu", .timesteps = T};
         nc_session *ss = NULL;
         NC_ASSERT_OK(nc_session_create(s, &so, &ss));
@@ -529,7 +609,7 @@ static void test_bptt_forward_matches_backend(void **state)
         float logits[5 * 4];
         nc_tr_logits(net, logits);
         const float *ref = nc_tensor_data(out);
-        for (int i = 0; i < N * 4; i++)
+        for (int i = 0; i < nc_tensor_numel(out); i++)
             assert_true(fabsf(logits[i] * (float)T - ref[i]) < 1e-4f * (1.0f + fabsf(ref[i])));
         nc_tr_net_free(net);
         nc_session_free(ss);
@@ -967,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_qcfs_cases),
         cmocka_unit_test(test_grad_qcfs_network),
         cmocka_unit_test(test_grad_bptt),
+        cmocka_unit_test(test_grad_nonlinear),
         cmocka_unit_test(test_surrogates),
         cmocka_unit_test(test_bptt_forward_matches_backend),
         cmocka_unit_test(test_rate_limit), cmocka_unit_test(test_qcfs_matches_snn),

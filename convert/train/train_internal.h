@@ -125,6 +125,7 @@ typedef struct nc_tr_if {
      * output (T·N rows), and adds up their counts again in the forward's
      * order, so its gates are the forward's. */
     int signed_spikes;
+    int two_sided;                 /* NC_SIGNED_TWO_SIDED: every gate open (the count may go below zero) */
     float *count;
     const float *y;
     /* Bursts (max_spikes B > 1): s = up − down with up = Σ_{k=1..B}
@@ -143,6 +144,12 @@ void nc_tr_if_fwd(const nc_tr_if *p, const float *cur, int static_in, float *m, 
  * may be NULL) += dL/dθ per neuron. dv is scratch of N·size floats. */
 void nc_tr_if_bwd(const nc_tr_if *p, const float *m, const float *dy, float *dI, int static_in,
                   double *dtheta, float *dv, int64_t N);
+
+/* ---- Nonlinear layers (train_nonlinear.c) ---- */
+
+/* NC_ERR_UNSUPPORTED naming L unless the engine trains its function (the
+ * element-wise ones and Mul). */
+nc_status nc_tr_nonlinear_check(const nc_snn_layer *L, const char *mode_name);
 
 /* ---- the network over one batch (train.c) ---- */
 
@@ -198,6 +205,11 @@ void nc_tr_logits(const nc_tr_net *net, float *out);
 /* Zeroes every gradient, seeds the output layer's gradient with dlogits
  * (N × classes: spread evenly over the steps in BPTT) and backpropagates. */
 void nc_tr_backward(nc_tr_net *net, const float *dlogits);
+/* Nonlinear layer i over the current batch (train_nonlinear.c): forward
+ * into its y, keeping what the backward needs (m, aux); backward from its
+ * dy into its inputs' dy. */
+void nc_tr_nonlinear_fwd(nc_tr_net *net, int i);
+void nc_tr_nonlinear_bwd(nc_tr_net *net, int i);
 
 /* ---- optimiser (optim.c) ---- */
 

@@ -511,19 +511,26 @@ static void if_fwd_hard(const nc_tr_if *p, int t, const float *cur, const float 
 
 /* The spike of a signed neuron with membrane m and gate g: the hard one is
  * nc_signed_if_step's (+1 if m >= θ; −1 if m < 0 and g). */
+/* The gate of a negative spike below the k-th (k = 0: any): a count above
+ * k before the step, or always for a two-sided neuron. */
+static inline int gate_open(const nc_tr_if *p, float count, int k)
+{
+    return p->two_sided || count > (float)k;
+}
+
 static float signed_spike(const nc_tr_if *p, float m, float theta, float count)
 {
-    int gate = count > 0.0f;
+    int gate = gate_open(p, count, 0);
     if (p->burst > 1) {
         if (!p->relaxed) {
             float v = 0.0f;
-            int32_t n = (int32_t)count;
+            int32_t n = p->two_sided ? NC_TWO_SIDED_NET0 : (int32_t)count;
             return (float)nc_signed_if_step(&v, &n, m, theta, p->burst); /* the backends' rule */
         }
         float s = 0.0f;
         for (int k = 1; k <= p->burst; k++) {
             s += spike_fn(p, m - (float)k * theta);
-            if (count > (float)(k - 1))
+            if (gate_open(p, count, k - 1))
                 s -= spike_fn(p, -m - (float)(k - 1) * theta);
         }
         return s;
@@ -629,7 +636,7 @@ static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *
                     float up = nc_tr_surrogate(p->sg, mk - (float)lv * th, p->width);
                     sg += (float)lv * up;
                     sg_m += up;
-                    if (count > (float)(lv - 1)) {
+                    if (gate_open(p, count, lv - 1)) {
                         float down = nc_tr_surrogate(p->sg, -mk - (float)(lv - 1) * th, p->width);
                         sg_m += down;
                         sg -= (float)(lv - 1) * down; /* −down moves with θ as +(k−1)·σ' */
@@ -637,7 +644,7 @@ static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *
                 }
             } else if (p->signed_spikes) {
                 s = signed_of(p, p->y[(int64_t)t * N * S + k], p->sv[j]);
-                if (signed_count(p, t, k, N * S, p->sv[j]) > 0.0f)
+                if (gate_open(p, signed_count(p, t, k, N * S, p->sv[j]), 0))
                     sg_m += nc_tr_surrogate(p->sg, -mk, p->width);
             } else {
                 s = spike_fn(p, x);

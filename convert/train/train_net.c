@@ -47,10 +47,16 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
             return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is a second input", mname, L->name);
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
+        case NC_SNN_NONLINEAR: {
+            nc_status st = nc_tr_nonlinear_check(L, mname);
+            if (st != NC_OK)
+                return st;
+            break;
+        }
         case NC_SNN_SPIKEMAXPOOL2D:
             /* QCFS trains rates, where it is the max of its inputs' rates (a MaxPool2d); BPTT would need
                the gradient of its spike counts over time */
@@ -70,9 +76,9 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
         case NC_SNN_IF:
             if (!L->threshold)
                 return nc_errorf(NC_ERR_MODEL, "%s training: IF layer '%s' has no threshold", mname, L->name);
-            if (L->two_sided)
-                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: SignedIF '%s' is two-sided (net counts below "
-                                 "zero), which the engine does not train", mname, L->name);
+            if (L->two_sided && mode == NC_TRAIN_QCFS)
+                return nc_errorf(NC_ERR_UNSUPPORTED, "QCFS training: SignedIF '%s' is two-sided (net counts below "
+                                 "zero), whose rates QCFS's clip at zero does not model (BPTT trains it)", L->name);
             if (L->max_spikes > 1 && mode == NC_TRAIN_QCFS && !relaxed) /* the rate limit takes them */
                 return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: IF layer '%s' sends bursts of up to %d spikes a "
                                  "step, which QCFS training does not model (BPTT trains them)", mname,
@@ -182,6 +188,11 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
         }
         if (L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             Y->arg = buf(rows, Y->size, sizeof(int32_t), &fail);
+        if (L->kind == NC_SNN_NONLINEAR) { /* the means at every step (train_nonlinear.c) */
+            Y->m = buf(rows, Y->size, sizeof(float), &fail);
+            if (L->nl.fn == NC_NL_MUL)
+                Y->aux = buf(rows, Y->size, sizeof(float), &fail);
+        }
         if (nc_snn_kind_is_if(L->kind)) {
             Y->lam = buf(1, Y->size, sizeof(float), &fail);
             Y->sv = buf(1, Y->size, sizeof(float), &fail);
@@ -239,7 +250,8 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
                         .sv_is_theta = !L->spike_value, .v0_is_half = !L->v_init,
                         .reset_zero = L->reset == NC_RESET_ZERO, .detach_reset = net->c.detach_reset,
                         .sg = net->c.sg, .width = Y->gamma, .relaxed = net->c.relaxed,
-                        .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .count = Y->dv, .y = Y->y,
+                        .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .two_sided = L->two_sided,
+                        .count = Y->dv, .y = Y->y,
                         .burst = nc_snn_layer_burst(L)};
     }
 }
@@ -314,7 +326,8 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
             break;
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR: case NC_SNN_KIND_COUNT:
+        case NC_SNN_NONLINEAR: nc_tr_nonlinear_fwd(net, i); break;
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -439,9 +452,10 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
             if (Y->dth)
                 reduce_threshold(L, Y);
             break;
+        case NC_SNN_NONLINEAR: nc_tr_nonlinear_bwd(net, i); break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_NONLINEAR: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break;
         }
     }

@@ -157,8 +157,11 @@ typedef struct nc_nonlinear_params {
  * output is graded (not spikes): a SignedIF with two_sided set turns it
  * back into spikes. n_from is 2 for NC_NL_MUL and NC_NL_MATMUL, else 1.
  * State: the input sums and the last t·f per neuron, zero at the start of
- * a run. The cpu backend runs every function; NIR stores it as a
- * neuroc.Nonlinear extension node. */
+ * a run. The cpu, cpu-fast and cuda backends run every function (cpu-fast
+ * bit for bit, cuda bit for bit where its expf, erff and tanhf round as
+ * the C library's); NIR stores it as a neuroc.Nonlinear extension node,
+ * the identity in the standard graph; the Loihi simulator refuses it; BPTT
+ * trains the element-wise functions and Mul. */
 NC_API nc_status nc_snn_add_nonlinear(nc_snn *s, int n_from, const int *from, const nc_nonlinear_params *p,
                                       const char *name, int *id);
 /* The name of f ("SiLU", "LayerNorm", ...); "unknown" outside the enum. Static string. */

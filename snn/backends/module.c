@@ -66,6 +66,7 @@ static const nc_host_api g_host = {
     .snn_v_inits = nc_snn_v_inits,
     .snn_mark_static = nc_snn_mark_static,
     .snn_mark_signed = nc_snn_mark_signed,
+    .snn_nl_matmul_dims = nc_nl_matmul_dims,
 };
 
 /* ---- where modules are looked for */

@@ -22,7 +22,7 @@
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 6u /* 6: nc_backend.kinds */
+#define NC_BACKEND_ABI 7u /* 6: nc_backend.kinds; 7: nc_snn_layer's two_sided and nl, snn_nl_matmul_dims */
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -56,6 +56,8 @@ typedef struct nc_host_api {
     float *(*snn_v_inits)(const nc_snn_layer *L, int channel_last, int *fail);
     void (*snn_mark_static)(const nc_snn *s, int series, nc_encoding enc, char *is_static);
     void (*snn_mark_signed)(const nc_snn *s, char *is_signed);
+    void (*snn_nl_matmul_dims)(const nc_snn_layer *L, const nc_snn_layer *X, const nc_snn_layer *Y, int64_t *m,
+                               int64_t *k, int64_t *n);
 } nc_host_api;
 
 /* What a module gives back. */

@@ -754,6 +754,8 @@ uint64_t nc_hash_snn(const nc_snn *s)
             h = nc_hash_bytes(h, &L->nl.beta, sizeof L->nl.beta);
             h = nc_hash_bytes(h, &L->nl.eps, sizeof L->nl.eps);
             h = nc_hash_bytes(h, &L->nl.axis, sizeof L->nl.axis);
+            h = nc_hash_bytes(h, &L->nl.trans_x, sizeof L->nl.trans_x);
+            h = nc_hash_bytes(h, &L->nl.trans_y, sizeof L->nl.trans_y);
         }
         if (L->spike_gt || L->v_reset || L->exact || L->pretest_sub) { /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->spike_gt, sizeof L->spike_gt);

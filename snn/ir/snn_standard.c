@@ -219,6 +219,7 @@ static nc_status approximate(const nc_snn *s, nc_snn *t, nc_snn_std_loss *loss)
             float b = (float)nc_snn_layer_burst(L);
             C->kind = NC_SNN_IF;
             C->max_spikes = 0;
+            C->two_sided = 0; /* NIR's IF: no negative spikes at all */
             for (int64_t k = 0; b > 1 && C->threshold && k < C->threshold->numel; k++)
                 nc_f32(C->threshold)[k] *= b;
             for (int64_t k = 0; b > 1 && C->spike_value && k < C->spike_value->numel; k++)

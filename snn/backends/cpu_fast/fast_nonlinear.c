@@ -62,17 +62,8 @@ int nc_fast_plan_nonlinear(const nc_snn *s, const nc_snn_layer *L, fast_layer *F
         return 1; /* no broadcast: element e of both */
     if (!(F->bidx = nc_malloc((size_t)F->size * sizeof *F->bidx)))
         return 0;
-    for (int64_t e = 0; e < F->size; e++) { /* y right-aligned against x, its dimensions of 1 broadcast */
-        int64_t off = 0, stride = 1, r = e;
-        for (int d = 0; d < Y->ndim; d++) {
-            int64_t xd = X->shape[X->ndim - 1 - d], yd = Y->shape[Y->ndim - 1 - d];
-            if (yd != 1)
-                off += (r % xd) * stride;
-            r /= xd;
-            stride *= yd;
-        }
-        F->bidx[e] = (int32_t)off;
-    }
+    for (int64_t e = 0; e < F->size; e++)
+        F->bidx[e] = (int32_t)nc_nl_broadcast_index(X->shape, X->ndim, Y->shape, Y->ndim, e);
     return 1;
 }
 

@@ -335,21 +335,6 @@ static void run_concat(const nc_snn *s, const nc_snn_layer *L, ref_layer *P, flo
  * operations: a product of two activations is a multiply-accumulate per
  * term, not an event. ---- */
 
-/* Offset in y (right-aligned, broadcast dims 1) of element e of x's shape. */
-static int64_t broadcast_index(const nc_snn_layer *X, const nc_snn_layer *Y, int64_t e)
-{
-    int64_t off = 0, stride = 1;
-    for (int d = 0; d < Y->ndim; d++) {
-        int64_t xd = X->shape[X->ndim - 1 - d], yd = Y->shape[Y->ndim - 1 - d];
-        int64_t c = e % xd;
-        e /= xd;
-        if (yd != 1)
-            off += c * stride;
-        stride *= yd;
-    }
-    return off;
-}
-
 static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *Ri, const ref_layer *R, int N,
                              int t)
 {
@@ -372,7 +357,7 @@ static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *
         } else if (p->fn == NC_NL_MUL) {
             const nc_snn_layer *Y = &s->layers[L->inputs[1]];
             for (int64_t e = 0; e < size; e++)
-                o[e] = nc_nl_mul_total(sx[e], sy[broadcast_index(X, Y, e)], t);
+                o[e] = nc_nl_mul_total(sx[e], sy[nc_nl_broadcast_index(X->shape, X->ndim, Y->shape, Y->ndim, e)], t);
             ops += size;
         } else if (p->fn == NC_NL_MATMUL) {
             int64_t m, kk, nn;

@@ -57,6 +57,9 @@
 #include "cuda_glue.h"
 #include "kernels/event_index.h"
 #include "snn/backends/weight_layout.h"
+#include "snn/ir/snn_ir.h"
+
+_Static_assert(sizeof(((nc_cu_nl *)0)->xshape) == NC_MAX_DIMS * sizeof(int64_t), "nc_cu_nl holds a shape");
 
 typedef enum { ST_AUTO, ST_EVENT, ST_DENSE, ST_SPARSE } cu_strategy;
 static const char *const g_st_names[] = {"auto", "event", "dense", "sparse"};
@@ -91,6 +94,10 @@ typedef struct cu_layer {
        (N × size), and the input's counts after each step of a chunk */
     uint32_t *in_cnt, *out_cnt, *cum;
     int signed_in;        /* its input's spikes may be negative (nc_snn_mark_signed) */
+    /* Nonlinear: its function and shapes; each input's sums (N × its size)
+       and its sums after each step of a chunk; the last totals (N × size) */
+    nc_cu_nl nl;
+    float *nsum[2], *ncum[2], *nlast;
     float *rec_s, *rec_v; /* recorded spiking layers: one chunk's traces (rec_v: neurons only) */
 } cu_layer;
 
@@ -164,11 +171,6 @@ static int cu_supports(const nc_snn *s, int id, char *why, size_t len)
     if (!nc_backend_runs_kind(&nc_backend_cuda, L->kind)) { /* refused, not skipped */
         snprintf(why, len, "the cuda backend runs feed-forward IF networks (what conversion produces), not %s "
                            "layers (the cpu backend runs them)", nc_snn_kind_name(L->kind));
-        return 0;
-    }
-    if (L->two_sided) {
-        snprintf(why, len, "a two-sided SignedIF (net counts below zero) is not in the cuda kernels (the cpu "
-                           "and cpu-fast backends run it)");
         return 0;
     }
     if (L->kind == NC_SNN_IF && (L->spike_gt || L->v_reset || L->r)) {
@@ -266,7 +268,8 @@ static void cu_plan_free(void *p)
         cu_layer *C = &P->L[i];
         void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
                         C->row_off, C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
-                        C->net,  C->in_cnt, C->out_cnt, C->cum};
+                        C->net,  C->in_cnt, C->out_cnt, C->cum, C->nsum[0], C->nsum[1], C->ncum[0], C->ncum[1],
+                        C->nlast};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             cudaFree(bufs[b]);
     }
@@ -328,6 +331,37 @@ static nc_status upload_neuron(const nc_snn_layer *L, cu_layer *C)
     return st;
 }
 
+/* A Nonlinear layer as its kernels see it (cuda_glue.h). */
+static void plan_nonlinear(const nc_snn *s, const nc_snn_layer *L, nc_cu_nl *p)
+{
+    const nc_snn_layer *X = &s->layers[L->inputs[0]], *Y = L->n_inputs > 1 ? &s->layers[L->inputs[1]] : X;
+    memset(p, 0, sizeof *p);
+    p->fn = (int)L->nl.fn;
+    p->alpha = L->nl.alpha;
+    p->beta = L->nl.beta;
+    p->eps = L->nl.eps;
+    p->xnd = X->ndim;
+    p->ynd = Y->ndim;
+    memcpy(p->xshape, X->shape, sizeof X->shape);
+    memcpy(p->yshape, Y->shape, sizeof Y->shape);
+    p->size = nc_snn_layer_size(L);
+    p->xsize = nc_snn_layer_size(X);
+    p->ysize = L->n_inputs > 1 ? nc_snn_layer_size(Y) : 0;
+    if (L->nl.fn == NC_NL_MATMUL) {
+        nc_nl_matmul_dims(L, X, Y, &p->m, &p->k, &p->n);
+        p->xi = L->nl.trans_x ? 1 : p->k;
+        p->xq = L->nl.trans_x ? p->m : 1;
+        p->yq = L->nl.trans_y ? 1 : p->n;
+        p->yj = L->nl.trans_y ? p->k : 1;
+    }
+    if (L->nl.fn == NC_NL_LAYERNORM || L->nl.fn == NC_NL_SOFTMAX) {
+        p->len = L->shape[L->nl.axis];
+        p->inner = 1;
+        for (int d = L->nl.axis + 1; d < L->ndim; d++)
+            p->inner *= L->shape[d];
+    }
+}
+
 /* Device bytes a step of the batch needs (the buffers that scale with tc). */
 static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const cu_strategy *want,
                               const char *rec_on)
@@ -346,6 +380,8 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += in * 8 + (in / nc_snn_win_geom(L, &s->layers[L->inputs[0]]).W + 1) * 4;
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             b += in * 4;
+        for (int k = 0; L->kind == NC_SNN_NONLINEAR && k < L->n_inputs; k++) /* the sums after each step */
+            b += CL[L->inputs[k]].size * 4;
         if (rec_on && rec_on[i] && nc_snn_kind(L->kind)->spiking)
             b += CL[i].size * 8;
     }
@@ -424,6 +460,15 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             CU(cudaMalloc((void **)&C->cum, (size_t)(fr * in) * 4), "spike counts");
             if (rec_on && rec_on[i])
                 CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
+            break;
+        case NC_SNN_NONLINEAR:
+            plan_nonlinear(s, L, &C->nl);
+            for (int k = 0; k < L->n_inputs; k++) {
+                int64_t xs = P->L[L->inputs[k]].size;
+                CU(cudaMalloc((void **)&C->nsum[k], (size_t)(N * xs) * sizeof(float)), "input sums");
+                CU(cudaMalloc((void **)&C->ncum[k], (size_t)(fr * xs) * sizeof(float)), "input sums");
+            }
+            CU(cudaMalloc((void **)&C->nlast, (size_t)(N * C->size) * sizeof(float)), "totals");
             break;
         case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             if ((st = upload_neuron(L, C)) != NC_OK)
@@ -842,6 +887,15 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
                 (st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK)
                 return st;
             break;
+        case NC_SNN_NONLINEAR:
+            for (int k = 0; k < L->n_inputs; k++) {
+                const cu_layer *X = &P->L[L->inputs[k]];
+                KERNEL(nc_cu_nl_sums(P->st, P->L[X->view].val, X->is_static, N, X->size, steps, C->nsum[k], C->ncum[k]),
+                       "nonlinear sums");
+            }
+            KERNEL(nc_cu_nonlinear(P->st, &C->nl, C->ncum[0], C->ncum[1], N, t0, steps, C->nlast, C->val),
+                   "nonlinear kernel");
+            break;
         case NC_SNN_IF: case NC_SNN_SIGNED_IF:
             KERNEL(nc_cu_if(P->st, x, P->L[xi].is_static, N, (int)C->size, steps, C->v, C->net, C->theta, C->sval,
                         L->reset == NC_RESET_ZERO, nc_snn_layer_burst(L), C->val, C->rec_s, C->rec_v,
@@ -893,8 +947,14 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
         cu_layer *C = &P->L[i];
         if (C->v)
             KERNEL(nc_cu_fill_rows(P->st, C->v, C->v0, N, (int)C->size), "membrane reset");
-        if (C->net)
-            CU(cudaMemsetAsync(C->net, 0, (size_t)(N * C->size) * sizeof(int32_t), P->st), "net count reset");
+        if (C->net) /* from nc_snn_net0: 0, or 2^30 for a two-sided SignedIF */
+            KERNEL(nc_cu_fill_i32(P->st, C->net, nc_snn_net0(&s->layers[i]), (int64_t)N * C->size), "net count reset");
+        for (int k = 0; k < 2; k++)
+            if (C->nsum[k])
+                CU(cudaMemsetAsync(C->nsum[k], 0, (size_t)(N * P->L[s->layers[i].inputs[k]].size) * sizeof(float),
+                                   P->st), "sum reset");
+        if (C->nlast)
+            CU(cudaMemsetAsync(C->nlast, 0, (size_t)(N * C->size) * sizeof(float), P->st), "total reset");
         if (C->in_cnt) {
             int64_t in = P->L[s->layers[i].inputs[0]].size;
             CU(cudaMemsetAsync(C->in_cnt, 0, (size_t)(N * in) * 4, P->st), "spike count reset");
@@ -923,6 +983,10 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
             continue;
         if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
             q->synops[i] = (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
+        else if (L->kind == NC_SNN_NONLINEAR) /* the reference's: a multiply for each term of a product */
+            q->synops[i] = L->nl.fn == NC_NL_MUL      ? (int64_t)q->T * N * P->L[i].size
+                           : L->nl.fn == NC_NL_MATMUL ? (int64_t)q->T * N * P->L[i].size * P->L[i].nl.k
+                                                      : 0;
         else
             q->synops[i] = (int64_t)P->h_counters[nl + i];
     }

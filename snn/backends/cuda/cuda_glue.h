@@ -79,6 +79,31 @@ cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int s
 cudaError_t nc_cu_spikemax(cudaStream_t st, const float *x, int x_static, int N, nc_win_geom g, int steps,
                            int signed_in, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt, float *y, float *rec_s,
                            nc_cu_count *spikes);
+/* A Nonlinear layer (kernels/nonlinear.h), as the kernels see it: the
+ * function, x's and y's shapes (per sample), and the MatMul's geometry
+ * (nc_nl_matmul_dims; element (i, q) of x at i·xi + q·xq, (q, j) of y at
+ * q·yq + j·yj) or the row functions' (rows of len, stride inner). */
+typedef struct nc_cu_nl {
+    int fn;
+    float alpha, beta, eps;
+    int xnd, ynd;
+    int64_t xshape[8], yshape[8];
+    int64_t size, xsize, ysize;
+    int64_t m, k, n, xi, xq, yq, yj;
+    int64_t len, inner;
+} nc_cu_nl;
+/* The sums of an input (N × size) after each of `steps` steps (x as in
+ * nc_cu_if) into cum (steps·N frames); S (N × size) carries them. */
+cudaError_t nc_cu_nl_sums(cudaStream_t st, const float *x, int x_static, int N, int64_t size, int steps, float *S,
+                          float *cum);
+/* The layer's outputs for steps t0 .. t0 + steps − 1 from its inputs'
+ * sums cx, cy (steps·N frames; cy NULL for one input) into y: the totals
+ * t·f, then their increments (last: N × size totals before the chunk, then
+ * after it). */
+cudaError_t nc_cu_nonlinear(cudaStream_t st, const nc_cu_nl *p, const float *cx, const float *cy, int N, int t0,
+                            int steps, float *last, float *y);
+/* p[k] = v for k < n (a two-sided SignedIF's net counts start at 2^30). */
+cudaError_t nc_cu_fill_i32(cudaStream_t st, int32_t *p, int32_t v, int64_t n);
 /* acc[n][j] += x over the steps (x as in nc_cu_if). */
 cudaError_t nc_cu_sum_steps(cudaStream_t st, float *acc, const float *x, int x_static, int N, int size, int steps);
 /* Poisson spikes of analog x (steps·N frames, or N when x_static) for steps

@@ -8,6 +8,7 @@
 #include "cuda_glue.h"
 #include "kernels/event_index.h"
 #include "kernels/hash.h"
+#include "kernels/nonlinear.h"
 #include "kernels/time_loop.h"
 #include "kernels/window_index.h"
 
@@ -342,6 +343,52 @@ __global__ void poisson_kernel(const float *x, int x_static, int64_t per_step, i
     }
 }
 
+// One thread per input element (sample, index) through the chunk's steps.
+__global__ void nl_sums_kernel(const float *x, int x_static, int64_t total, int steps, float *S, float *cum)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        nc_nl_sum_over_time(&S[e], x + e, x_static ? 0 : total, cum + e, total, steps);
+}
+
+// One thread per output of a frame (element-wise, Mul, MatMul) or per row
+// (LayerNorm, Softmax): the totals t·f, as the reference computes them.
+__global__ void nl_totals_kernel(nc_cu_nl p, const float *cx, const float *cy, int N, int t0, int64_t items,
+                                 int64_t per_frame, float *y)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < items; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t f = e / per_frame, r = e % per_frame;
+        int t = t0 + (int)(f / N) + 1;
+        const float *sx = cx + f * p.xsize;
+        float *yf = y + f * p.size;
+        if (p.fn == NC_NL_MUL) {
+            yf[r] = nc_nl_mul_total(sx[r], cy[f * p.ysize + nc_nl_broadcast_index(p.xshape, p.xnd, p.yshape, p.ynd, r)],
+                                    t);
+        } else if (p.fn == NC_NL_MATMUL) {
+            int64_t b = r / (p.m * p.n), i = r / p.n % p.m, j = r % p.n;
+            yf[r] = nc_nl_dot_total(sx + b * p.m * p.k + i * p.xi, p.xq, cy + f * p.ysize + b * p.k * p.n + j * p.yj,
+                                    p.yq, p.k, t);
+        } else if (p.fn == NC_NL_LAYERNORM || p.fn == NC_NL_SOFTMAX) {
+            int64_t base = r / p.inner * p.len * p.inner + r % p.inner;
+            nc_nl_row_total(p.fn, p.eps, sx + base, yf + base, p.len, p.inner, t);
+        } else {
+            yf[r] = (float)t * nc_nl_elem(p.fn, sx[r] / (float)t, p.alpha, p.beta);
+        }
+    }
+}
+
+// One thread per output (sample, index): totals into increments over the steps.
+__global__ void nl_emit_kernel(float *y, int64_t total, int steps, float *last)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
+        nc_nl_emit_over_time(y + e, total, steps, &last[e]);
+}
+
+__global__ void fill_i32_kernel(int32_t *p, int32_t v, int64_t n)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+        p[e] = v;
+}
+
 __global__ void fill_rows_kernel(float *v, const float *v0, int64_t total, int size)
 {
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
@@ -524,6 +571,34 @@ cudaError_t nc_cu_poisson(cudaStream_t st, const float *x, int x_static, int N, 
 {
     int64_t per_step = (int64_t)N * size, total = per_step * steps;
     poisson_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, x_static, per_step, t0, total, seed, y);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_nl_sums(cudaStream_t st, const float *x, int x_static, int N, int64_t size, int steps, float *S,
+                          float *cum)
+{
+    int64_t total = (int64_t)N * size;
+    nl_sums_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, x_static, total, steps, S, cum);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_nonlinear(cudaStream_t st, const nc_cu_nl *p, const float *cx, const float *cy, int N, int t0,
+                            int steps, float *last, float *y)
+{
+    int row = p->fn == NC_NL_LAYERNORM || p->fn == NC_NL_SOFTMAX;
+    int64_t per_frame = row ? p->size / p->len : p->size, frames = (int64_t)steps * N;
+    nl_totals_kernel<<<blocks_for(frames * per_frame), kBlock, 0, st>>>(*p, cx, cy, N, t0, frames * per_frame,
+                                                                        per_frame, y);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    nl_emit_kernel<<<blocks_for((int64_t)N * p->size), kBlock, 0, st>>>(y, (int64_t)N * p->size, steps, last);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_fill_i32(cudaStream_t st, int32_t *p, int32_t v, int64_t n)
+{
+    fill_i32_kernel<<<blocks_for(n), kBlock, 0, st>>>(p, v, n);
     return cudaGetLastError();
 }
 

@@ -78,6 +78,11 @@ void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_s
     g_host->snn_mark_static(s, series, enc, is_static);
 }
 void nc_snn_mark_signed(const nc_snn *s, char *is_signed) { g_host->snn_mark_signed(s, is_signed); }
+void nc_nl_matmul_dims(const nc_snn_layer *L, const nc_snn_layer *X, const nc_snn_layer *Y, int64_t *m, int64_t *k,
+                       int64_t *n)
+{
+    g_host->snn_nl_matmul_dims(L, X, Y, m, k, n);
+}
 
 const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_t abi)
 {
