@@ -134,6 +134,19 @@ float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail);
  * and none recurrent. Backends compute such layers once, not every step. */
 void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static);
 
+/* macs[i] = 1 where layer i's synaptic operations are multiply-accumulates,
+ * 0 where they are additions (the energy estimate, snn/session/eval.c). An
+ * event of payload ±1 times a per-neuron value (an IF, LIF or CubaLIF
+ * spike, a SignedIF's single spike, a Threshold's 0/1, Poisson input) only
+ * selects the weights it adds, the value folded into them; a graded value
+ * (a SignedIF burst of k spikes in a step, the analog input, a series
+ * input, any current or sum) must be multiplied by each weight. So: a
+ * weighted layer (Affine, Conv2d) does MACs unless its input carries such
+ * spikes (through views, Delay, Scale, MaxPool2d and Concats of them); a
+ * window sum (Pool2d) adds whatever it reads; any other kind that counts
+ * synaptic operations computes products, MACs. */
+void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs);
+
 /* is_signed[i] = 1 where layer i's spikes may be negative: a SignedIF, or
  * a SpikeMaxPool2d, Flatten or Concat of one. Spiking max pooling counts
  * them as −1. */

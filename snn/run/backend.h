@@ -22,6 +22,10 @@ typedef struct nc_run_request {
      * once per sample, because it is computed once; every backend counts
      * what the reference counts. */
     int64_t *synops;
+    /* NULL, or T × n_layers: row t holds each layer's synaptic operations of
+     * step t (a static layer's at step 0), summed over the batch; zeroed
+     * by the backend, its columns sum to synops. */
+    int64_t *synops_step;
     float **rec_spikes;     /* per layer: NULL, or T × N × size */
     float **rec_membrane;   /* per layer: NULL, or T × N × size */
     /* Per layer, zeroed by the session: the seconds each layer took, summed

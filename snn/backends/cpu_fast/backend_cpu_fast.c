@@ -811,6 +811,8 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
     int64_t out_size = P->L[nc_snn_output_id(s)].size;
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    if (q->synops_step) /* the samples add to it as they go (add_step_ops) */
+        memset(q->synops_step, 0, (size_t)q->T * (size_t)nl * sizeof *q->synops_step);
     for (int w = 0; w < P->n_ws; w++)
         nc_fast_bind_slots(P, &P->ws[w]);
     int nt = P->n_ws;

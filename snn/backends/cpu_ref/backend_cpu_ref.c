@@ -397,6 +397,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
     }
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    if (q->synops_step)
+        memset(q->synops_step, 0, (size_t)q->T * (size_t)s->n_layers * sizeof *q->synops_step);
 
     int64_t in_size = R[0].size;
     for (int t = 0; t < q->T; t++) {
@@ -480,6 +482,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             }
             if (q->synops)
                 q->synops[i] += ops;
+            if (q->synops_step)
+                q->synops_step[(int64_t)t * s->n_layers + i] = ops;
         record: /* non-neuron layers: their output is recorded as the "membrane" trace */
             if (q->rec_membrane && q->rec_membrane[i])
                 memcpy(q->rec_membrane[i] + (int64_t)t * N * Ri->size, Ri->out,

@@ -870,6 +870,35 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
     return NC_OK;
 }
 
+/* Layer i's synaptic ops in the counters last copied to the host. */
+static int64_t host_synops(const cu_plan *P, int i)
+{
+    const nc_snn_layer *L = &P->s->layers[i];
+    int nl = P->s->n_layers;
+    if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
+        return (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
+    return (int64_t)P->h_counters[nl + i];
+}
+
+/* Per-step synaptic ops: a chunk is one step, and the counters, summed
+ * since the run's start, are read after each (a copy and a wait a step: a
+ * cost only runs that ask for these counts pay). Row t holds the sums up to
+ * t until the last step, then each row less the one before. */
+static nc_status cu_step_counts(cu_plan *P, const nc_run_request *q, int t)
+{
+    int nl = P->s->n_layers;
+    CU(cudaMemcpyAsync(P->h_counters, P->counters, (size_t)(3 * nl) * sizeof(nc_cu_count), cudaMemcpyDeviceToHost,
+                       P->st), "copying the counters");
+    CU(cudaStreamSynchronize(P->st), "running the network");
+    for (int i = 0; i < nl; i++)
+        q->synops_step[(int64_t)t * nl + i] = host_synops(P, i);
+    if (t == q->T - 1)
+        for (int64_t r = t; r > 0; r--)
+            for (int i = 0; i < nl; i++)
+                q->synops_step[r * nl + i] -= q->synops_step[(r - 1) * nl + i];
+    return NC_OK;
+}
+
 static nc_status cu_run(void *plan, const nc_run_request *q)
 {
     cu_plan *P = plan;
@@ -897,8 +926,11 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
         }
     }
     int first_run = !P->decided;
-    for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += P->tc) {
-        st = run_chunk(P, q, t0, q->T - t0 < P->tc ? q->T - t0 : P->tc, first_run && t0 == 0);
+    int tc = q->synops_step ? 1 : P->tc;
+    for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += tc) {
+        st = run_chunk(P, q, t0, q->T - t0 < tc ? q->T - t0 : tc, first_run && t0 == 0);
+        if (st == NC_OK && q->synops_step)
+            st = cu_step_counts(P, q, t0);
     }
     if (st != NC_OK) {
         cudaStreamSynchronize(P->st);
@@ -912,14 +944,9 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
                        P->st), "copying the counters");
     CU(cudaStreamSynchronize(P->st), "running the network");
     for (int i = 0; i < nl; i++) {
-        const nc_snn_layer *L = &s->layers[i];
         q->spike_counts[i] = (int64_t)P->h_counters[i];
-        if (!q->synops)
-            continue;
-        if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
-            q->synops[i] = (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
-        else
-            q->synops[i] = (int64_t)P->h_counters[nl + i];
+        if (q->synops)
+            q->synops[i] = host_synops(P, i);
     }
     return NC_OK;
 }
