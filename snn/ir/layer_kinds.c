@@ -182,14 +182,15 @@ static int carries_unit_events(const nc_snn *s, int series, nc_encoding enc, con
 
 void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs)
 {
-    /* one array, no allocation: bit 1 the layer's events (read by the
-     * layers after it), bit 0 the answer */
+    /* one array, no allocation: bit 1 each layer's events (all set first,
+     * so that a recurrent reader sees its source's), then bit 0 the answer */
+    for (int i = 0; i < s->n_layers; i++)
+        macs[i] = carries_unit_events(s, series, enc, macs, i) ? NC_UNIT_EVENTS : 0;
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         const nc_snn_kind_traits *K = nc_snn_kind(L->kind);
-        int in_unit = L->n_inputs > 0 && L->inputs[0] < i && (macs[L->inputs[0]] & NC_UNIT_EVENTS);
-        int mac = K->counts_synops && !K->window && (!K->synaptic || !in_unit);
-        macs[i] = (char)(mac | (carries_unit_events(s, series, enc, macs, i) ? NC_UNIT_EVENTS : 0));
+        int in_unit = L->n_inputs > 0 && (macs[L->inputs[0]] & NC_UNIT_EVENTS);
+        macs[i] |= (char)(K->counts_synops && !K->window && (!K->synaptic || !in_unit));
     }
     for (int i = 0; i < s->n_layers; i++)
         macs[i] &= 1;
