@@ -130,8 +130,8 @@ static void print_results(const nc_eval_result *r)
     if (ann >= 0)
         printf("ANN accuracy: %.2f %% (%lld/%lld)\n", 100.0 * ann, (long long)llround(ann * (double)n),
                (long long)n);
-    printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t) and the energy of\n"
-           "steps 1..t per inference (estimate, below):\n");
+    printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t), and the energy and\n"
+           "synaptic additions + multiply-adds of steps 1..t per inference (estimate, below):\n");
     for (int t = 1; t <= T; t = t < T && 2 * t > T ? T : 2 * t) {
         double a = nc_eval_result_accuracy_at(r, t);
         printf("  t = %-5d %6.2f %% (%lld/%lld)", t, 100.0 * a, (long long)llround(a * (double)n),
@@ -139,11 +139,13 @@ static void print_results(const nc_eval_result *r)
         if (ann >= 0)
             printf("  %+6.2f points vs the ANN", 100.0 * (a - ann));
         nc_eval_cost c;
-        char b[32];
+        char b[32], b2[32], b3[32];
         if (nc_eval_result_cost_at(r, t, &c) == NC_OK) {
             printf("  %9s", joules(c.snn_joules, b, sizeof b));
             if (c.ann_joules > 0)
                 printf(" (%.3f x ANN)", c.snn_joules / c.ann_joules);
+            printf(" from %s adds + %s MACs", count(c.synaptic_adds, b2, sizeof b2),
+                   count(c.synaptic_macs, b3, sizeof b3));
         }
         putchar('\n');
         if (t == T)
