@@ -208,15 +208,16 @@ static void test_cost_every_step(void **state)
     }
 }
 
-/* input (1) → Affine → SignedIF (θ = 1, bursts of up to B) → Affine (2
- * outputs) → readout. With B = 1 the second Affine adds its weights, one a
- * spike; with B = 4 a step's burst of k spikes is one graded event, its
- * weights multiplied by k: the same number of synaptic ops, each a
- * multiply-add. Input 2.5 with v(0) = 1/2: m = 3 at t = 1, so a burst of 3. */
-static nc_eval_result *evaluate_burst(int B)
+/* input (1) → Affine → SignedIF (θ = 1, v(0) = 1/2, up to B spikes a step)
+ * → Affine (2 outputs) → readout, input 1.5. With B = 4 the neuron sends 2,
+ * 1, 2, 1 spikes at t = 1..4 (m = 2, 1.5, 2, 1.5): a burst of 2 is one
+ * graded event whose 2 synaptic ops multiply its payload, a single spike's 2
+ * ops add; with B = 1 it sends 1 a step, all additions. fc1 reads the
+ * analog input: 1 MAC, at t = 1. */
+static nc_eval_result *evaluate_burst(int B, const char *backend)
 {
     int64_t in[1] = {1}, w1s[2] = {1, 1}, w2s[2] = {2, 1}, one[1] = {1}, xs[2] = {1, 1};
-    float w1 = 1.0f, w2[2] = {1, -1}, th = 1.0f, xv = 2.5f;
+    float w1 = 1.0f, w2[2] = {1, -1}, th = 1.0f, xv = 1.5f;
     int64_t lab = 0;
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_snn_create(1, in, &s));
@@ -228,7 +229,7 @@ static nc_eval_result *evaluate_burst(int B)
     NC_ASSERT_OK(nc_snn_add_affine(s, sp, t2, NULL, "fc2", &fc2));
     NC_ASSERT_OK(nc_snn_add_readout(s, fc2, "out", &ro));
     nc_tensor *x = tensor(2, xs, &xv), *y = labels_of(1, &lab);
-    nc_eval_options o = {.timesteps = 4};
+    nc_eval_options o = {.timesteps = 4, .backend = backend};
     nc_eval_result *r = NULL;
     NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x, y, &o, &r));
     nc_tensor_free(t1);
@@ -243,29 +244,95 @@ static nc_eval_result *evaluate_burst(int B)
 static void test_graded_spikes_are_macs(void **state)
 {
     (void)state;
-    nc_eval_result *one = evaluate_burst(1), *burst = evaluate_burst(4);
-    nc_eval_layer_stats L;
-    NC_ASSERT_OK(nc_eval_result_layer(one, 3, &L));
-    assert_string_equal(L.name, "fc2");
-    assert_int_equal(L.macs, 0);
-    NC_ASSERT_OK(nc_eval_result_layer(burst, 3, &L));
-    assert_int_equal(L.macs, 1);
-    assert_true(L.synops > 0);
-    nc_eval_cost c1, cb;
-    NC_ASSERT_OK(nc_eval_result_cost(one, &c1));
-    NC_ASSERT_OK(nc_eval_result_cost(burst, &cb));
-    /* fc1 reads the analog input: 1 MAC, once; every fc2 op of the burst
-     * network is a multiply-add, none an addition */
-    assert_true(c1.synaptic_macs == 1.0 && c1.synaptic_adds > 0);
-    assert_true(cb.synaptic_adds == 0.0);
-    assert_true(cb.synaptic_macs == 1.0 + L.synops);
-    assert_true(fabs(cb.snn_joules - cb.synaptic_macs * 4.6e-12) < 1e-24);
-    nc_eval_cost at1;
-    NC_ASSERT_OK(nc_eval_result_cost_at(burst, 1, &at1)); /* t = 1: fc1's MAC and the burst of 3's two */
-    assert_true(at1.synaptic_macs == 3.0);
-    assert_non_null(strstr(nc_eval_result_json(burst), "\"ops\": \"multiply-adds\""));
-    nc_eval_result_free(one);
-    nc_eval_result_free(burst);
+    static const double adds[2][4] = {{2, 4, 6, 8}, {0, 2, 2, 4}}, macs[2][4] = {{1, 1, 1, 1}, {3, 3, 5, 5}};
+    static const char *backends[2] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++)
+        for (int burst = 0; burst < 2; burst++) {
+            nc_eval_result *r = evaluate_burst(burst ? 4 : 1, backends[b]);
+            nc_eval_cost c;
+            for (int t = 1; t <= 4; t++) {
+                NC_ASSERT_OK(nc_eval_result_cost_at(r, t, &c));
+                if (c.synaptic_adds != adds[burst][t - 1] || c.synaptic_macs != macs[burst][t - 1])
+                    fail_msg("%s, bursts of up to %d, t = %d: %g additions + %g multiply-adds, expected %g + %g",
+                             backends[b], burst ? 4 : 1, t, c.synaptic_adds, c.synaptic_macs, adds[burst][t - 1],
+                             macs[burst][t - 1]);
+            }
+            assert_true(fabs(c.snn_joules - (c.synaptic_adds * 0.9e-12 + c.synaptic_macs * 4.6e-12)) < 1e-24);
+            nc_eval_layer_stats L;
+            NC_ASSERT_OK(nc_eval_result_layer(r, 2, &L)); /* the bursts' share of fc2's ops, on the neuron */
+            assert_string_equal(L.name, "sif");
+            assert_true(L.burst_synops == (burst ? 4.0 : 0.0));
+            NC_ASSERT_OK(nc_eval_result_layer(r, 3, &L));
+            assert_int_equal(L.macs, 0); /* fc2 adds but for the bursts */
+            assert_true(L.synops == 8.0);
+            if (burst)
+                assert_non_null(strstr(nc_eval_result_json(r), "\"burst_synops_per_inference\": 4"));
+            nc_eval_result_free(r);
+        }
+}
+
+/* Every event a burst (input 5 at θ = 1: 4 or 5 spikes a step of up to 8):
+ * the ops the bursts caused, counted by the neuron from its fan-out
+ * (nc_snn_event_fanout), are all the ops of the layers reading them: a
+ * strided, padded, dilated, grouped Conv2d directly, and an Affine through a
+ * Flatten. On both CPU backends. */
+static void test_burst_fanout_exact(void **state)
+{
+    (void)state;
+    int64_t in[3] = {4, 7, 6}, one[1] = {1}, xs[4] = {2, 4, 7, 6};
+    float th = 1.0f, x[2 * 4 * 7 * 6];
+    for (int i = 0; i < 2 * 4 * 7 * 6; i++)
+        x[i] = 5.0f;
+    static const char *backends[2] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) {
+        nc_snn *s = NULL;
+        NC_ASSERT_OK(nc_snn_create(3, in, &s));
+        nc_tensor *theta = tensor(1, one, &th);
+        nc_if_params p = {.threshold = theta, .signed_spikes = 1, .max_spikes = 8};
+        int sif, cv, fl, fc, ro;
+        NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "sif", &sif));
+        int64_t ws[4] = {6, 2, 3, 2};
+        float w[6 * 2 * 3 * 2];
+        for (int i = 0; i < 6 * 2 * 3 * 2; i++)
+            w[i] = (float)(i % 5) - 2.0f;
+        nc_tensor *wt = tensor(4, ws, w);
+        nc_conv2d_params cp = {{2, 1}, {1, 2}, {1, 2}, 2};
+        NC_ASSERT_OK(nc_snn_add_conv2d(s, sif, wt, NULL, &cp, "conv", &cv));
+        NC_ASSERT_OK(nc_snn_add_flatten(s, sif, "flat", &fl));
+        int64_t fs[2] = {3, 4 * 7 * 6};
+        float fw[3 * 4 * 7 * 6];
+        for (int i = 0; i < 3 * 4 * 7 * 6; i++)
+            fw[i] = 0.01f * (float)(i % 7);
+        nc_tensor *fwt = tensor(2, fs, fw);
+        NC_ASSERT_OK(nc_snn_add_affine(s, fl, fwt, NULL, "fc", &fc));
+        NC_ASSERT_OK(nc_snn_add_readout(s, fc, "out", &ro));
+        nc_tensor *xt = tensor(4, xs, x), *y = NULL;
+        nc_session_options o = {.backend = backends[b], .timesteps = 3, .count_steps = 1};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, xt, &y));
+        int64_t conv_ops = 0, fc_ops = 0, bursts = 0, at;
+        for (int t = 0; t < 3; t++) {
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, sif, t, &at));
+            bursts += at;
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, cv, t, &at));
+            assert_int_equal(at, 0);
+        }
+        NC_ASSERT_OK(nc_session_synops(ss, cv, &conv_ops));
+        NC_ASSERT_OK(nc_session_synops(ss, fc, &fc_ops));
+        assert_true(conv_ops > 0 && fc_ops == 2 * 3 * 3 * 4 * 7 * 6);
+        if (bursts != conv_ops + fc_ops)
+            fail_msg("%s: the bursts caused %lld ops, their readers did %lld + %lld", backends[b],
+                     (long long)bursts, (long long)conv_ops, (long long)fc_ops);
+        assert_int_equal(nc_session_burst_ops_step(ss, sif, 3, &at), NC_ERR_INVALID_ARG);
+        nc_session_free(ss);
+        nc_tensor_free(y);
+        nc_tensor_free(xt);
+        nc_tensor_free(wt);
+        nc_tensor_free(fwt);
+        nc_tensor_free(theta);
+        nc_snn_free(s);
+    }
 }
 
 /* Poisson input evaluated in batches: every batch gets its own noise
@@ -568,6 +635,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_every_step), cmocka_unit_test(test_spikes_and_synops),
         cmocka_unit_test(test_cost_every_step),     cmocka_unit_test(test_graded_spikes_are_macs),
+        cmocka_unit_test(test_burst_fanout_exact),
         cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_with_ann),
         cmocka_unit_test(test_poisson_noise_per_batch),
         cmocka_unit_test(test_synops_affine),       cmocka_unit_test(test_synops_conv_pool),

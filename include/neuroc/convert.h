@@ -310,8 +310,13 @@ typedef struct nc_eval_layer_stats {
      * times a value folded into its weights (IF, LIF, a SignedIF of one
      * spike a step, Poisson input), and multiplies when it reads graded
      * values (a SignedIF burst, the analog input, a current, a sum); a
-     * pooling sum adds; any other kind that counts ops multiplies. */
+     * pooling sum adds; any other kind that counts ops multiplies. A
+     * SignedIF of bursts sends single spikes (added) and bursts of k ≥ 2
+     * spikes: graded events, their readers' ops multiply-adds. */
     int macs;
+    /* A SignedIF's: of its readers' synaptic ops per inference, those its
+     * bursts caused (multiply-adds in the cost); 0 for other layers. */
+    double burst_synops;
 } nc_eval_layer_stats;
 NC_API int nc_eval_result_num_layers(const nc_eval_result *r);
 NC_API nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_stats *out);

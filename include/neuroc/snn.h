@@ -437,6 +437,13 @@ NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
  * steps they sum to nc_session_synops. Needs
  * nc_session_options.count_steps (else NC_ERR_UNSUPPORTED). */
 NC_API nc_status nc_session_synops_step(const nc_session *ss, int id, int step, int64_t *count);
+/* Of the synaptic operations at step `step` of the last run, those that
+ * layer `id`'s bursts caused (events of a SignedIF with max_spikes > 1 that
+ * carry k ≥ 2 spikes) in the Affine and Conv2d layers reading it directly or
+ * through Flatten, Reshape, Delay, Scale or Concat: graded events, whose
+ * operations are multiply-adds, not additions. They are counted in those
+ * layers' nc_session_synops_step; 0 for other layers. Needs count_steps. */
+NC_API nc_status nc_session_burst_ops_step(const nc_session *ss, int id, int step, int64_t *count);
 /* Seconds layer `id` took in the last run, summed over the threads (CPU
  * time, so a layer's share of the sum is its share of the work). Needs
  * nc_session_options.profile and a backend that times layers (cpu,

@@ -125,7 +125,7 @@ class NirFileInfo(Structure):
 
 class EvalLayerStats(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("neurons", c_int64), ("spikes", c_int64),
-                ("spike_rate", c_double), ("synops", c_double), ("macs", c_int)]
+                ("spike_rate", c_double), ("synops", c_double), ("macs", c_int), ("burst_synops", c_double)]
 
 
 class EvalCost(Structure):

@@ -31,7 +31,7 @@ class EvalResult:
             check(_lib.nc_eval_result_layer(h, i, ctypes.byref(L)))
             self.layers.append({"name": _s(L.name), "kind": _s(_lib.nc_snn_kind_name(L.kind)),
                                 "neurons": int(L.neurons), "spikes": int(L.spikes), "spike_rate": L.spike_rate,
-                                "synops": L.synops, "macs": bool(L.macs),
+                                "synops": L.synops, "macs": bool(L.macs), "burst_synops": L.burst_synops,
                                 "is_neuron": bool(_lib.nc_snn_kind_is_neuron(L.kind))})
         self.spike_rates = {L["name"]: L["spike_rate"] for L in self.layers if L["is_neuron"]}
         costs = []

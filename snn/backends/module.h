@@ -22,7 +22,7 @@
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 6u /* 6: nc_backend.kinds */
+#define NC_BACKEND_ABI 7u /* 7: per-step synaptic ops (nc_run_request.synops_step, burst_ops_step) */
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -56,6 +56,8 @@ typedef struct nc_host_api {
     float *(*snn_v_inits)(const nc_snn_layer *L, int channel_last, int *fail);
     void (*snn_mark_static)(const nc_snn *s, int series, nc_encoding enc, char *is_static);
     void (*snn_mark_signed)(const nc_snn *s, char *is_signed);
+    void (*snn_mark_macs)(const nc_snn *s, int series, nc_encoding enc, char *macs);
+    int32_t *(*snn_event_fanout)(const nc_snn *s, const char *macs, int l, int *fail);
 } nc_host_api;
 
 /* What a module gives back. */

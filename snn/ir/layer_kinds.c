@@ -160,38 +160,3 @@ float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channe
     return a;
 }
 
-/* Bit 1 of mark[j]: layer j's output is events of payload ±1 times a
- * per-neuron value (nc_snn_mark_macs); set for the layers before i. */
-#define NC_UNIT_EVENTS 2
-static int carries_unit_events(const nc_snn *s, int series, nc_encoding enc, const char *mark, int i)
-{
-    const nc_snn_layer *L = &s->layers[i];
-    switch (L->kind) {
-    case NC_SNN_INPUT: return !series && enc == NC_ENCODING_POISSON;
-    case NC_SNN_SIGNED_IF: return nc_snn_layer_burst(L) == 1;
-    case NC_SNN_THRESHOLD: return 1;
-    case NC_SNN_FLATTEN: case NC_SNN_READOUT: case NC_SNN_RESHAPE: case NC_SNN_DELAY: case NC_SNN_SCALE:
-    case NC_SNN_MAXPOOL2D: case NC_SNN_CONCAT: /* pass their inputs' events on, scaled or selected */
-        for (int k = 0; k < L->n_inputs; k++)
-            if (L->inputs[k] >= i || !(mark[L->inputs[k]] & NC_UNIT_EVENTS))
-                return 0;
-        return L->n_inputs > 0;
-    default: return nc_snn_kind_is_spiking(L->kind);
-    }
-}
-
-void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs)
-{
-    /* one array, no allocation: bit 1 each layer's events (all set first,
-     * so that a recurrent reader sees its source's), then bit 0 the answer */
-    for (int i = 0; i < s->n_layers; i++)
-        macs[i] = carries_unit_events(s, series, enc, macs, i) ? NC_UNIT_EVENTS : 0;
-    for (int i = 0; i < s->n_layers; i++) {
-        const nc_snn_layer *L = &s->layers[i];
-        const nc_snn_kind_traits *K = nc_snn_kind(L->kind);
-        int in_unit = L->n_inputs > 0 && (macs[L->inputs[0]] & NC_UNIT_EVENTS);
-        macs[i] |= (char)(K->counts_synops && !K->window && (!K->synaptic || !in_unit));
-    }
-    for (int i = 0; i < s->n_layers; i++)
-        macs[i] &= 1;
-}

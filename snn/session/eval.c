@@ -103,6 +103,7 @@ nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_sta
     out->spike_rate = nc_eval_spike_rate(r, i);
     out->synops = r->n > 0 ? (double)L->synops / (double)r->n : 0.0;
     out->macs = L->macs;
+    out->burst_synops = r->n > 0 ? (double)L->burst_ops / (double)r->n : 0.0;
     return NC_OK;
 }
 
@@ -211,7 +212,7 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
 {
     if (nc_dist_size(o->dist) <= 1)
         return st;
-    int64_t n = st != NC_OK ? 0 : ann ? 1 : 3 * (int64_t)r->T + 2 * (int64_t)r->n_layers;
+    int64_t n = st != NC_OK ? 0 : ann ? 1 : 3 * (int64_t)r->T + 3 * (int64_t)r->n_layers;
     int64_t *v = st == NC_OK ? nc_calloc((size_t)n, sizeof *v) : NULL;
     if (st == NC_OK && !v)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
@@ -226,8 +227,9 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
         memcpy(v + r->T, r->adds_through, (size_t)r->T * sizeof *v);
         memcpy(v + 2 * r->T, r->macs_through, (size_t)r->T * sizeof *v);
         for (int i = 0; i < r->n_layers; i++) {
-            v[3 * r->T + 2 * i] = r->layers[i].spikes;
-            v[3 * r->T + 2 * i + 1] = r->layers[i].synops;
+            v[3 * r->T + 3 * i] = r->layers[i].spikes;
+            v[3 * r->T + 3 * i + 1] = r->layers[i].synops;
+            v[3 * r->T + 3 * i + 2] = r->layers[i].burst_ops;
         }
     }
     if ((st = nc_dist_sum_i64(o->dist, v, n)) == NC_OK) {
@@ -238,8 +240,9 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
             memcpy(r->adds_through, v + r->T, (size_t)r->T * sizeof *v);
             memcpy(r->macs_through, v + 2 * r->T, (size_t)r->T * sizeof *v);
             for (int i = 0; i < r->n_layers; i++) {
-                r->layers[i].spikes = v[3 * r->T + 2 * i];
-                r->layers[i].synops = v[3 * r->T + 2 * i + 1];
+                r->layers[i].spikes = v[3 * r->T + 3 * i];
+                r->layers[i].synops = v[3 * r->T + 3 * i + 1];
+                r->layers[i].burst_ops = v[3 * r->T + 3 * i + 2];
             }
         }
     }
@@ -292,6 +295,14 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
                 int64_t at = 0;
                 nc_session_synops_step(ss, i, t, &at);
                 *(r->layers[i].macs ? &r->macs_through[t] : &r->adds_through[t]) += at;
+            }
+            /* a burst's operations, counted by its readers as additions, are multiply-adds */
+            for (int t = 0; r->layers[i].kind == NC_SNN_SIGNED_IF && t < r->T; t++) {
+                int64_t at = 0;
+                nc_session_burst_ops_step(ss, i, t, &at);
+                r->layers[i].burst_ops += at;
+                r->adds_through[t] -= at;
+                r->macs_through[t] += at;
             }
         }
     }
@@ -354,6 +365,8 @@ static nc_status build_json(nc_eval_result *r)
             nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
             nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
         }
+        if (L->kind == NC_SNN_SIGNED_IF) /* its bursts' share of its readers' synops: multiply-adds */
+            nc_json_number(&j, "burst_synops_per_inference", (double)L->burst_ops / n);
         if (L->synops || nc_snn_kind(L->kind)->counts_synops) {
             nc_json_string(&j, "ops", L->macs ? "multiply-adds" : "additions");
             nc_json_int(&j, "synops", L->synops);

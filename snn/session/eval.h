@@ -15,6 +15,7 @@ typedef struct nc_eval_lrec {
     int64_t neurons;      /* per sample */
     int64_t spikes;       /* summed over samples and steps */
     int64_t synops;       /* summed over samples and steps (a static layer's once a sample) */
+    int64_t burst_ops;    /* of its readers' synops, those its bursts caused (multiply-adds), likewise */
 } nc_eval_lrec;
 
 struct nc_eval_result {

@@ -543,6 +543,25 @@ static int64_t signed_if_range(const fast_plan *P, fast_ws *W, int i, const floa
                            W->dense[i] + lo);
 }
 
+/* Adds to the request's per-step counts, if it asks for them, the synaptic
+ * ops that the bursts (events of k ≥ 2 spikes: a value other than ±sval)
+ * of SignedIF i among its neurons [lo, hi) at step t cause downstream
+ * (fast_layer.fan). Samples and a team's threads add there at once. */
+static void count_burst_ops(const fast_plan *P, const fast_ws *W, const nc_run_request *q, int i, int t,
+                            int64_t lo, int64_t hi)
+{
+    const fast_layer *F = &P->L[i];
+    if (!F->fan || !q->synops_step || !q->burst_ops_step)
+        return;
+    const float *y = W->dense[i];
+    int64_t n = 0;
+    for (int64_t j = lo; j < hi; j++)
+        if (y[j] != 0.0f && fabsf(y[j]) != fabsf(F->sval[j]))
+            n += F->fan[j];
+    if (n)
+        __atomic_add_fetch(&q->burst_ops_step[(int64_t)t * P->s->n_layers + i], n, __ATOMIC_RELAXED);
+}
+
 /* Spins before a barrier's waiter yields its core: a few milliseconds. */
 #define NC_FAST_SPINS (1u << 16)
 
@@ -709,8 +728,8 @@ static void team_elems(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
  * channel-last ones by the same bands of rows.
  * idx, val: the thread's event buffers. Adds its synaptic ops to *ops;
  * returns its spikes. */
-static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int tid, int nt, int32_t *idx,
-                              float *val, int64_t *ops)
+static int64_t run_layer_part(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t, int tid, int nt,
+                              int32_t *idx, float *val, int64_t *ops)
 {
     const nc_snn_layer *L = &P->s->layers[i], *XL = &P->s->layers[L->inputs[0]];
     const fast_layer *F = &P->L[i];
@@ -746,17 +765,19 @@ static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int 
         }
         return 0;
     }
-    return signed_if_range(P, W, i, x, lo, hi);
+    int64_t spikes = signed_if_range(P, W, i, x, lo, hi);
+    count_burst_ops(P, W, q, i, t, lo, hi);
+    return spikes;
 }
 
 /* Step t (slot k) of layer i (one a team splits, not a scatter), by thread
  * tid of a team of nt: each thread its part. */
-static void run_part_step(const fast_plan *P, fast_ws *W, int i, int t, int k, int tid, int nt, int64_t *spk,
-                          int64_t *ops)
+static void run_part_step(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t, int k, int tid,
+                          int nt, int64_t *spk, int64_t *ops)
 {
     int64_t o = 0;
     nc_fast_team_barrier(P, nt);
-    int64_t s = run_layer_part(P, &W->slot[k], i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
+    int64_t s = run_layer_part(P, &W->slot[k], q, i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
     __atomic_add_fetch(&spk[i], s, __ATOMIC_RELAXED);
     __atomic_add_fetch(&ops[i], o, __ATOMIC_RELAXED);
     nc_fast_team_barrier(P, nt);
@@ -845,6 +866,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         int rz = L->reset == NC_RESET_ZERO;
         if (L->kind == NC_SNN_SIGNED_IF) {
             spk[i] += signed_if_range(P, W, i, cur, 0, F->size);
+            count_burst_ops(P, W, q, i, t, 0, F->size);
         } else if (L->kind != NC_SNN_IF || F->nir) {
             spk[i] += run_lif(L, F, W, i, cur);
         } else if (F->state_cl) {
@@ -941,7 +963,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             for (int k = 0; k < nb; k++) {
                 int64_t ops_before = tid == 0 ? ops[i] : 0; /* the team's threads add after a barrier */
                 if (team && !F->scatter && k < steps) /* a step at a time: a membrane's trace is between them */
-                    run_part_step(P, W, i, t0 + k, k, tid, nt, spk, ops);
+                    run_part_step(P, W, q, i, t0 + k, k, tid, nt, spk, ops);
                 if (tid != 0)
                     continue;
                 if (!F->scatter && !team && k < steps) {

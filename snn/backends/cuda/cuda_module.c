@@ -78,6 +78,14 @@ void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_s
     g_host->snn_mark_static(s, series, enc, is_static);
 }
 void nc_snn_mark_signed(const nc_snn *s, char *is_signed) { g_host->snn_mark_signed(s, is_signed); }
+void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs)
+{
+    g_host->snn_mark_macs(s, series, enc, macs);
+}
+int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail)
+{
+    return g_host->snn_event_fanout(s, macs, l, fail);
+}
 
 const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_t abi)
 {
