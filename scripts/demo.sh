@@ -62,8 +62,9 @@ echo "- Signed spikes in bursts: a spiking neuron here can also send a negative 
 echo "  sent too early, and up to two spikes in a step, so its count of spikes follows the ANN's activation"
 echo "  in few steps; other NIR tools and Loihi 1 only run plain spikes (neuroc convert --plain-spikes)."
 echo "- Energy: the SNN's estimate is ${energy} times the ANN's because over its T = 32 steps the spikes"
-echo "  trigger ${ops} synaptic operations for each multiply-add of the ANN, and a burst is a graded spike:"
-echo "  each of its operations is a multiply-add (${pj_mac} pJ), as the ANN's, not an addition (${pj_add} pJ)."
+echo "  trigger ${ops} synaptic operations for each multiply-add of the ANN, and one that reads a graded value"
+echo "  (the image, a burst of spikes, an average-pooled sum of spikes) is a multiply-add (${pj_mac} pJ) as the"
+echo "  ANN's; only those of single spikes are additions (${pj_add} pJ)."
 if [ -n "$op_t" ]; then
     echo "- Cost: stopped at t = ${op_t}, the first step within 0.5 points of the ANN, an inference costs"
     echo "  ${op_ratio} times the ANN's energy (the operating point line)."
