@@ -62,9 +62,12 @@ const char CMD_EVAL_HELP[] =
     "                     when --calib is --data)\n"
     "\n"
     "Energy is an estimate from per-operation CMOS figures (45 nm, Horowitz,\n"
-    "ISSCC 2014): 0.9 pJ a synaptic op (a float add), 4.6 pJ a MAC (a float\n"
-    "multiply-add); layers that read the analog input count as MACs. It leaves out\n"
-    "memory, data movement and neuron updates: it is not a chip measurement.\n"
+    "ISSCC 2014): 0.9 pJ a synaptic op on a spike (a float add), 4.6 pJ one on a\n"
+    "graded value and an ANN MAC (a float multiply-add). Graded: the analog input,\n"
+    "bursts of k spikes in a step (--burst), any current or sum. It is given for\n"
+    "every t (stopping after t steps) and leaves out memory, data movement and\n"
+    "neuron updates: it is not a chip measurement. With an ANN, the operating\n"
+    "point line names the first t within 0.5 points of it.\n"
     "\n"
     "Under mpirun (an MPI build) every rank evaluates a contiguous share of the\n"
     "batches and rank 0 prints and writes the single-process result.\n"
@@ -100,6 +103,25 @@ static char *count(double n, char *buf, size_t len)
     return buf;
 }
 
+/* The first t whose accuracy is within `points` of the ANN's, and what
+ * stopping there costs against the ANN: the operating point of the run. */
+static void print_operating_point(const nc_eval_result *r, double ann, double points)
+{
+    int T = nc_eval_result_timesteps(r);
+    for (int t = 1; t <= T; t++) {
+        double a = nc_eval_result_accuracy_at(r, t);
+        nc_eval_cost c;
+        if (100.0 * (ann - a) > points || nc_eval_result_cost_at(r, t, &c) != NC_OK)
+            continue;
+        char b[32];
+        printf("operating point: t = %d is within %g points of the ANN (%+.2f) at %s an inference, %.3f x the "
+               "ANN's energy\n", t, points, 100.0 * (a - ann), joules(c.snn_joules, b, sizeof b),
+               c.ann_joules > 0 ? c.snn_joules / c.ann_joules : NAN);
+        return;
+    }
+    printf("operating point: no t <= %d is within %g points of the ANN\n", T, points);
+}
+
 static void print_results(const nc_eval_result *r)
 {
     int T = nc_eval_result_timesteps(r);
@@ -108,17 +130,29 @@ static void print_results(const nc_eval_result *r)
     if (ann >= 0)
         printf("ANN accuracy: %.2f %% (%lld/%lld)\n", 100.0 * ann, (long long)llround(ann * (double)n),
                (long long)n);
-    printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t):\n");
+    printf("SNN accuracy after t steps (argmax of the readout summed over steps 1..t), and the energy and\n"
+           "synaptic additions + multiply-adds of steps 1..t per inference (estimate, below):\n");
     for (int t = 1; t <= T; t = t < T && 2 * t > T ? T : 2 * t) {
         double a = nc_eval_result_accuracy_at(r, t);
         printf("  t = %-5d %6.2f %% (%lld/%lld)", t, 100.0 * a, (long long)llround(a * (double)n),
                (long long)n);
         if (ann >= 0)
             printf("  %+6.2f points vs the ANN", 100.0 * (a - ann));
+        nc_eval_cost c;
+        char b[32], b2[32], b3[32];
+        if (nc_eval_result_cost_at(r, t, &c) == NC_OK) {
+            printf("  %9s", joules(c.snn_joules, b, sizeof b));
+            if (c.ann_joules > 0)
+                printf(" (%.3f x ANN)", c.snn_joules / c.ann_joules);
+            printf(" from %s adds + %s MACs", count(c.synaptic_adds, b2, sizeof b2),
+                   count(c.synaptic_macs, b3, sizeof b3));
+        }
         putchar('\n');
         if (t == T)
             break;
     }
+    if (ann >= 0)
+        print_operating_point(r, ann, 0.5);
     int any = 0;
     for (int i = 0; i < nc_eval_result_num_layers(r); i++) {
         nc_eval_layer_stats L;
@@ -134,18 +168,18 @@ static void print_results(const nc_eval_result *r)
     if (nc_eval_result_cost(r, &c) != NC_OK)
         return;
     char b1[32], b2[32], b3[32];
-    printf("synaptic operations per inference: %s (spike-driven adds)", count(c.synops, b1, sizeof b1));
-    if (c.input_macs > 0)
-        printf(" + %s MACs in the layers that read the analog input", count(c.input_macs, b2, sizeof b2));
-    putchar('\n');
+    double synops = c.synaptic_adds + c.synaptic_macs;
+    printf("synaptic operations per inference: %s additions (spikes) + %s multiply-adds (graded values: the\n"
+           "  analog input, bursts, currents)\n", count(c.synaptic_adds, b1, sizeof b1),
+           count(c.synaptic_macs, b2, sizeof b2));
     if (c.ann_macs >= 0)
         printf("ANN multiply-accumulates per inference: %s (SNN synaptic ops / ANN MACs = %.3f)\n",
-               count(c.ann_macs, b3, sizeof b3), c.ann_macs > 0 ? c.synops / c.ann_macs : NAN);
+               count(c.ann_macs, b3, sizeof b3), c.ann_macs > 0 ? synops / c.ann_macs : NAN);
     printf("energy per inference (estimate): SNN %s", joules(c.snn_joules, b1, sizeof b1));
     if (c.ann_joules >= 0)
         printf(", ANN %s (SNN / ANN = %.3f)", joules(c.ann_joules, b2, sizeof b2),
                c.ann_joules > 0 ? c.snn_joules / c.ann_joules : NAN);
-    printf("\n  at %.2g pJ a synaptic op and %.2g pJ a MAC: %s.\n"
+    printf("\n  at %.2g pJ an addition and %.2g pJ a multiply-add: %s.\n"
            "  Arithmetic only (no memory, data movement or neuron updates); not a chip measurement.\n",
            c.energy_per_synop * 1e12, c.energy_per_mac * 1e12, c.energy_source);
 }

@@ -52,16 +52,23 @@ step "$B/neuroc" eval "$out/cnn.nir" --ann examples/models/cnn.onnx --data "$tes
 num() { sed -n "s/.*$1.*/\\1/p" "$out/eval.txt" | head -n 1; }
 energy=$(num '(SNN \/ ANN = \([0-9.]*\))')
 ops=$(num 'SNN synaptic ops \/ ANN MACs = \([0-9.]*\))')
-pj_op=$(num 'at \([0-9.]*\) pJ a synaptic op')
-pj_mac=$(num 'pJ a synaptic op and \([0-9.]*\) pJ a MAC')
+pj_add=$(num 'at \([0-9.]*\) pJ an addition')
+pj_mac=$(num 'pJ an addition and \([0-9.]*\) pJ a multiply-add')
+op_t=$(num 'operating point: t = \([0-9]*\) is within')
+op_ratio=$(num 'operating point: .*, \([0-9.]*\) x the ANN.s energy')
 echo
 echo "What the lines above mean:"
 echo "- Signed spikes in bursts: a spiking neuron here can also send a negative spike to take back one it"
 echo "  sent too early, and up to two spikes in a step, so its count of spikes follows the ANN's activation"
 echo "  in few steps; other NIR tools and Loihi 1 only run plain spikes (neuroc convert --plain-spikes)."
 echo "- Energy: the SNN's estimate is ${energy} times the ANN's because over its T = 32 steps the spikes"
-echo "  trigger ${ops} synaptic additions for each multiply-add of the ANN, and an addition (${pj_op} pJ) is"
-echo "  not that much cheaper than a multiply-add (${pj_mac} pJ); fewer steps or fewer spikes lower it."
+echo "  trigger ${ops} synaptic operations for each multiply-add of the ANN, and one that reads a graded value"
+echo "  (the image, a burst of spikes, an average-pooled sum of spikes) is a multiply-add (${pj_mac} pJ) as the"
+echo "  ANN's; only those of single spikes are additions (${pj_add} pJ)."
+if [ -n "$op_t" ]; then
+    echo "- Cost: stopped at t = ${op_t}, the first step within 0.5 points of the ANN, an inference costs"
+    echo "  ${op_ratio} times the ANN's energy (the operating point line)."
+fi
 echo
 echo "neuroc demo: files in $out: cnn.nir (the spiking network), convert.json and eval.json (the reports),"
 echo "accuracy.svg (accuracy at every step), build.log (installation and build)."

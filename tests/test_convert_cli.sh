@@ -153,13 +153,25 @@ assert j["energy"]["evidence"] == "estimate" and "Horowitz" in j["energy"]["sour
 rates = [l["spike_rate"] for l in j["layers"] if "spike_rate" in l]
 assert rates and all(0 <= r <= 1 for r in rates), rates
 assert j["totals"]["synops_per_inference"] > 0
+# the cost of stopping after t: one entry per t, growing, the last the totals
+p, tot = j["per_t"], j["totals"]
+for k in ("synaptic_adds", "synaptic_macs", "energy_j"):
+    assert len(p[k]) == 8 and all(a <= b for a, b in zip(p[k], p[k][1:])), (k, p[k])
+assert abs(p["synaptic_adds"][-1] - tot["synaptic_adds_per_inference"]) <= 1e-6 * tot["synops_per_inference"]
+assert abs(p["synaptic_macs"][-1] - tot["synaptic_macs_per_inference"]) <= 1e-6 * tot["synops_per_inference"]
+assert abs(p["energy_j"][-1] - j["energy"]["snn_joules_per_inference"]) <= 1e-6 * p["energy_j"][-1]
+assert p["synaptic_macs"][0] > 0  # the first layer reads the analog image
+assert j["energy"]["ann_j"] is None  # no ANN given
 ' "$TMP/e.json"
+py_check "a.svg plots accuracy against energy" 'import sys; assert "Accuracy against energy" in open(sys.argv[1]).read()' "$TMP/a.svg"
 
 check "eval with --ann compares with the ANN"
 run_cli 0 eval "$TMP/x.nir" --data "$X" --labels "$Y" --limit 32 -T 4 --ann "$MODEL"
 expect_in "$TMP/out" "ANN accuracy"
 expect_in "$TMP/out" "points vs the ANN"
 expect_in "$TMP/out" "ANN multiply-accumulates per inference: 234.75 K"
+expect_in "$TMP/out" "x ANN) from "
+expect_in "$TMP/out" "operating point: "
 
 check "eval of the .onnx converts in memory and reports the ANN"
 run_cli 0 eval "$MODEL" --data "$X" --labels "$Y" --limit 64 -T 8 --calib-samples 64

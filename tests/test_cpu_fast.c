@@ -30,12 +30,17 @@
 typedef struct run_out {
     nc_tensor *y;
     int64_t spikes[64], synops[64];
+    int64_t *synops_step; /* T × layers (nc_session_synops_step) */
+    int64_t *burst_step;  /* T × layers (nc_session_burst_ops_step) */
+    int T;
     nc_tensor *spk[64], *mem[64];
 } run_out;
 
 static void run_out_free(run_out *r)
 {
     nc_tensor_free(r->y);
+    free(r->synops_step);
+    free(r->burst_step);
     for (int i = 0; i < 64; i++) {
         nc_tensor_free(r->spk[i]);
         nc_tensor_free(r->mem[i]);
@@ -54,14 +59,28 @@ static void run_backend(const nc_snn *s, const char *backend, const nc_tensor *x
         names[i] = L.name;
     }
     nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 7,
-                            .per_step = per_step, .record = names, .n_record = nl};
+                            .per_step = per_step, .record = names, .n_record = nl, .count_steps = 1};
     nc_session *ss = NULL;
     NC_ASSERT_OK(nc_session_create(s, &o, &ss));
     memset(r, 0, sizeof *r);
     NC_ASSERT_OK(nc_session_run(ss, x, &r->y));
+    r->T = T;
+    r->synops_step = malloc((size_t)T * (size_t)nl * sizeof *r->synops_step);
+    r->burst_step = malloc((size_t)T * (size_t)nl * sizeof *r->burst_step);
+    assert_non_null(r->synops_step);
+    assert_non_null(r->burst_step);
     for (int i = 0; i < nl; i++) {
         NC_ASSERT_OK(nc_session_spike_count(ss, i, &r->spikes[i]));
         NC_ASSERT_OK(nc_session_synops(ss, i, &r->synops[i]));
+        int64_t sum = 0;
+        for (int t = 0; t < T; t++) {
+            NC_ASSERT_OK(nc_session_synops_step(ss, i, t, &r->synops_step[t * nl + i]));
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, i, t, &r->burst_step[t * nl + i]));
+            sum += r->synops_step[t * nl + i];
+        }
+        if (sum != r->synops[i]) /* the steps' counts add up to the run's */
+            fail_msg("%s: synaptic ops of layer %d: %lld over the run, %lld summed over its steps", backend, i,
+                     (long long)r->synops[i], (long long)sum);
         NC_ASSERT_OK(nc_session_trace(ss, names[i], NC_TRACE_SPIKES, &r->spk[i]));
         NC_ASSERT_OK(nc_session_trace(ss, names[i], NC_TRACE_MEMBRANE, &r->mem[i]));
     }
@@ -95,6 +114,14 @@ static void check_same(const nc_snn *s, const nc_tensor *x, int T, nc_encoding e
         if (a.synops[i] != b.synops[i])
             fail_msg("synaptic ops of layer %d: cpu %lld, cpu-fast %lld", i, (long long)a.synops[i],
                      (long long)b.synops[i]);
+        for (int t = 0; t < T; t++)
+            if (a.burst_step[t * nl + i] != b.burst_step[t * nl + i])
+                fail_msg("burst ops of layer %d at step %d: cpu %lld, cpu-fast %lld", i, t,
+                         (long long)a.burst_step[t * nl + i], (long long)b.burst_step[t * nl + i]);
+        for (int t = 0; t < T; t++)
+            if (a.synops_step[t * nl + i] != b.synops_step[t * nl + i])
+                fail_msg("synaptic ops of layer %d at step %d: cpu %lld, cpu-fast %lld", i, t,
+                         (long long)a.synops_step[t * nl + i], (long long)b.synops_step[t * nl + i]);
         assert_same_tensor(a.spk[i], b.spk[i], "spike trace", i);
         assert_same_tensor(a.mem[i], b.mem[i], "membrane/value trace", i);
         g_total_spikes += a.spikes[i];

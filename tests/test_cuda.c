@@ -45,12 +45,14 @@ static int g_failures;
 typedef struct result {
     nc_tensor *y;
     int64_t spikes[64], synops[64];
+    int64_t *steps; /* with per-step output: T × layers × {synaptic ops, burst ops} (count_steps) */
     nc_tensor *tr[64][2];
 } result;
 
 static void result_free(result *r)
 {
     nc_tensor_free(r->y);
+    free(r->steps);
     for (int i = 0; i < 64; i++)
         for (int k = 0; k < 2; k++)
             nc_tensor_free(r->tr[i][k]);
@@ -70,7 +72,7 @@ static void run(const nc_snn *s, const char *backend, const char *strategy, cons
     }
     nc_session_options o = {.backend = backend, .timesteps = T, .encoding = enc, .seed = 3, .per_step = per_step,
                             .record = record ? names : NULL, .n_record = record ? nl : 0,
-                            .cuda_strategy = strategy, .cuda_precision = g_prec};
+                            .cuda_strategy = strategy, .cuda_precision = g_prec, .count_steps = per_step};
     nc_session *ss = NULL;
     memset(r, 0, sizeof *r);
     NET_OK(nc_session_create(s, &o, &ss));
@@ -83,6 +85,12 @@ static void run(const nc_snn *s, const char *backend, const char *strategy, cons
         for (int k = 0; record && k < 2; k++)
             NET_OK(nc_session_trace(ss, names[i], k, &r->tr[i][k]));
     }
+    if (per_step && (r->steps = malloc((size_t)T * (size_t)nl * 2 * sizeof *r->steps)) != NULL)
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < nl; i++) {
+                NET_OK(nc_session_synops_step(ss, i, t, &r->steps[(t * nl + i) * 2]));
+                NET_OK(nc_session_burst_ops_step(ss, i, t, &r->steps[(t * nl + i) * 2 + 1]));
+            }
     nc_session_free(ss);
 }
 
@@ -114,6 +122,11 @@ static void check_event(const char *what, const nc_snn *s, const nc_tensor *x, i
               (long long)a.spikes[i], (long long)b.spikes[i]);
         CHECK(a.synops[i] == b.synops[i], "%s: synaptic ops of layer %d: cpu %lld, cuda %lld", what, i,
               (long long)a.synops[i], (long long)b.synops[i]);
+        for (int t = 0; a.steps && b.steps && t < T; t++)
+            for (int k = 0; k < 2; k++)
+                CHECK(a.steps[(t * nl + i) * 2 + k] == b.steps[(t * nl + i) * 2 + k],
+                      "%s: %s of layer %d at step %d: cpu %lld, cuda %lld", what, k ? "burst ops" : "synaptic ops", i,
+                      t, (long long)a.steps[(t * nl + i) * 2 + k], (long long)b.steps[(t * nl + i) * 2 + k]);
         same_bits(a.tr[i][0], b.tr[i][0], "spike trace", i);
         same_bits(a.tr[i][1], b.tr[i][1], "membrane/value trace", i);
         g_spikes += a.spikes[i];

@@ -32,6 +32,15 @@ ratio=$(sed -n 's/.*(SNN \/ ANN = \([0-9.]*\)).*/\1/p' "$TMP/out" | head -n 1)
 ops=$(sed -n 's/.*SNN synaptic ops \/ ANN MACs = \([0-9.]*\)).*/\1/p' "$TMP/out" | head -n 1)
 if [ -n "$ratio" ] && [ -n "$ops" ]; then pass "energy ratio $ratio, ops ratio $ops"; else fail "no energy line"; fi
 expect_in "$TMP/out" "- Energy: the SNN's estimate is $ratio times the ANN's because"
-expect_in "$TMP/out" "trigger $ops synaptic additions for each multiply-add"
+expect_in "$TMP/out" "trigger $ops synaptic operations for each multiply-add of the ANN, and one that reads a graded value"
+
+check "the cost at the operating point, from the per-step numbers"
+op_t=$(sed -n 's/^operating point: t = \([0-9]*\) is within 0.5 points.*/\1/p' "$TMP/out" | head -n 1)
+if [ -n "$op_t" ]; then
+    pass "operating point t = $op_t"
+    expect_in "$TMP/out" "- Cost: stopped at t = $op_t, the first step within 0.5 points of the ANN"
+else
+    expect_in "$TMP/out" "operating point: no t <= 32 is within 0.5 points of the ANN"
+fi
 
 cli_finish test_demo

@@ -122,17 +122,17 @@ static void test_spikes_and_synops(void **state)
     assert_true(fabs(L.spike_rate - 17.0 / 48.0) < 1e-12);
     NC_ASSERT_OK(nc_eval_result_layer(r, 1, &L));
     assert_string_equal(L.name, "fc1");
-    assert_int_equal(L.analog_input, 1);
+    assert_int_equal(L.macs, 1); /* reads the analog input */
     assert_true(L.synops == 14.0 / 4.0);
     NC_ASSERT_OK(nc_eval_result_layer(r, 3, &L));
-    assert_int_equal(L.analog_input, 0);
+    assert_int_equal(L.macs, 0); /* reads IF spikes */
     assert_true(L.synops == 34.0 / 4.0);
     assert_int_equal(nc_eval_result_layer(r, 5, &L), NC_ERR_INVALID_ARG);
 
     nc_eval_cost c;
     NC_ASSERT_OK(nc_eval_result_cost(r, &c));
-    assert_true(c.synops == 8.5);
-    assert_true(c.input_macs == 3.5);
+    assert_true(c.synaptic_adds == 8.5);
+    assert_true(c.synaptic_macs == 3.5);
     assert_true(c.ann_macs < 0 && c.ann_joules < 0);
     assert_true(fabs(c.energy_per_synop - 0.9e-12) < 1e-24);
     assert_true(fabs(c.energy_per_mac - 4.6e-12) < 1e-24);
@@ -146,8 +146,9 @@ static void test_spikes_and_synops(void **state)
     assert_non_null(strstr(j, "\"spikes\": 17"));
     assert_non_null(strstr(j, "\"synops\": 34"));
     assert_non_null(strstr(j, "\"synops\": 14"));
-    assert_non_null(strstr(j, "\"synops_per_inference\": 8.5"));
-    assert_non_null(strstr(j, "\"input_layer_macs_per_inference\": 3.5"));
+    assert_non_null(strstr(j, "\"synops_per_inference\": 12"));
+    assert_non_null(strstr(j, "\"synaptic_adds_per_inference\": 8.5"));
+    assert_non_null(strstr(j, "\"synaptic_macs_per_inference\": 3.5"));
     assert_non_null(strstr(j, "\"evidence\": \"estimate\""));
     assert_non_null(strstr(j, "ISSCC 2014"));
     assert_non_null(strstr(j, "\"ann\": null"));
@@ -172,6 +173,166 @@ static void test_spikes_and_synops(void **state)
     assert_int_equal(nc_eval_result_write_svg(r, "/nonexistent-dir/x.svg"), NC_ERR_IO);
     nc_eval_result_free(r);
     nc_eval_result_free(NULL);
+}
+
+/* The cost of stopping after t steps, on the network worked out above: fc2
+ * adds 2 per if1 spike, and if1 spikes 3, 4, 3, 0, 3, 4 times over the four
+ * samples at t = 1..6; fc1's 14 MACs (the static analog input) are all at
+ * t = 1. The last entry is the run's total, in the API and the JSON, for
+ * every batch size. */
+static void test_cost_every_step(void **state)
+{
+    (void)state;
+    static const double adds[6] = {1.5, 3.5, 5, 5, 6.5, 8.5};
+    for (int batch = 1; batch <= 4; batch += 3) {
+        prog_log pl = {0};
+        nc_eval_result *r = evaluate_two_class(batch, &pl);
+        nc_eval_cost c, total;
+        for (int t = 1; t <= 6; t++) {
+            NC_ASSERT_OK(nc_eval_result_cost_at(r, t, &c));
+            assert_true(c.synaptic_adds == adds[t - 1]);
+            assert_true(c.synaptic_macs == 3.5);
+            assert_true(fabs(c.snn_joules - (adds[t - 1] * 0.9e-12 + 3.5 * 4.6e-12)) < 1e-24);
+        }
+        NC_ASSERT_OK(nc_eval_result_cost(r, &total));
+        assert_memory_equal(&c, &total, sizeof c);
+        assert_int_equal(nc_eval_result_cost_at(r, 0, &c), NC_ERR_INVALID_ARG);
+        assert_int_equal(nc_eval_result_cost_at(r, 7, &c), NC_ERR_INVALID_ARG);
+        const char *j = nc_eval_result_json(r);
+        assert_non_null(strstr(j, "\"synaptic_adds\": [\n      1.5,\n      3.5,\n      5,\n      5,\n      6.5,\n"
+                                  "      8.5\n    ]"));
+        assert_non_null(strstr(j, "\"synaptic_macs\": [\n      3.5,\n      3.5,"));
+        assert_non_null(strstr(j, "\"energy_j\": [\n      1.745e-11,"));
+        assert_non_null(strstr(j, "\"ann_j\": null"));
+        nc_eval_result_free(r);
+    }
+}
+
+/* input (1) → Affine → SignedIF (θ = 1, v(0) = 1/2, up to B spikes a step)
+ * → Affine (2 outputs) → readout, input 1.5. With B = 4 the neuron sends 2,
+ * 1, 2, 1 spikes at t = 1..4 (m = 2, 1.5, 2, 1.5): a burst of 2 is one
+ * graded event whose 2 synaptic ops multiply its payload, a single spike's 2
+ * ops add; with B = 1 it sends 1 a step, all additions. fc1 reads the
+ * analog input: 1 MAC, at t = 1. */
+static nc_eval_result *evaluate_burst(int B, const char *backend)
+{
+    int64_t in[1] = {1}, w1s[2] = {1, 1}, w2s[2] = {2, 1}, one[1] = {1}, xs[2] = {1, 1};
+    float w1 = 1.0f, w2[2] = {1, -1}, th = 1.0f, xv = 1.5f;
+    int64_t lab = 0;
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(1, in, &s));
+    nc_tensor *t1 = tensor(2, w1s, &w1), *t2 = tensor(2, w2s, w2), *theta = tensor(1, one, &th);
+    int fc1, sp, fc2, ro;
+    NC_ASSERT_OK(nc_snn_add_affine(s, 0, t1, NULL, "fc1", &fc1));
+    nc_if_params p = {.threshold = theta, .signed_spikes = 1, .max_spikes = B};
+    NC_ASSERT_OK(nc_snn_add_if(s, fc1, &p, "sif", &sp));
+    NC_ASSERT_OK(nc_snn_add_affine(s, sp, t2, NULL, "fc2", &fc2));
+    NC_ASSERT_OK(nc_snn_add_readout(s, fc2, "out", &ro));
+    nc_tensor *x = tensor(2, xs, &xv), *y = labels_of(1, &lab);
+    nc_eval_options o = {.timesteps = 4, .backend = backend};
+    nc_eval_result *r = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, NULL, x, y, &o, &r));
+    nc_tensor_free(t1);
+    nc_tensor_free(t2);
+    nc_tensor_free(theta);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+    return r;
+}
+
+static void test_graded_spikes_are_macs(void **state)
+{
+    (void)state;
+    static const double adds[2][4] = {{2, 4, 6, 8}, {0, 2, 2, 4}}, macs[2][4] = {{1, 1, 1, 1}, {3, 3, 5, 5}};
+    static const char *backends[2] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++)
+        for (int burst = 0; burst < 2; burst++) {
+            nc_eval_result *r = evaluate_burst(burst ? 4 : 1, backends[b]);
+            nc_eval_cost c;
+            for (int t = 1; t <= 4; t++) {
+                NC_ASSERT_OK(nc_eval_result_cost_at(r, t, &c));
+                if (c.synaptic_adds != adds[burst][t - 1] || c.synaptic_macs != macs[burst][t - 1])
+                    fail_msg("%s, bursts of up to %d, t = %d: %g additions + %g multiply-adds, expected %g + %g",
+                             backends[b], burst ? 4 : 1, t, c.synaptic_adds, c.synaptic_macs, adds[burst][t - 1],
+                             macs[burst][t - 1]);
+            }
+            assert_true(fabs(c.snn_joules - (c.synaptic_adds * 0.9e-12 + c.synaptic_macs * 4.6e-12)) < 1e-24);
+            nc_eval_layer_stats L;
+            NC_ASSERT_OK(nc_eval_result_layer(r, 2, &L)); /* the bursts' share of fc2's ops, on the neuron */
+            assert_string_equal(L.name, "sif");
+            assert_true(L.burst_synops == (burst ? 4.0 : 0.0));
+            NC_ASSERT_OK(nc_eval_result_layer(r, 3, &L));
+            assert_int_equal(L.macs, 0); /* fc2 adds but for the bursts */
+            assert_true(L.synops == 8.0);
+            if (burst)
+                assert_non_null(strstr(nc_eval_result_json(r), "\"burst_synops_per_inference\": 4"));
+            nc_eval_result_free(r);
+        }
+}
+
+/* Every event a burst (input 5 at θ = 1: 4 or 5 spikes a step of up to 8):
+ * the ops the bursts caused, counted by the neuron from its fan-out
+ * (nc_snn_event_fanout), are all the ops of the layers reading them: a
+ * strided, padded, dilated, grouped Conv2d directly, and an Affine through a
+ * Flatten. On both CPU backends. */
+static void test_burst_fanout_exact(void **state)
+{
+    (void)state;
+    int64_t in[3] = {4, 7, 6}, one[1] = {1}, xs[4] = {2, 4, 7, 6};
+    float th = 1.0f, x[2 * 4 * 7 * 6];
+    for (int i = 0; i < 2 * 4 * 7 * 6; i++)
+        x[i] = 5.0f;
+    static const char *backends[2] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) {
+        nc_snn *s = NULL;
+        NC_ASSERT_OK(nc_snn_create(3, in, &s));
+        nc_tensor *theta = tensor(1, one, &th);
+        nc_if_params p = {.threshold = theta, .signed_spikes = 1, .max_spikes = 8};
+        int sif, cv, fl, fc, ro;
+        NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "sif", &sif));
+        int64_t ws[4] = {6, 2, 3, 2};
+        float w[6 * 2 * 3 * 2];
+        for (int i = 0; i < 6 * 2 * 3 * 2; i++)
+            w[i] = (float)(i % 5) - 2.0f;
+        nc_tensor *wt = tensor(4, ws, w);
+        nc_conv2d_params cp = {{2, 1}, {1, 2}, {1, 2}, 2};
+        NC_ASSERT_OK(nc_snn_add_conv2d(s, sif, wt, NULL, &cp, "conv", &cv));
+        NC_ASSERT_OK(nc_snn_add_flatten(s, sif, "flat", &fl));
+        int64_t fs[2] = {3, 4 * 7 * 6};
+        float fw[3 * 4 * 7 * 6];
+        for (int i = 0; i < 3 * 4 * 7 * 6; i++)
+            fw[i] = 0.01f * (float)(i % 7);
+        nc_tensor *fwt = tensor(2, fs, fw);
+        NC_ASSERT_OK(nc_snn_add_affine(s, fl, fwt, NULL, "fc", &fc));
+        NC_ASSERT_OK(nc_snn_add_readout(s, fc, "out", &ro));
+        nc_tensor *xt = tensor(4, xs, x), *y = NULL;
+        nc_session_options o = {.backend = backends[b], .timesteps = 3, .count_steps = 1};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, xt, &y));
+        int64_t conv_ops = 0, fc_ops = 0, bursts = 0, at;
+        for (int t = 0; t < 3; t++) {
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, sif, t, &at));
+            bursts += at;
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, cv, t, &at));
+            assert_int_equal(at, 0);
+        }
+        NC_ASSERT_OK(nc_session_synops(ss, cv, &conv_ops));
+        NC_ASSERT_OK(nc_session_synops(ss, fc, &fc_ops));
+        assert_true(conv_ops > 0 && fc_ops == 2 * 3 * 3 * 4 * 7 * 6);
+        if (bursts != conv_ops + fc_ops)
+            fail_msg("%s: the bursts caused %lld ops, their readers did %lld + %lld", backends[b],
+                     (long long)bursts, (long long)conv_ops, (long long)fc_ops);
+        assert_int_equal(nc_session_burst_ops_step(ss, sif, 3, &at), NC_ERR_INVALID_ARG);
+        nc_session_free(ss);
+        nc_tensor_free(y);
+        nc_tensor_free(xt);
+        nc_tensor_free(wt);
+        nc_tensor_free(fwt);
+        nc_tensor_free(theta);
+        nc_snn_free(s);
+    }
 }
 
 /* Poisson input evaluated in batches: every batch gets its own noise
@@ -296,7 +457,20 @@ static void test_with_ann(void **state)
     assert_true(fd >= 0);
     close(fd);
     NC_ASSERT_OK(nc_eval_result_write_svg(r, path)); /* no spiking layers: still a chart */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char svg[1 << 16];
+    size_t len = fread(svg, 1, sizeof svg - 1, f);
+    fclose(f);
+    svg[len] = '\0';
     unlink(path);
+    /* the energy panel: the ANN a point at its 12 MACs' 55.2 pJ; fc reads
+     * the analog input once, 3 MACs a non-zero input, 3 + 3 + 3 + 12 over
+     * the four samples: 5.25 MACs, 24.15 pJ an inference */
+    assert_non_null(strstr(svg, "Accuracy against energy"));
+    assert_non_null(strstr(svg, "<title>ANN: 75.00 % at 55.2 pJ</title>"));
+    assert_non_null(strstr(svg, "at 24.15 pJ</title>"));
+    assert_non_null(strstr(j, "\"ann_j\": 5.52e-11"));
     nc_eval_result_free(r);
     nc_tensor_free(wt);
     nc_tensor_free(x);
@@ -460,6 +634,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_every_step), cmocka_unit_test(test_spikes_and_synops),
+        cmocka_unit_test(test_cost_every_step),     cmocka_unit_test(test_graded_spikes_are_macs),
+        cmocka_unit_test(test_burst_fanout_exact),
         cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_with_ann),
         cmocka_unit_test(test_poisson_noise_per_batch),
         cmocka_unit_test(test_synops_affine),       cmocka_unit_test(test_synops_conv_pool),

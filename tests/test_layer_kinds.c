@@ -148,6 +148,63 @@ static void test_mark_static(void **state)
     nc_snn_free(s);
 }
 
+/* Which layers' synaptic ops are multiply-adds (the energy estimate): a
+ * weighted layer reading graded values (the direct input, max-pooled
+ * currents, a sum) multiplies, one reading spikes of payload ±1 adds, a
+ * pooling sum adds whatever it reads; a burst is graded; an input spiking
+ * (Poisson) is not; a recurrent edge reads its source's kind of events. */
+static void test_mark_macs(void **state)
+{
+    (void)state;
+    int ids[X_N];
+    nc_snn *s = every_kind(ids);
+    char m[X_N];
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m);
+    for (int i = 0; i < X_N; i++) {
+        int want = i == X_C1 || i == X_A1; /* the input's currents; fl = a flattened Add */
+        if (m[ids[i]] != want)
+            fail_msg("layer '%s': multiply-adds %d, expected %d", s->layers[ids[i]].name, m[ids[i]], want);
+    }
+    nc_snn_mark_macs(s, 0, NC_ENCODING_POISSON, m);
+    assert_int_equal(m[ids[X_C1]], 0);
+    nc_snn_mark_macs(s, 1, NC_ENCODING_DIRECT, m); /* a series may be any values */
+    assert_int_equal(m[ids[X_C1]], 1);
+    nc_snn_layer *I2 = &s->layers[ids[X_I2]];
+    I2->kind = NC_SNN_SIGNED_IF; /* single signed spikes are still ±1 */
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m);
+    assert_int_equal(m[ids[X_A2]], 0);
+    I2->max_spikes = 3; /* bursts: single spikes add, the backends count the bursts apart */
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m);
+    assert_int_equal(m[ids[X_A2]], 0);
+    int fail = 0;
+    int32_t *fan = nc_snn_event_fanout(s, m, ids[X_I2], &fail); /* an event of i2 reaches a2's 4 outputs */
+    assert_non_null(fan);
+    for (int j = 0; j < 6; j++)
+        assert_int_equal(fan[j], 4);
+    nc_free(fan);
+    I2->max_spikes = 0;
+    s->layers[ids[X_A1]].inputs[0] = ids[X_I2]; /* a recurrent edge from spikes */
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m);
+    assert_int_equal(m[ids[X_A1]], 0);
+    s->layers[ids[X_A1]].inputs[0] = ids[X_FL];
+    nc_snn_free(s);
+
+    /* a max pooling of bursts is graded: the largest k of a window */
+    int64_t in[3] = {2, 4, 4}, k2[2] = {2, 2};
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 2, 3, 1, 1, 1, 1, 0.8f), sif = net_if(s, c1, 0, 0, NC_RESET_SUBTRACT, 0.5f), mp;
+    s->layers[sif].kind = NC_SNN_SIGNED_IF;
+    NC_ASSERT_OK(nc_snn_add_maxpool2d(s, sif, k2, k2, NULL, "mp", &mp));
+    int c2 = net_conv(s, mp, 2, 1, 1, 0, 1, 1, 0.8f);
+    char m2[8];
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m2);
+    assert_int_equal(m2[c2], 0);
+    s->layers[sif].max_spikes = 2;
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, m2);
+    assert_int_equal(m2[c2], 1);
+    nc_snn_free(s);
+}
+
 /* Runs s on the reference, T steps, recording every layer. */
 static nc_session *run_ref(const nc_snn *s, int T, const nc_tensor *x)
 {
@@ -300,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_table_rows),
         cmocka_unit_test(test_public_neuron_predicate),
         cmocka_unit_test(test_mark_static),
+        cmocka_unit_test(test_mark_macs),
         cmocka_unit_test(test_reference_agrees),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_param_expand),

@@ -1,6 +1,7 @@
 /* The evaluation chart: a self-contained SVG (no scripts, no external fonts
- * or styles) with accuracy against t, the ANN as a dashed line, and the
- * spike rate of every spiking layer as horizontal bars. */
+ * or styles) with accuracy against t, the ANN as a dashed line, accuracy
+ * against the energy of steps 1..t (the ANN as a point), and the spike rate
+ * of every spiking layer as horizontal bars. */
 #define _XOPEN_SOURCE 700
 
 #include <errno.h>
@@ -106,10 +107,11 @@ static double xpos(const xaxis *a, double t)
 
 static int is_pow2(int t) { return t > 0 && (t & (t - 1)) == 0; }
 
-static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
+/* The accuracy axis of both accuracy panels: [*lo, *hi] in whole steps of
+ * *ystep, at least one step wide, within 0..100, holding the SNN at every t
+ * and the ANN (ann < 0: none). */
+static void accuracy_range(const nc_eval_result *r, double ann, double *lo_out, double *hi_out, double *ystep_out)
 {
-    const double x0 = 78, x1 = WIDTH - 28, y0 = top + 58, y1 = top + 318;
-    double ann = nc_eval_result_ann_accuracy(r) * 100.0;
     double lo = 100.0, hi = 0.0;
     for (int t = 1; t <= r->T; t++) {
         double a = nc_eval_result_accuracy_at(r, t) * 100.0;
@@ -131,6 +133,32 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
         else
             hi = lo + ystep;
     }
+    *lo_out = lo;
+    *hi_out = hi;
+    *ystep_out = ystep;
+}
+
+/* Horizontal grid lines and labelled ticks of the accuracy axis. */
+static void accuracy_ticks(sbuf *b, double lo, double hi, double ystep, double x0, double x1, double y0, double y1)
+{
+    for (double a = lo; a <= hi + 1e-9; a += ystep) {
+        double y = y1 - (a - lo) / (hi - lo) * (y1 - y0);
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n", x0, y,
+                  x1, y);
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_AXIS "\"/>\n",
+                  x0 - 5, y, x0, y);
+        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">%g</text>\n", x0 - 8,
+                  y + 4, a);
+    }
+    sb_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\" "
+                 "font-size=\"13\">accuracy (%%)</text>\n", x0 - 48, (y0 + y1) / 2);
+}
+
+static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
+{
+    const double x0 = 78, x1 = WIDTH - 28, y0 = top + 58, y1 = top + 318;
+    double ann = nc_eval_result_ann_accuracy(r) * 100.0, lo, hi, ystep;
+    accuracy_range(r, ann, &lo, &hi, &ystep);
 #define YPOS(a) (y1 - ((a) - lo) / (hi - lo) * (y1 - y0))
     xaxis ax = {.log2 = r->T >= 16, .T = r->T, .x0 = x0, .x1 = x1};
 
@@ -139,16 +167,7 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
     sb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" fill=\"#555\">"
                  "%lld samples, T = %d, prediction = argmax of the readout summed over steps 1..t</text>\n",
               WIDTH / 2, top + 44, (long long)r->n, r->T);
-    /* grid and y ticks */
-    for (double a = lo; a <= hi + 1e-9; a += ystep) {
-        double y = YPOS(a);
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n", x0, y,
-                  x1, y);
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_AXIS "\"/>\n",
-                  x0 - 5, y, x0, y);
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\">%g</text>\n", x0 - 8,
-                  y + 4, a);
-    }
+    accuracy_ticks(b, lo, hi, ystep, x0, x1, y0, y1);
     /* x ticks: powers of two on a log axis, a nice step on a linear one */
     int step = r->T <= 12 ? 1 : (int)nice_step((double)r->T, 8);
     for (int t = 1; t <= r->T; t++) {
@@ -175,8 +194,6 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
     sb_printf(b, "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"" C_AXIS "\"/>\n", x0, y0, y1, x1);
     sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">timestep t%s</text>\n",
               (x0 + x1) / 2, y1 + 40, ax.log2 ? " (log scale)" : "");
-    sb_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\" "
-                 "font-size=\"13\">accuracy (%%)</text>\n", x0 - 48, (y0 + y1) / 2);
     /* the ANN */
     if (ann >= 0)
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_ANN "\" "
@@ -226,6 +243,109 @@ static void accuracy_panel(sbuf *b, const nc_eval_result *r, double top)
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">ANN (%.2f %%)</text>\n", lx + 48, ry + 4,
                   ann);
     }
+#undef YPOS
+}
+
+/* Accuracy against the energy of steps 1..t per inference, each t a point,
+ * the ANN (its accuracy at its energy) a diamond: where the SNN is as good
+ * as the ANN for less. Energy on a log axis when it spans more than 20×. */
+static void energy_panel(sbuf *b, const nc_eval_result *r, double top)
+{
+    const double x0 = 78, x1 = WIDTH - 28, y0 = top + 58, y1 = top + 318;
+    double ann = nc_eval_result_ann_accuracy(r) * 100.0, lo, hi, ystep;
+    double e_ann = r->ann_macs >= 0 ? (double)r->ann_macs * r->e_mac : -1.0;
+    accuracy_range(r, ann, &lo, &hi, &ystep);
+    double emin = INFINITY, emax = 0;
+    for (int t = 1; t <= r->T; t++) {
+        double e = nc_eval_joules_through(r, t);
+        emin = e > 0 ? fmin(emin, e) : emin;
+        emax = fmax(emax, e);
+    }
+    if (e_ann > 0) {
+        emin = fmin(emin, e_ann);
+        emax = fmax(emax, e_ann);
+    }
+    sb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">"
+                 "Accuracy against energy</text>\n", WIDTH / 2, top + 26);
+    sb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" fill=\"#555\">"
+                 "energy of steps 1..t per inference (estimate: %.2g pJ an addition, %.2g pJ a multiply-add)"
+                 "</text>\n", WIDTH / 2, top + 44, r->e_synop * 1e12, r->e_mac * 1e12);
+    if (!(emax > 0)) {
+        sb_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">no synaptic operations"
+                     "</text>\n", WIDTH / 2, (y0 + y1) / 2);
+        return;
+    }
+    static const char *units[] = {"pJ", "nJ", "\xC2\xB5J", "mJ", "J"};
+    int u = 0;
+    while (u < 4 && emax >= 1e-12 * pow(1000.0, u + 1))
+        u++;
+    double scale = 1e-12 * pow(1000.0, u); /* joules per unit */
+    int logx = emax / emin > 20;
+    double xl = logx ? log10(emin / scale) : 0, xh = logx ? log10(emax / scale) : emax / scale;
+    if (logx) { /* whole decades */
+        xl = floor(xl);
+        xh = ceil(xh);
+    } else {
+        double st = nice_step(xh, 6);
+        xh = ceil(xh / st) * st;
+    }
+#define EPOS(e) (x0 + ((logx ? log10((e) / scale) : (e) / scale) - xl) / (xh - xl) * (x1 - x0))
+#define YPOS(a) (y1 - ((a) - lo) / (hi - lo) * (y1 - y0))
+    accuracy_ticks(b, lo, hi, ystep, x0, x1, y0, y1);
+    if (logx) {
+        for (double d = xl; d <= xh + 1e-9; d++)
+            for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) { /* 1, 2, 5 × 10^d */
+                double v = m * pow(10.0, d), x = x0 + (log10(v) - xl) / (xh - xl) * (x1 - x0);
+                if (log10(v) > xh + 1e-9)
+                    break;
+                sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n",
+                          x, y0, x, y1);
+                sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">%g</text>\n", x,
+                          y1 + 19, v);
+            }
+    } else {
+        double st = nice_step(xh, 6);
+        for (double v = 0; v <= xh + 1e-9 * xh; v += st) {
+            double x = x0 + v / xh * (x1 - x0);
+            sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n", x,
+                      y0, x, y1);
+            sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">%g</text>\n", x,
+                      y1 + 19, v);
+        }
+    }
+    sb_printf(b, "<path d=\"M%.1f %.1f V%.1f H%.1f\" fill=\"none\" stroke=\"" C_AXIS "\"/>\n", x0, y0, y1, x1);
+    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">energy per inference (%s%s)"
+                 "</text>\n", (x0 + x1) / 2, y1 + 40, units[u], logx ? ", log scale" : "");
+    if (ann >= 0)
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" C_ANN "\" "
+                     "stroke-dasharray=\"8 5\"/>\n", x0, YPOS(ann), x1, YPOS(ann));
+    sb_printf(b, "<polyline fill=\"none\" stroke=\"" C_SNN "\" stroke-width=\"2\" points=\"");
+    int first = 1;
+    for (int t = 1; t <= r->T; t++) {
+        double e = nc_eval_joules_through(r, t);
+        if (logx && !(e > 0))
+            continue;
+        sb_printf(b, "%s%.1f,%.1f", first ? "" : " ", EPOS(e), YPOS(nc_eval_result_accuracy_at(r, t) * 100.0));
+        first = 0;
+    }
+    sb_printf(b, "\"/>\n<g fill=\"" C_SNN "\">\n");
+    for (int t = 1; t <= r->T; t++) {
+        double e = nc_eval_joules_through(r, t);
+        if ((logx && !(e > 0)) || !(r->T <= 64 || is_pow2(t) || t == r->T))
+            continue;
+        sb_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>t = %d: %.2f %% at %.4g %s</title></circle>\n",
+                  EPOS(e), YPOS(nc_eval_result_accuracy_at(r, t) * 100.0), t,
+                  nc_eval_result_accuracy_at(r, t) * 100.0, e / scale, units[u]);
+    }
+    sb_printf(b, "</g>\n");
+    if (ann >= 0 && e_ann > 0) {
+        double x = EPOS(e_ann), y = YPOS(ann);
+        sb_printf(b, "<path d=\"M%.1f %.1f l7 7 l-7 7 l-7 -7 z\" fill=\"" C_ANN "\"><title>ANN: %.2f %% at %.4g %s"
+                     "</title></path>\n", x, y - 7, ann, e_ann / scale, units[u]);
+        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"12\" fill=\"" C_ANN "\">ANN"
+                     "</text>\n", x - 10, y - 10);
+    }
+#undef EPOS
 #undef YPOS
 }
 
@@ -294,14 +414,16 @@ nc_status nc_eval_result_write_svg(const nc_eval_result *r, const char *path)
     int rows = 0;
     for (int i = 0; i < r->n_layers; i++)
         rows += r->layers[i].spiking;
-    double h1 = 384, height = h1 + rates_panel_height(rows);
+    double h1 = 384, height = 2 * h1 + rates_panel_height(rows);
     sbuf b = {0};
     sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
                   "viewBox=\"0 0 %d %.0f\" " FONT ">\n", WIDTH, height, WIDTH, height);
-    sb_printf(&b, "<title>neuroc evaluation: SNN accuracy against timesteps, spike rates per layer</title>\n");
+    sb_printf(&b, "<title>neuroc evaluation: SNN accuracy against timesteps and against energy, spike rates per "
+                  "layer</title>\n");
     sb_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
     accuracy_panel(&b, r, 0);
-    rates_panel(&b, r, h1);
+    energy_panel(&b, r, h1);
+    rates_panel(&b, r, 2 * h1);
     sb_printf(&b, "</svg>\n");
     nc_status st = b.failed ? nc_errorf(NC_ERR_NOMEM, "out of memory drawing %s", path)
                             : nc_write_file_atomic(path, b.p, b.len);

@@ -258,8 +258,9 @@ typedef struct nc_eval_options {
     nc_encoding encoding;
     uint64_t seed;
     /* Energy per operation in joules; 0 = the defaults (45 nm CMOS, Horowitz
-     * ISSCC 2014: 0.9 pJ a float32 add for an SNN synaptic op, 4.6 pJ a
-     * float32 multiply-add for an ANN MAC). */
+     * ISSCC 2014: 0.9 pJ a float32 add for an SNN synaptic op on a spike,
+     * 4.6 pJ a float32 multiply-add for one on a graded value and for an
+     * ANN MAC). */
     double energy_per_synop, energy_per_mac;
     nc_progress_fn progress;
     void *progress_user;
@@ -304,21 +305,37 @@ typedef struct nc_eval_layer_stats {
     int64_t spikes;            /* summed over samples and steps (0 unless spiking) */
     double spike_rate;         /* spikes / (neurons · T · samples) */
     double synops;             /* synaptic operations per inference (nc_session_synops) */
-    int analog_input;          /* 1: the layer reads the analog input, so its ops are MACs */
+    /* 1: its synaptic ops are multiply-adds, 0: additions. A weighted
+     * layer (Affine, Conv2d) adds when its input is spikes of payload ±1
+     * times a value folded into its weights (IF, LIF, a SignedIF of one
+     * spike a step, Poisson input), and multiplies when it reads graded
+     * values (a SignedIF burst, the analog input, a current, a sum); a
+     * pooling sum adds; any other kind that counts ops multiplies. A
+     * SignedIF of bursts sends single spikes (added) and bursts of k ≥ 2
+     * spikes: graded events, their readers' ops multiply-adds. */
+    int macs;
+    /* A SignedIF's: of its readers' synaptic ops per inference, those its
+     * bursts caused (multiply-adds in the cost); 0 for other layers. */
+    double burst_synops;
 } nc_eval_layer_stats;
 NC_API int nc_eval_result_num_layers(const nc_eval_result *r);
 NC_API nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_stats *out);
 
+/* The cost of an inference (per sample), over all T steps or, _at, over
+ * steps 1..t: what stopping the run after t steps would cost. */
 typedef struct nc_eval_cost {
-    double synops;             /* spike-driven synaptic operations per inference */
-    double input_macs;         /* MACs of the layers that read the analog input, per inference */
+    double synaptic_adds;      /* synaptic operations that are additions (nc_eval_layer_stats.macs 0) */
+    double synaptic_macs;      /* synaptic operations that are multiply-adds (macs 1) */
     double ann_macs;           /* the ANN's MACs per inference; < 0 without an ANN */
-    double snn_joules;         /* synops · energy_per_synop + input_macs · energy_per_mac */
+    double snn_joules;         /* synaptic_adds · energy_per_synop + synaptic_macs · energy_per_mac */
     double ann_joules;         /* ann_macs · energy_per_mac; < 0 without an ANN */
     double energy_per_synop, energy_per_mac; /* joules, as used */
     const char *energy_source; /* the citation (static string) */
 } nc_eval_cost;
 NC_API nc_status nc_eval_result_cost(const nc_eval_result *r, nc_eval_cost *out);
+/* As nc_eval_result_cost over steps 1..t, 1 ≤ t ≤ T (t = T: the same);
+ * another t is NC_ERR_INVALID_ARG. */
+NC_API nc_status nc_eval_result_cost_at(const nc_eval_result *r, int t, nc_eval_cost *out);
 
 /* ---------------------------------------------------------- BPTT fine-tuning */
 

@@ -460,6 +460,10 @@ typedef struct nc_session_options {
      * (cpu, cpu-fast): a clock read per layer and step, cheap next to the
      * layers' work. */
     int profile;
+    /* Count synaptic operations per step as well as per run
+     * (nc_session_synops_step), on every backend; on cuda a run then
+     * processes one step at a time. */
+    int count_steps;
 } nc_session_options;
 NC_API void nc_session_options_init(nc_session_options *o);
 
@@ -497,6 +501,18 @@ NC_API nc_status nc_session_spike_count(const nc_session *ss, int id, int64_t *c
  * layers. A layer fed only by a direct-encoded (static) input is computed,
  * and counted, once per sample, not once per step. */
 NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count);
+/* Synaptic operations layer `id` did at step `step` (0 .. T - 1) of the last
+ * run, summed over the batch: a static layer's are all at step 0. Over the
+ * steps they sum to nc_session_synops. Needs
+ * nc_session_options.count_steps (else NC_ERR_UNSUPPORTED). */
+NC_API nc_status nc_session_synops_step(const nc_session *ss, int id, int step, int64_t *count);
+/* Of the synaptic operations at step `step` of the last run, those that
+ * layer `id`'s bursts caused (events of a SignedIF with max_spikes > 1 that
+ * carry k ≥ 2 spikes) in the Affine and Conv2d layers reading it directly or
+ * through Flatten, Reshape, Delay, Scale or Concat: graded events, whose
+ * operations are multiply-adds, not additions. They are counted in those
+ * layers' nc_session_synops_step; 0 for other layers. Needs count_steps. */
+NC_API nc_status nc_session_burst_ops_step(const nc_session *ss, int id, int step, int64_t *count);
 /* Seconds layer `id` took in the last run, summed over the threads (CPU
  * time, so a layer's share of the sum is its share of the work). Needs
  * nc_session_options.profile and a backend that times layers (cpu,

@@ -119,7 +119,7 @@ EvalOptions = _options("EvalOptions", [
 SessionOptions = _options("SessionOptions", [
     ("backend", c_char_p), ("timesteps", c_int), ("encoding", c_int), ("seed", c_uint64), ("per_step", c_int),
     ("record", POINTER(c_char_p)), ("n_record", c_int), ("cuda_strategy", c_char_p),
-    ("cuda_dense_threshold", c_float), ("cuda_precision", c_int), ("profile", c_int)])
+    ("cuda_dense_threshold", c_float), ("cuda_precision", c_int), ("profile", c_int), ("count_steps", c_int)])
 
 LoadOptions = _options("LoadOptions", [("max_tensor_elems", c_int64), ("external_data_dir", c_char_p),
                                         ("describe_only", c_int)])
@@ -135,11 +135,11 @@ class NirFileInfo(Structure):
 
 class EvalLayerStats(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("neurons", c_int64), ("spikes", c_int64),
-                ("spike_rate", c_double), ("synops", c_double), ("analog_input", c_int)]
+                ("spike_rate", c_double), ("synops", c_double), ("macs", c_int), ("burst_synops", c_double)]
 
 
 class EvalCost(Structure):
-    _fields_ = [("synops", c_double), ("input_macs", c_double), ("ann_macs", c_double),
+    _fields_ = [("synaptic_adds", c_double), ("synaptic_macs", c_double), ("ann_macs", c_double),
                 ("snn_joules", c_double), ("ann_joules", c_double), ("energy_per_synop", c_double),
                 ("energy_per_mac", c_double), ("energy_source", c_char_p)]
 
@@ -281,6 +281,7 @@ _fn("nc_eval_result_write_svg", ST, P, c_char_p)
 _fn("nc_eval_result_num_layers", c_int, P)
 _fn("nc_eval_result_layer", ST, P, c_int, POINTER(EvalLayerStats))
 _fn("nc_eval_result_cost", ST, P, POINTER(EvalCost))
+_fn("nc_eval_result_cost_at", ST, P, c_int, POINTER(EvalCost))
 _fn("nc_finetune_options_init", None, POINTER(FinetuneOptions))
 _fn("nc_snn_finetune", ST, P, P, P, P, P, POINTER(FinetuneOptions))
 # the Loihi-style simulator

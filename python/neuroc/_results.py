@@ -31,17 +31,27 @@ class EvalResult:
             check(_lib.nc_eval_result_layer(h, i, ctypes.byref(L)))
             self.layers.append({"name": _s(L.name), "kind": _s(_lib.nc_snn_kind_name(L.kind)),
                                 "neurons": int(L.neurons), "spikes": int(L.spikes), "spike_rate": L.spike_rate,
-                                "synops": L.synops, "analog_input": bool(L.analog_input),
+                                "synops": L.synops, "macs": bool(L.macs), "burst_synops": L.burst_synops,
                                 "is_neuron": bool(_lib.nc_snn_kind_is_neuron(L.kind))})
         self.spike_rates = {L["name"]: L["spike_rate"] for L in self.layers if L["is_neuron"]}
-        c = _lib.EvalCost()
-        check(_lib.nc_eval_result_cost(h, ctypes.byref(c)))
-        self.synops = c.synops  # spike-driven synaptic operations per inference
+        costs = []
+        for t in range(1, self.timesteps + 1):
+            c = _lib.EvalCost()
+            check(_lib.nc_eval_result_cost_at(h, t, ctypes.byref(c)))
+            costs.append(c)
+        c = costs[-1]  # steps 1..T: the run's totals
+        self.synops = c.synaptic_adds + c.synaptic_macs  # synaptic operations per inference
         self.energy = {"snn_joules": c.snn_joules, "ann_joules": c.ann_joules if c.ann_joules >= 0 else None,
-                       "synops": c.synops, "input_macs": c.input_macs,
+                       "synops": self.synops, "synaptic_adds": c.synaptic_adds, "synaptic_macs": c.synaptic_macs,
                        "ann_macs": c.ann_macs if c.ann_macs >= 0 else None,
                        "energy_per_synop": c.energy_per_synop, "energy_per_mac": c.energy_per_mac,
                        "source": _s(c.energy_source)}
+        # What stopping after t steps costs, per inference (steps 1..t), t = 1..T:
+        # the names of the JSON report's per_t.
+        self.per_t = {"t": list(range(1, self.timesteps + 1)),
+                      "synaptic_adds": [k.synaptic_adds for k in costs],
+                      "synaptic_macs": [k.synaptic_macs for k in costs],
+                      "energy_j": [k.snn_joules for k in costs]}
 
     def __del__(self):
         if getattr(self, "_h", None):

@@ -224,7 +224,8 @@ class SNN:
                  ann=True, progress=None, scale=True):
         """Accuracy at every t ≤ timesteps against labels y, the ANN's accuracy
         on the same data (ann: True = the model this was converted from, a
-        Model, or None), spike rates, synaptic operations and energy, as
+        Model, or None), spike rates, synaptic operations and energy (in
+        total, and of steps 1..t for every t: EvalResult.per_t), as
         `neuroc eval`. x may be an iterable of (x, y) batches (y then None)."""
         if y is None:
             x, y = gather(x)

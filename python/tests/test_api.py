@@ -98,6 +98,15 @@ def test_evaluate(cnn_snn, test_xy):
     assert r.synops > 0 and r.energy["snn_joules"] > 0 and r.energy["ann_joules"] > 0 and r.energy["source"]
     doc = json.loads(r.to_json())
     assert isinstance(doc, dict) and str(round(r.accuracy[16] / 100, 4))[:4] in r.to_json()
+    # the cost of stopping after t steps: the JSON's per_t, growing with t, its last entry the run's total
+    assert r.per_t["t"] == doc["accuracy"]["t"] == list(range(1, 17))
+    for key in ("synaptic_adds", "synaptic_macs", "energy_j"):
+        assert r.per_t[key] == pytest.approx(doc["per_t"][key], rel=1e-8)
+        assert all(a <= b for a, b in zip(r.per_t[key], r.per_t[key][1:]))
+    assert r.per_t["energy_j"][-1] == pytest.approx(r.energy["snn_joules"])
+    assert r.per_t["synaptic_adds"][-1] + r.per_t["synaptic_macs"][-1] == pytest.approx(r.synops)
+    assert r.per_t["synaptic_macs"][0] > 0  # the first layer reads the analog image
+    assert doc["energy"]["ann_j"] == pytest.approx(r.energy["ann_joules"])
     # the run's own accuracy at t equals the readout's argmax summed over t steps
     out = cnn_snn.run(x, timesteps=16)
     assert r.accuracy[16] == pytest.approx(100.0 * (out.argmax(1) == y).mean())

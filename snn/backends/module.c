@@ -67,6 +67,8 @@ static const nc_host_api g_host = {
     .snn_mark_static = nc_snn_mark_static,
     .snn_mark_signed = nc_snn_mark_signed,
     .snn_nl_matmul_dims = nc_nl_matmul_dims,
+    .snn_mark_macs = nc_snn_mark_macs,
+    .snn_event_fanout = nc_snn_event_fanout,
 };
 
 /* ---- where modules are looked for */

@@ -159,3 +159,4 @@ float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channe
     }
     return a;
 }
+

@@ -170,6 +170,29 @@ float *nc_snn_v_inits(const nc_snn_layer *L, int channel_last, int *fail);
  * and none recurrent. Backends compute such layers once, not every step. */
 void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_static);
 
+/* macs[i] = 1 where layer i's synaptic operations are multiply-accumulates,
+ * 0 where they are additions (the energy estimate, snn/session/eval.c). An
+ * event of payload ±1 times a per-neuron value (an IF, LIF or CubaLIF
+ * spike, a SignedIF's single spike, a Threshold's 0/1, Poisson input) only
+ * selects the weights it adds, the value folded into them; a graded value
+ * (the analog input, a series input, any current or sum) must be multiplied
+ * by each weight. So: a weighted layer (Affine, Conv2d) does MACs unless its
+ * input carries such spikes (through views, Delay, Scale, MaxPool2d and
+ * Concats of them); a window sum (Pool2d) adds whatever it reads; any other
+ * kind that counts synaptic operations computes products, MACs. A SignedIF
+ * of bursts sends single spikes (additions) and bursts of k ≥ 2 (graded:
+ * multiply-adds, as Loihi 2 multiplies a graded spike's payload); the
+ * backends count the ops of the latter apart (nc_snn_event_fanout), and its
+ * readers are marked 0 here. A max pooling of bursts is graded. */
+void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs);
+/* For each neuron of layer l (channel-major), the synaptic ops one event of
+ * it causes in the weighted layers with macs[r] = 0 (nc_snn_mark_macs) that
+ * read it directly or through layers passing values on by index (Flatten,
+ * Readout, Reshape, Delay, Scale, Concat), as the backends count them: what
+ * a burst's event turns from additions into multiply-adds. A new array of
+ * its size (nc_free), or NULL with *fail set when out of memory. */
+int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail);
+
 /* is_signed[i] = 1 where layer i's spikes may be negative: a SignedIF, or
  * a SpikeMaxPool2d, Flatten or Concat of one. Spiking max pooling counts
  * them as −1. */

@@ -22,6 +22,17 @@ typedef struct nc_run_request {
      * once per sample, because it is computed once; every backend counts
      * what the reference counts. */
     int64_t *synops;
+    /* NULL, or T × n_layers: row t holds each layer's synaptic operations of
+     * step t (a static layer's at step 0), summed over the batch; zeroed
+     * by the backend, its columns sum to synops. */
+    int64_t *synops_step;
+    /* With synops_step, T × n_layers: row t holds the synaptic ops that
+     * layer i's bursts (SignedIF events of k ≥ 2 spikes) caused at step t in
+     * the layers that read them (nc_snn_event_fanout): a part of those
+     * layers' synops_step that is multiply-adds, not additions. Zeroed by
+     * the backend. The fan-out assumes a direct-encoded input (it differs
+     * only for a Concat of the input and bursts). */
+    int64_t *burst_ops_step;
     float **rec_spikes;     /* per layer: NULL, or T × N × size */
     float **rec_membrane;   /* per layer: NULL, or T × N × size */
     /* Per layer, zeroed by the session: the seconds each layer took, summed

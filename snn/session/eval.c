@@ -19,13 +19,18 @@
 #define DEFAULT_BATCH 64
 /* Horowitz, "Computing's energy problem (and what we can do about it)",
  * ISSCC 2014, 45 nm CMOS: a 32-bit float add 0.9 pJ, a 32-bit float
- * multiply 3.7 pJ (multiply-add 4.6 pJ). A synaptic op on spikes is an add
- * of the weight (the spike selects it); an ANN MAC is a multiply-add. */
+ * multiply 3.7 pJ (multiply-add 4.6 pJ). A synaptic op on a spike of
+ * payload ±1 is an add of the weight (the spike selects it, its value
+ * folded into the weights); one on a graded value (a burst of k spikes in a
+ * step, the analog input, a current: nc_snn_mark_macs) is a multiply-add,
+ * as on Loihi 2, whose graded spikes are multiplied at the synapse; an ANN
+ * MAC is a multiply-add. */
 #define DEFAULT_E_SYNOP 0.9e-12
 #define DEFAULT_E_MAC 4.6e-12
 #define ENERGY_SOURCE                                                                        \
     "M. Horowitz, \"Computing's energy problem (and what we can do about it)\", ISSCC 2014: " \
-    "45 nm CMOS, 32-bit float add 0.9 pJ (a synaptic op), multiply-add 4.6 pJ (a MAC)"
+    "45 nm CMOS, 32-bit float add 0.9 pJ (a synaptic op on a spike), multiply-add 4.6 pJ (a MAC: "   \
+    "a synaptic op on a graded value, an ANN MAC)"
 #define ENERGY_CAVEAT                                                                           \
     "arithmetic energy only, from per-operation CMOS figures: no memory access, data movement, " \
     "neuron updates or static power; not a measurement on a chip"
@@ -38,6 +43,8 @@ void nc_eval_result_free(nc_eval_result *r)
         nc_free(r->layers[i].name);
     nc_free(r->layers);
     nc_free(r->correct);
+    nc_free(r->adds_through);
+    nc_free(r->macs_through);
     nc_free(r->json);
     nc_free(r);
 }
@@ -61,22 +68,18 @@ double nc_eval_result_ann_accuracy(const nc_eval_result *r)
 
 const char *nc_eval_result_json(const nc_eval_result *r) { return r && r->json ? r->json : "{}"; }
 
-double nc_eval_synops_per_sample(const nc_eval_result *r)
+/* counts[t - 1] per sample (cumulative counts: steps 1..t). */
+static double per_sample_through(const nc_eval_result *r, const int64_t *counts, int t)
 {
-    int64_t s = 0;
-    for (int i = 0; i < r->n_layers; i++)
-        if (!r->layers[i].analog_input)
-            s += r->layers[i].synops;
-    return r->n > 0 ? (double)s / (double)r->n : 0.0;
+    return r->n > 0 && t >= 1 && t <= r->T ? (double)counts[t - 1] / (double)r->n : 0.0;
 }
 
-double nc_eval_analog_per_sample(const nc_eval_result *r)
+double nc_eval_adds_through(const nc_eval_result *r, int t) { return per_sample_through(r, r->adds_through, t); }
+double nc_eval_macs_through(const nc_eval_result *r, int t) { return per_sample_through(r, r->macs_through, t); }
+
+double nc_eval_joules_through(const nc_eval_result *r, int t)
 {
-    int64_t s = 0;
-    for (int i = 0; i < r->n_layers; i++)
-        if (r->layers[i].analog_input)
-            s += r->layers[i].synops;
-    return r->n > 0 ? (double)s / (double)r->n : 0.0;
+    return nc_eval_adds_through(r, t) * r->e_synop + nc_eval_macs_through(r, t) * r->e_mac;
 }
 
 double nc_eval_spike_rate(const nc_eval_result *r, int i)
@@ -99,7 +102,26 @@ nc_status nc_eval_result_layer(const nc_eval_result *r, int i, nc_eval_layer_sta
     out->spikes = L->spikes;
     out->spike_rate = nc_eval_spike_rate(r, i);
     out->synops = r->n > 0 ? (double)L->synops / (double)r->n : 0.0;
-    out->analog_input = L->analog_input;
+    out->macs = L->macs;
+    out->burst_synops = r->n > 0 ? (double)L->burst_ops / (double)r->n : 0.0;
+    return NC_OK;
+}
+
+nc_status nc_eval_result_cost_at(const nc_eval_result *r, int t, nc_eval_cost *out)
+{
+    if (!r || !out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_result_cost_at: NULL argument");
+    if (t < 1 || t > r->T)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_result_cost_at: no step %d (the evaluation ran 1..%d)", t,
+                         r->T);
+    out->synaptic_adds = nc_eval_adds_through(r, t);
+    out->synaptic_macs = nc_eval_macs_through(r, t);
+    out->ann_macs = r->ann_macs >= 0 ? (double)r->ann_macs : -1.0;
+    out->energy_per_synop = r->e_synop;
+    out->energy_per_mac = r->e_mac;
+    out->snn_joules = nc_eval_joules_through(r, t);
+    out->ann_joules = r->ann_macs >= 0 ? (double)r->ann_macs * r->e_mac : -1.0;
+    out->energy_source = ENERGY_SOURCE;
     return NC_OK;
 }
 
@@ -107,28 +129,26 @@ nc_status nc_eval_result_cost(const nc_eval_result *r, nc_eval_cost *out)
 {
     if (!r || !out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_eval_result_cost: NULL argument");
-    out->synops = nc_eval_synops_per_sample(r);
-    out->input_macs = nc_eval_analog_per_sample(r);
-    out->ann_macs = r->ann_macs >= 0 ? (double)r->ann_macs : -1.0;
-    out->energy_per_synop = r->e_synop;
-    out->energy_per_mac = r->e_mac;
-    out->snn_joules = out->synops * r->e_synop + out->input_macs * r->e_mac;
-    out->ann_joules = r->ann_macs >= 0 ? (double)r->ann_macs * r->e_mac : -1.0;
-    out->energy_source = ENERGY_SOURCE;
-    return NC_OK;
+    return nc_eval_result_cost_at(r, r->T, out);
 }
 
 /* ---------------------------------------------------------------- layers */
 
-/* Which layers see the analog input: the direct-encoded input itself and the
- * non-neuron layers it reaches before any neuron. Their operations are
- * multiply-accumulates on real values, not spike-driven adds. */
+/* The layers, and which do multiply-accumulates rather than additions
+ * (nc_snn_mark_macs: those that read graded values). */
 static nc_status init_layers(const nc_snn *s, nc_encoding enc, nc_eval_result *r)
 {
     r->n_layers = s->n_layers;
     r->layers = nc_calloc((size_t)s->n_layers, sizeof *r->layers);
-    if (!r->layers)
+    char *macs = nc_calloc((size_t)s->n_layers, 1);
+    if (!r->layers || !macs) {
+        nc_free(macs);
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    }
+    nc_snn_mark_macs(s, 0, enc, macs);
+    for (int i = 0; i < s->n_layers; i++)
+        r->layers[i].macs = macs[i];
+    nc_free(macs);
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         nc_eval_lrec *E = &r->layers[i];
@@ -138,12 +158,6 @@ static nc_status init_layers(const nc_snn *s, nc_encoding enc, nc_eval_result *r
         E->kind = L->kind;
         E->spiking = nc_snn_kind_is_spiking(L->kind);
         E->neurons = nc_snn_layer_size(L);
-        if (L->kind == NC_SNN_INPUT)
-            E->analog_input = enc == NC_ENCODING_DIRECT;
-        else if (!E->spiking)
-            for (int k = 0; k < L->n_inputs; k++)
-                if (L->inputs[k] < i && r->layers[L->inputs[k]].analog_input)
-                    E->analog_input = 1;
     }
     return NC_OK;
 }
@@ -198,7 +212,7 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
 {
     if (nc_dist_size(o->dist) <= 1)
         return st;
-    int64_t n = st != NC_OK ? 0 : ann ? 1 : r->T + 2 * (int64_t)r->n_layers;
+    int64_t n = st != NC_OK ? 0 : ann ? 1 : 3 * (int64_t)r->T + 3 * (int64_t)r->n_layers;
     int64_t *v = st == NC_OK ? nc_calloc((size_t)n, sizeof *v) : NULL;
     if (st == NC_OK && !v)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
@@ -210,9 +224,12 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
         v[0] = r->ann_correct;
     } else {
         memcpy(v, r->correct, (size_t)r->T * sizeof *v);
+        memcpy(v + r->T, r->adds_through, (size_t)r->T * sizeof *v);
+        memcpy(v + 2 * r->T, r->macs_through, (size_t)r->T * sizeof *v);
         for (int i = 0; i < r->n_layers; i++) {
-            v[r->T + 2 * i] = r->layers[i].spikes;
-            v[r->T + 2 * i + 1] = r->layers[i].synops;
+            v[3 * r->T + 3 * i] = r->layers[i].spikes;
+            v[3 * r->T + 3 * i + 1] = r->layers[i].synops;
+            v[3 * r->T + 3 * i + 2] = r->layers[i].burst_ops;
         }
     }
     if ((st = nc_dist_sum_i64(o->dist, v, n)) == NC_OK) {
@@ -220,9 +237,12 @@ static nc_status reduce_counts(const nc_eval_options *o, nc_eval_result *r, nc_s
             r->ann_correct = v[0];
         } else {
             memcpy(r->correct, v, (size_t)r->T * sizeof *v);
+            memcpy(r->adds_through, v + r->T, (size_t)r->T * sizeof *v);
+            memcpy(r->macs_through, v + 2 * r->T, (size_t)r->T * sizeof *v);
             for (int i = 0; i < r->n_layers; i++) {
-                r->layers[i].spikes = v[r->T + 2 * i];
-                r->layers[i].synops = v[r->T + 2 * i + 1];
+                r->layers[i].spikes = v[3 * r->T + 3 * i];
+                r->layers[i].synops = v[3 * r->T + 3 * i + 1];
+                r->layers[i].burst_ops = v[3 * r->T + 3 * i + 2];
             }
         }
     }
@@ -238,7 +258,7 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
     const nc_snn_layer *In = &s->layers[0];
     int64_t classes = nc_snn_layer_size(&s->layers[nc_snn_output_id(s)]);
     nc_session_options so = {.backend = o->backend, .timesteps = r->T, .encoding = o->encoding,
-                             .seed = o->seed, .per_step = 1};
+                             .seed = o->seed, .per_step = 1, .count_steps = 1};
     nc_session *ss = NULL;
     nc_status st = nc_session_create(s, &so, &ss);
     if (st != NC_OK)
@@ -271,6 +291,19 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
             nc_session_synops(ss, i, &ops);
             r->layers[i].spikes += c;
             r->layers[i].synops += ops;
+            for (int t = 0; ops && t < r->T; t++) {
+                int64_t at = 0;
+                nc_session_synops_step(ss, i, t, &at);
+                *(r->layers[i].macs ? &r->macs_through[t] : &r->adds_through[t]) += at;
+            }
+            /* a burst's operations, counted by its readers as additions, are multiply-adds */
+            for (int t = 0; r->layers[i].kind == NC_SNN_SIGNED_IF && t < r->T; t++) {
+                int64_t at = 0;
+                nc_session_burst_ops_step(ss, i, t, &at);
+                r->layers[i].burst_ops += at;
+                r->adds_through[t] -= at;
+                r->macs_through[t] += at;
+            }
         }
     }
     nc_batches_free(it);
@@ -332,8 +365,10 @@ static nc_status build_json(nc_eval_result *r)
             nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
             nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
         }
+        if (L->kind == NC_SNN_SIGNED_IF) /* its bursts' share of its readers' synops: multiply-adds */
+            nc_json_number(&j, "burst_synops_per_inference", (double)L->burst_ops / n);
         if (L->synops || nc_snn_kind(L->kind)->counts_synops) {
-            nc_json_string(&j, "input", L->analog_input ? "analog" : "spikes");
+            nc_json_string(&j, "ops", L->macs ? "multiply-adds" : "additions");
             nc_json_int(&j, "synops", L->synops);
             nc_json_number(&j, "synops_per_inference", (double)L->synops / n);
         }
@@ -347,13 +382,14 @@ static nc_status build_json(nc_eval_result *r)
             spikes += r->layers[i].spikes;
             neurons += r->layers[i].neurons;
         }
-    double syn = nc_eval_synops_per_sample(r), analog = nc_eval_analog_per_sample(r);
+    double adds = nc_eval_adds_through(r, r->T), macs = nc_eval_macs_through(r, r->T), syn = adds + macs;
     nc_json_begin_object(&j, "totals");
     nc_json_int(&j, "spiking_neurons", neurons);
     nc_json_number(&j, "spikes_per_inference", (double)spikes / n);
     nc_json_number(&j, "spike_rate", neurons ? (double)spikes / ((double)neurons * r->T * n) : 0.0);
     nc_json_number(&j, "synops_per_inference", syn);
-    nc_json_number(&j, "input_layer_macs_per_inference", analog);
+    nc_json_number(&j, "synaptic_adds_per_inference", adds);
+    nc_json_number(&j, "synaptic_macs_per_inference", macs);
     if (r->ann_macs >= 0) {
         nc_json_int(&j, "ann_macs_per_inference", r->ann_macs);
         nc_json_number(&j, "synops_over_ann_macs", r->ann_macs ? syn / (double)r->ann_macs : NAN);
@@ -366,19 +402,42 @@ static nc_status build_json(nc_eval_result *r)
     nc_json_string(&j, "evidence", "estimate");
     nc_json_string(&j, "source", ENERGY_SOURCE);
     nc_json_string(&j, "caveat", ENERGY_CAVEAT);
-    nc_json_string(&j, "model", "SNN = synops x energy_per_synop + input-layer MACs x energy_per_mac; "
+    nc_json_string(&j, "model", "SNN = synaptic additions x energy_per_synop + synaptic multiply-adds x "
+                                "energy_per_mac; a synaptic op is an addition when its event is a spike of "
+                                "payload +-1 times a value folded into the weights (IF, LIF, a SignedIF's single "
+                                "spike), a multiply-add when it reads a graded value (a burst of k spikes in a "
+                                "step, the analog input, a current); pooling sums are additions; "
                                 "ANN = MACs x energy_per_mac");
     nc_json_number(&j, "energy_per_synop_joules", r->e_synop);
     nc_json_number(&j, "energy_per_mac_joules", r->e_mac);
-    double e_snn = syn * r->e_synop + analog * r->e_mac;
+    double e_snn = nc_eval_joules_through(r, r->T);
     nc_json_number(&j, "snn_joules_per_inference", e_snn);
     if (r->ann_macs >= 0) {
         double e_ann = (double)r->ann_macs * r->e_mac;
         nc_json_number(&j, "ann_joules_per_inference", e_ann);
+        nc_json_number(&j, "ann_j", e_ann);
         nc_json_number(&j, "snn_over_ann", e_ann > 0 ? e_snn / e_ann : NAN);
     } else {
         nc_json_null(&j, "ann_joules_per_inference");
+        nc_json_null(&j, "ann_j");
     }
+    nc_json_end_object(&j);
+
+    /* the cost of stopping after t steps, beside accuracy.t */
+    nc_json_begin_object(&j, "per_t");
+    nc_json_string(&j, "note", "per inference, summed over steps 1..t, one entry per accuracy.t");
+    nc_json_begin_array(&j, "synaptic_adds");
+    for (int t = 1; t <= r->T; t++)
+        nc_json_number(&j, NULL, nc_eval_adds_through(r, t));
+    nc_json_end_array(&j);
+    nc_json_begin_array(&j, "synaptic_macs");
+    for (int t = 1; t <= r->T; t++)
+        nc_json_number(&j, NULL, nc_eval_macs_through(r, t));
+    nc_json_end_array(&j);
+    nc_json_begin_array(&j, "energy_j");
+    for (int t = 1; t <= r->T; t++)
+        nc_json_number(&j, NULL, nc_eval_joules_through(r, t));
+    nc_json_end_array(&j);
     nc_json_end_object(&j);
     nc_json_end_object(&j);
     r->json = nc_json_take(&j);
@@ -471,13 +530,19 @@ nc_status nc_eval_run(const nc_snn *s, const void *ann, nc_eval_ann_fn run_ann, 
     r->e_mac = o.energy_per_mac;
     snprintf(r->backend, sizeof r->backend, "%s", o.backend);
     r->correct = nc_calloc((size_t)r->T, sizeof *r->correct);
-    if (!r->correct)
+    r->adds_through = nc_calloc((size_t)r->T, sizeof *r->adds_through);
+    r->macs_through = nc_calloc((size_t)r->T, sizeof *r->macs_through);
+    if (!r->correct || !r->adds_through || !r->macs_through)
         st = nc_errorf(NC_ERR_NOMEM, "out of memory");
     if (st == NC_OK)
         st = init_layers(s, o.encoding, r);
     if (st == NC_OK)
         st = run_snn(s, x, labels, &o, r);
     st = reduce_counts(&o, r, st, 0);
+    for (int t = 1; st == NC_OK && t < r->T; t++) { /* each step's counts become those of steps 1..t */
+        r->adds_through[t] += r->adds_through[t - 1];
+        r->macs_through[t] += r->macs_through[t - 1];
+    }
     if (st == NC_OK && ann) {
         if ((st = run_ann(ann, x, labels, &o, per, r)) != NC_OK)
             nc_error_prefix("evaluating the ANN");

@@ -11,16 +11,20 @@ typedef struct nc_eval_lrec {
     char *name;
     nc_snn_layer_kind kind;
     int spiking;          /* IF / LIF / CubaLIF */
-    int analog_input;     /* a synaptic layer fed by the analog (direct) input, not by spikes */
+    int macs;             /* its synaptic ops are multiply-accumulates (nc_snn_mark_macs), not adds */
     int64_t neurons;      /* per sample */
     int64_t spikes;       /* summed over samples and steps */
-    int64_t synops;       /* summed over samples (and steps, unless analog_input) */
+    int64_t synops;       /* summed over samples and steps (a static layer's once a sample) */
+    int64_t burst_ops;    /* of its readers' synops, those its bursts caused (multiply-adds), likewise */
 } nc_eval_lrec;
 
 struct nc_eval_result {
     int T;
     int64_t n;                /* samples */
     int64_t *correct;         /* [T]: samples right after t+1 steps */
+    /* [T]: synaptic additions and multiply-accumulates of steps 1..t+1,
+     * summed over samples (while the run counts: of step t+1 alone) */
+    int64_t *adds_through, *macs_through;
     int64_t ann_correct;      /* -1: no ANN */
     int64_t ann_macs;         /* per sample; -1: no ANN */
     int n_layers;
@@ -46,9 +50,11 @@ nc_status nc_eval_run(const nc_snn *s, const void *ann, nc_eval_ann_fn run_ann, 
 /* Index of the largest of n values; ties go to the lowest index. */
 int64_t nc_eval_argmax(const float *v, int64_t n);
 
-/* Totals per inference. */
-double nc_eval_synops_per_sample(const struct nc_eval_result *r);  /* spike-driven ops */
-double nc_eval_analog_per_sample(const struct nc_eval_result *r);  /* input-layer MACs */
+/* Per inference, over steps 1..t (1 ≤ t ≤ T): the synaptic additions and
+ * multiply-accumulates, and their energy (the model of eval.c). */
+double nc_eval_adds_through(const struct nc_eval_result *r, int t);
+double nc_eval_macs_through(const struct nc_eval_result *r, int t);
+double nc_eval_joules_through(const struct nc_eval_result *r, int t);
 /* Spikes per neuron per step of layer i. */
 double nc_eval_spike_rate(const struct nc_eval_result *r, int i);
 

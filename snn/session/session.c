@@ -19,6 +19,9 @@ struct nc_session {
     int last_T, last_N;
     int64_t *spikes;         /* per layer, last run */
     int64_t *synops;         /* per layer, last run */
+    int64_t *synops_step;    /* last_T × n_layers, with opt.count_steps */
+    int64_t *burst_ops_step; /* likewise: the ops each layer's bursts caused (nc_run_request) */
+    int steps_T;             /* rows synops_step holds */
     double *seconds;         /* per layer, last run; NULL unless profiled */
     char *strategy;          /* copy of opt.cuda_strategy */
 };
@@ -45,6 +48,8 @@ void nc_session_free(nc_session *ss)
     nc_free(ss->rec_membrane);
     nc_free(ss->spikes);
     nc_free(ss->synops);
+    nc_free(ss->synops_step);
+    nc_free(ss->burst_ops_step);
     nc_free(ss->seconds);
     nc_free(ss->strategy);
     nc_free(ss);
@@ -189,10 +194,25 @@ nc_status nc_session_run(nc_session *ss, const nc_tensor *input, nc_tensor **out
             return nc_errorf(NC_ERR_NOMEM, "out of memory for the traces of layer '%s'", s->layers[i].name);
         }
     }
+    if (ss->opt.count_steps && ss->steps_T != (int)T) {
+        nc_free(ss->synops_step);
+        nc_free(ss->burst_ops_step);
+        ss->steps_T = 0;
+        ss->synops_step = nc_calloc((size_t)T * (size_t)s->n_layers, sizeof *ss->synops_step);
+        ss->burst_ops_step = nc_calloc((size_t)T * (size_t)s->n_layers, sizeof *ss->burst_ops_step);
+        if (!ss->synops_step || !ss->burst_ops_step) {
+            free_traces(ss);
+            nc_tensor_free(y);
+            return nc_errorf(NC_ERR_NOMEM, "out of memory for the synaptic operations of %lld steps", (long long)T);
+        }
+        ss->steps_T = (int)T;
+    }
     nc_run_request q = {
         .input = nc_f32(input), .series = series, .T = (int)T, .N = (int)N,
         .encoding = ss->opt.encoding, .seed = ss->opt.seed, .per_step = ss->opt.per_step,
         .output = nc_f32(y), .spike_counts = ss->spikes, .synops = ss->synops,
+        .synops_step = ss->opt.count_steps ? ss->synops_step : NULL,
+        .burst_ops_step = ss->opt.count_steps ? ss->burst_ops_step : NULL,
         .rec_spikes = ss->rec_spikes, .rec_membrane = ss->rec_membrane, .layer_seconds = ss->seconds,
     };
     if (ss->seconds)
@@ -234,6 +254,30 @@ nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_session_synops: no layer %d", id);
     *count = ss->synops[id];
     return NC_OK;
+}
+
+/* counts[step][id] of the last run, for the named per-step reader. */
+static nc_status step_count(const nc_session *ss, const int64_t *counts, int id, int step, int64_t *count,
+                            const char *fn)
+{
+    if (!ss || !count || id < 0 || id >= ss->snn->n_layers)
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s: no layer %d", fn, id);
+    if (!ss->opt.count_steps)
+        return nc_errorf(NC_ERR_UNSUPPORTED, "%s: the session was made without count_steps", fn);
+    if (!counts || ss->steps_T != ss->last_T || step < 0 || step >= ss->last_T)
+        return nc_errorf(NC_ERR_INVALID_ARG, "%s: no step %d in the last run (%d steps)", fn, step, ss->last_T);
+    *count = counts[(int64_t)step * ss->snn->n_layers + id];
+    return NC_OK;
+}
+
+nc_status nc_session_synops_step(const nc_session *ss, int id, int step, int64_t *count)
+{
+    return step_count(ss, ss ? ss->synops_step : NULL, id, step, count, "nc_session_synops_step");
+}
+
+nc_status nc_session_burst_ops_step(const nc_session *ss, int id, int step, int64_t *count)
+{
+    return step_count(ss, ss ? ss->burst_ops_step : NULL, id, step, count, "nc_session_burst_ops_step");
 }
 
 nc_status nc_session_layer_seconds(const nc_session *ss, int id, double *seconds)

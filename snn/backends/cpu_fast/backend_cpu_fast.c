@@ -113,7 +113,8 @@ static void fast_plan_free(void *p)
         fast_layer *F = &P->L[i];
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
-                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel, F->bidx};
+                        F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel, F->bidx,
+                        F->fan};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -337,6 +338,27 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     return 1;
 }
 
+/* A SignedIF of bursts: the synaptic ops an event of each neuron causes
+ * downstream (nc_snn_event_fanout, macs: nc_snn_mark_macs), in the layer's
+ * state layout as its spike values. 0 when out of memory. */
+static int plan_burst_fanout(const nc_snn *s, const char *macs, int i, fast_layer *F)
+{
+    int fail = 0;
+    int32_t *fan = nc_snn_event_fanout(s, macs, i, &fail);
+    if (fail)
+        return 0;
+    if (!F->state_cl) {
+        F->fan = fan;
+        return 1;
+    }
+    F->fan = nc_malloc((size_t)F->size * sizeof *F->fan);
+    for (int64_t c = 0; F->fan && c < F->C; c++)
+        for (int64_t p = 0; p < F->HW; p++)
+            F->fan[p * F->C + c] = fan[c * F->HW + p];
+    nc_free(fan);
+    return F->fan != NULL;
+}
+
 static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
 {
     int fail = 0, cl = F->state_cl;
@@ -385,6 +407,7 @@ static nc_status plan_layers(fast_plan *P)
     nc_snn_mark_signed(s, P->is_static); /* is_static is set per run: scratch until then */
     for (int i = 0; i < s->n_layers; i++)
         P->L[i].is_signed = P->is_static[i];
+    nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, P->is_static); /* scratch again: which layers multiply */
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
         fast_layer *F = &P->L[i];
@@ -479,7 +502,7 @@ static nc_status plan_layers(fast_plan *P)
         case NC_SNN_SIGNED_IF: /* dense ±spike values in the state layout */
             F->rep = REP_DENSE;
             F->state_cl = F->cl = F->in_dense && X->cl;
-            ok = plan_neuron(L, F);
+            ok = plan_neuron(L, F) && (nc_snn_layer_burst(L) == 1 || plan_burst_fanout(s, P->is_static, i, F));
             break;
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
         case NC_SNN_DELAY: case NC_SNN_RESHAPE:
@@ -826,6 +849,10 @@ static nc_status fast_run(void *plan, const nc_run_request *q)
     int64_t out_size = P->L[nc_snn_output_id(s)].size;
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    if (q->synops_step) /* the samples add to them as they go (add_step_ops, count_burst_ops) */
+        memset(q->synops_step, 0, (size_t)q->T * (size_t)nl * sizeof *q->synops_step);
+    if (q->synops_step && q->burst_ops_step)
+        memset(q->burst_ops_step, 0, (size_t)q->T * (size_t)nl * sizeof *q->burst_ops_step);
     for (int w = 0; w < P->n_ws; w++)
         nc_fast_bind_slots(P, &P->ws[w]);
     int nt = P->n_ws;

@@ -543,6 +543,25 @@ static int64_t signed_if_range(const fast_plan *P, fast_ws *W, int i, const floa
                            W->dense[i] + lo);
 }
 
+/* Adds to the request's per-step counts, if it asks for them, the synaptic
+ * ops that the bursts (events of k ≥ 2 spikes: a value other than ±sval)
+ * of SignedIF i among its neurons [lo, hi) at step t cause downstream
+ * (fast_layer.fan). Samples and a team's threads add there at once. */
+static void count_burst_ops(const fast_plan *P, const fast_ws *W, const nc_run_request *q, int i, int t,
+                            int64_t lo, int64_t hi)
+{
+    const fast_layer *F = &P->L[i];
+    if (!F->fan || !q->synops_step || !q->burst_ops_step)
+        return;
+    const float *y = W->dense[i];
+    int64_t n = 0;
+    for (int64_t j = lo; j < hi; j++)
+        if (y[j] != 0.0f && fabsf(y[j]) != fabsf(F->sval[j]))
+            n += F->fan[j];
+    if (n)
+        __atomic_add_fetch(&q->burst_ops_step[(int64_t)t * P->s->n_layers + i], n, __ATOMIC_RELAXED);
+}
+
 /* Spins before a barrier's waiter yields its core: a few milliseconds. */
 #define NC_FAST_SPINS (1u << 16)
 
@@ -577,6 +596,15 @@ static float *team_val(const fast_plan *P, const fast_ws *W, int tid, int k)
     return W->ev_val + ((int64_t)tid * P->n_slots + k) * W->ev_cap;
 }
 
+/* Adds n synaptic ops of layer i to step t's row of the request's per-step
+ * counts, if it asks for them: samples (and a team's threads) add there
+ * at once. */
+static void add_step_ops(const fast_plan *P, const nc_run_request *q, int t, int i, int64_t n)
+{
+    if (q->synops_step && n)
+        __atomic_add_fetch(&q->synops_step[(int64_t)t * P->s->n_layers + i], n, __ATOMIC_RELAXED);
+}
+
 /* Output rows [*r0, *r1) of thread tid's band of OH among nt: as even as
  * they go, empty for a thread beyond OH bands. */
 static void team_rows(int64_t OH, int tid, int nt, int64_t *r0, int64_t *r1)
@@ -591,19 +619,18 @@ static void team_rows(int64_t OH, int tid, int nt, int64_t *r0, int64_t *r1)
 
 /* Events of slots 0 .. nb - 1 (one list each) scattered into each slot's
  * accumulators of convolution i with geometry g (whose band of rows they
- * may be). Merged: in one pass over the weights, input channel by input
+ * may be); slot k's synaptic ops are added to slot_ops[k]. Merged: in one pass over the weights, input channel by input
  * channel, each slot's events of that channel; each slot's accumulators
  * still get their terms in ascending input index, so the sums are those of
  * a step at a time. */
-static int64_t scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int merged, const nc_fast_conv *g,
-                             int32_t *const *idx, float *const *val, const int64_t *ne)
+static void scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int merged, const nc_fast_conv *g,
+                          int32_t *const *idx, float *const *val, const int64_t *ne, int64_t *slot_ops)
 {
-    int64_t ops = 0;
     const float *wt = P->L[i].wt;
     if (!merged) {
         for (int k = 0; k < nb; k++)
-            ops += P->K->conv(g, wt, idx[k], val[k], ne[k], V[k].dense[i]);
-        return ops;
+            slot_ops[k] += P->K->conv(g, wt, idx[k], val[k], ne[k], V[k].dense[i]);
+        return;
     }
     int64_t pos[NC_FAST_SLOTS_LIMIT], HW = g->HW, C = P->s->layers[P->s->layers[i].inputs[0]].shape[0];
     for (int k = 0; k < nb; k++)
@@ -615,20 +642,19 @@ static int64_t scatter_slots(const fast_plan *P, fast_ws *V, int i, int nb, int 
             while (e < ne[k] && idx[k][e] < end_idx)
                 e++;
             if (e > pos[k])
-                ops += P->K->conv(g, wt, idx[k] + pos[k], val[k] + pos[k], e - pos[k], V[k].dense[i]);
+                slot_ops[k] += P->K->conv(g, wt, idx[k] + pos[k], val[k] + pos[k], e - pos[k], V[k].dense[i]);
             pos[k] = e;
         }
     }
-    return ops;
 }
 
 /* Output rows [r0, r1) of the scattering convolution i for slots 0 .. nb - 1
  * (steps t0 ..), by thread tid: the events of the input rows that reach
  * them into the thread's event buffers, the rows' accumulators started,
- * the events scattered, skipping the taps that leave the rows. Returns the
- * synaptic ops. */
-static int64_t conv_rows(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int64_t r0,
-                         int64_t r1)
+ * the events scattered, skipping the taps that leave the rows. Adds slot
+ * k's synaptic ops to slot_ops[k]. */
+static void conv_rows(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int64_t r0,
+                      int64_t r1, int64_t *slot_ops)
 {
     const fast_layer *F = &P->L[i];
     const nc_snn_layer *L = &P->s->layers[i], *X = &P->s->layers[L->inputs[0]];
@@ -651,7 +677,7 @@ static int64_t conv_rows(const fast_plan *P, fast_ws *W, int i, int t0, int nb, 
     nc_fast_conv g = F->conv;
     g.a_lo = r0 * row;
     g.a_hi = r1 * row;
-    return scatter_slots(P, V, i, nb, merged, &g, idx, val, ne);
+    scatter_slots(P, V, i, nb, merged, &g, idx, val, ne, slot_ops);
 }
 
 /* Steps t0 .. t0 + nb - 1 (slots 0 .. nb - 1) of the scattering convolution
@@ -664,16 +690,20 @@ static int64_t conv_rows(const fast_plan *P, fast_ws *W, int i, int t0, int nb, 
  * (splitting the channels instead did, and made the scatter slower than
  * one thread's). Run alone in bands small enough for the accumulators to
  * stay in the first-level cache, it was no faster (tv_resnet18, 64 px). */
-static void run_conv_block(const fast_plan *P, fast_ws *W, int i, int t0, int nb, int merged, int tid, int nt,
-                           int64_t *ops)
+static void run_conv_block(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t0, int nb,
+                           int merged, int tid, int nt, int64_t *ops)
 {
-    int64_t OH = P->s->layers[i].shape[1], r0 = 0, r1 = OH, part = 0;
+    int64_t OH = P->s->layers[i].shape[1], r0 = 0, r1 = OH, part = 0, slot_ops[NC_FAST_SLOTS_LIMIT] = {0};
     if (nt > 1) {
         nc_fast_team_barrier(P, nt);
         team_rows(OH, tid, nt, &r0, &r1);
     }
     if (r1 > r0)
-        part = conv_rows(P, W, i, t0, nb, merged, tid, r0, r1);
+        conv_rows(P, W, i, t0, nb, merged, tid, r0, r1, slot_ops);
+    for (int k = 0; k < nb; k++) {
+        part += slot_ops[k];
+        add_step_ops(P, q, t0 + k, i, slot_ops[k]);
+    }
     if (nt == 1) {
         ops[i] += part;
         return;
@@ -698,8 +728,8 @@ static void team_elems(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
  * channel-last ones by the same bands of rows.
  * idx, val: the thread's event buffers. Adds its synaptic ops to *ops;
  * returns its spikes. */
-static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int tid, int nt, int32_t *idx,
-                              float *val, int64_t *ops)
+static int64_t run_layer_part(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t, int tid, int nt,
+                              int32_t *idx, float *val, int64_t *ops)
 {
     const nc_snn_layer *L = &P->s->layers[i], *XL = &P->s->layers[L->inputs[0]];
     const fast_layer *F = &P->L[i];
@@ -735,17 +765,19 @@ static int64_t run_layer_part(const fast_plan *P, fast_ws *W, int i, int t, int 
         }
         return 0;
     }
-    return signed_if_range(P, W, i, x, lo, hi);
+    int64_t spikes = signed_if_range(P, W, i, x, lo, hi);
+    count_burst_ops(P, W, q, i, t, lo, hi);
+    return spikes;
 }
 
 /* Step t (slot k) of layer i (one a team splits, not a scatter), by thread
  * tid of a team of nt: each thread its part. */
-static void run_part_step(const fast_plan *P, fast_ws *W, int i, int t, int k, int tid, int nt, int64_t *spk,
-                          int64_t *ops)
+static void run_part_step(const fast_plan *P, fast_ws *W, const nc_run_request *q, int i, int t, int k, int tid,
+                          int nt, int64_t *spk, int64_t *ops)
 {
     int64_t o = 0;
     nc_fast_team_barrier(P, nt);
-    int64_t s = run_layer_part(P, &W->slot[k], i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
+    int64_t s = run_layer_part(P, &W->slot[k], q, i, t, tid, nt, team_idx(P, W, tid, k), team_val(P, W, tid, k), &o);
     __atomic_add_fetch(&spk[i], s, __ATOMIC_RELAXED);
     __atomic_add_fetch(&ops[i], o, __ATOMIC_RELAXED);
     nc_fast_team_barrier(P, nt);
@@ -834,6 +866,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         int rz = L->reset == NC_RESET_ZERO;
         if (L->kind == NC_SNN_SIGNED_IF) {
             spk[i] += signed_if_range(P, W, i, cur, 0, F->size);
+            count_burst_ops(P, W, q, i, t, 0, F->size);
         } else if (L->kind != NC_SNN_IF || F->nir) {
             spk[i] += run_lif(L, F, W, i, cur);
         } else if (F->state_cl) {
@@ -938,12 +971,13 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
             double start = (sec || trial >= 0) && tid == 0 ? nc_monotonic_s() : 0.0;
             int team = P->team_on[i] && nt > 1 && steps, merged = !F->is_static && F->merge_slots && nb > 1;
             if (team && F->scatter)
-                run_conv_block(P, W, i, t0, steps, merged, tid, nt, ops);
+                run_conv_block(P, W, q, i, t0, steps, merged, tid, nt, ops);
             else if (F->scatter && steps && tid == 0)
-                run_conv_block(P, W, i, t0, steps, merged, 0, 1, ops);
+                run_conv_block(P, W, q, i, t0, steps, merged, 0, 1, ops);
             for (int k = 0; k < nb; k++) {
+                int64_t ops_before = tid == 0 ? ops[i] : 0; /* the team's threads add after a barrier */
                 if (team && !F->scatter && k < steps) /* a step at a time: a membrane's trace is between them */
-                    run_part_step(P, W, i, t0 + k, k, tid, nt, spk, ops);
+                    run_part_step(P, W, q, i, t0 + k, k, tid, nt, spk, ops);
                 if (tid != 0)
                     continue;
                 if (!F->scatter && !team && k < steps) {
@@ -951,6 +985,7 @@ void nc_fast_run_sample(const fast_plan *P, fast_ws *W, const nc_run_request *q,
                     for (int j = 1; i == 0 && F->is_static && j < P->n_slots; j++) /* the one value not in a slot's buffers */
                         V[j].in = V[0].in;
                 }
+                add_step_ops(P, q, t0 + k, i, ops[i] - ops_before);
                 /* a membrane is state: its trace is taken before the next step */
                 if ((q->rec_spikes && q->rec_spikes[i]) || (q->rec_membrane && q->rec_membrane[i]))
                     record(P, &V[k], q, i, t0 + k, n);

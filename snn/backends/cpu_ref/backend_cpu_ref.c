@@ -28,6 +28,7 @@ typedef struct ref_layer {
     float *dbuf;       /* Delay: (d + 1) frames of N × size, a ring */
     int64_t dpos;      /* Delay: the frame step t writes */
     int32_t *net;      /* SignedIF: net spike count per neuron, N × size */
+    int32_t *fan;      /* SignedIF of bursts: the synaptic ops an event of each neuron causes (nc_snn_event_fanout) */
     uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
     float *nsum[2];    /* Nonlinear: the sums of its inputs over the steps so far, N × (input size) each */
     float *ntot;       /* Nonlinear: the cumulative output t·f(mean) of the last step, N × size */
@@ -68,6 +69,7 @@ static void ref_plan_free(void *p)
         nc_free(R->nsum[0]);
         nc_free(R->nsum[1]);
         nc_free(R->ntot);
+        nc_free(R->fan);
     }
     nc_free(P->L);
     nc_free(P->scratch);
@@ -87,9 +89,12 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
     P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L);
     P->is_static = nc_calloc((size_t)s->n_layers, 1);
     P->is_signed = nc_calloc((size_t)s->n_layers, 1);
-    int fail = !P->L || !P->is_static || !P->is_signed;
-    if (!fail)
+    char *macs = nc_calloc((size_t)s->n_layers, 1);
+    int fail = !P->L || !P->is_static || !P->is_signed || !macs;
+    if (!fail) {
         nc_snn_mark_signed(s, P->is_signed);
+        nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, macs);
+    }
     int64_t scratch_n = 0;
     for (int i = 0; !fail && i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
@@ -97,6 +102,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         R->size = nc_snn_layer_size(L);
         int64_t n;
         if (!nc_mul_i64(R->size, N, &n) || (uint64_t)n > SIZE_MAX / sizeof(float)) {
+            nc_free(macs);
             ref_plan_free(P);
             return nc_errorf(NC_ERR_LIMIT, "layer '%s': batch %d × %lld neurons is too large", L->name, N,
                              (long long)R->size);
@@ -140,6 +146,8 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         if (L->kind == NC_SNN_SIGNED_IF) {
             R->net = nc_calloc((size_t)n, sizeof *R->net);
             fail |= !R->net;
+            if (nc_snn_layer_burst(L) > 1 && !fail)
+                R->fan = nc_snn_event_fanout(s, macs, i, &fail);
         }
         if (leaky) {
             R->dt_tau = nc_snn_leak_coefs(L, L->tau, 0, &fail);
@@ -158,6 +166,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         if (L->kind == NC_SNN_DELAY) {
             int64_t frames = L->kernel[0] + 1, nb;
             if (!nc_mul_i64(n, frames, &nb) || (uint64_t)nb > SIZE_MAX / sizeof(float)) {
+                nc_free(macs);
                 ref_plan_free(P);
                 return nc_errorf(NC_ERR_LIMIT, "Delay '%s': %lld steps of batch %d × %lld neurons is too large",
                                  L->name, (long long)L->kernel[0], N, (long long)R->size);
@@ -166,6 +175,7 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
             fail |= !R->dbuf;
         }
     }
+    nc_free(macs);
     if (fail) {
         ref_plan_free(P);
         return nc_errorf(NC_ERR_NOMEM, "out of memory creating the cpu plan");
@@ -391,12 +401,14 @@ static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *
 
 /* ---- neurons ---- */
 
-static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int N, int t,
-                       int64_t *spikes, float *rec_s, float *rec_v)
+/* Adds the spikes to *spikes; returns the synaptic ops its bursts cause
+ * downstream (ref_layer.fan). */
+static int64_t run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int N, int t,
+                          int64_t *spikes, float *rec_s, float *rec_v)
 {
     int64_t size = R->size;
     int reset_zero = L->reset == NC_RESET_ZERO;
-    int64_t count = 0;
+    int64_t count = 0, burst_ops = 0;
     for (int n = 0; n < N; n++)
         for (int64_t j = 0; j < size; j++) {
             int64_t k = n * size + j;
@@ -417,8 +429,11 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
                 }
             } else if (L->kind == NC_SNN_IF)
                 s = nc_if_step(v, I[k], R->theta[j], reset_zero);
-            else if (L->kind == NC_SNN_SIGNED_IF)
+            else if (L->kind == NC_SNN_SIGNED_IF) {
                 s = nc_signed_if_step(v, &R->net[k], I[k], R->theta[j], nc_snn_layer_burst(L));
+                if (R->fan && (s > 1 || s < -1))
+                    burst_ops += R->fan[j];
+            }
             else {
                 float cur = I[k];
                 if (L->kind == NC_SNN_CUBALIF)
@@ -435,6 +450,7 @@ static void run_neuron(const nc_snn_layer *L, ref_layer *R, const float *I, int 
                 rec_v[(int64_t)t * N * size + k] = *v;
         }
     *spikes += count;
+    return burst_ops;
 }
 
 static nc_status ref_run(void *plan, const nc_run_request *q)
@@ -476,6 +492,10 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
     }
     if (!q->per_step)
         memset(q->output, 0, (size_t)(N * out_size) * sizeof(float));
+    if (q->synops_step)
+        memset(q->synops_step, 0, (size_t)q->T * (size_t)s->n_layers * sizeof *q->synops_step);
+    if (q->synops_step && q->burst_ops_step)
+        memset(q->burst_ops_step, 0, (size_t)q->T * (size_t)s->n_layers * sizeof *q->burst_ops_step);
 
     int64_t in_size = R[0].size;
     for (int t = 0; t < q->T; t++) {
@@ -550,9 +570,10 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             }
             case NC_SNN_IF: case NC_SNN_SIGNED_IF: case NC_SNN_LIF: case NC_SNN_CUBALIF:
             case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR:
-                run_neuron(L, Ri, x, N, t, &q->spike_counts[i],
-                           q->rec_spikes ? q->rec_spikes[i] : NULL,
-                           q->rec_membrane ? q->rec_membrane[i] : NULL);
+                ops = run_neuron(L, Ri, x, N, t, &q->spike_counts[i], q->rec_spikes ? q->rec_spikes[i] : NULL,
+                                 q->rec_membrane ? q->rec_membrane[i] : NULL);
+                if (q->synops_step && q->burst_ops_step)
+                    q->burst_ops_step[(int64_t)t * s->n_layers + i] = ops;
                 goto timed; /* a neuron records its own traces */
             case NC_SNN_NONLINEAR: ops = run_nonlinear(s, L, Ri, R, N, t + 1); break;
             case NC_SNN_KIND_COUNT: /* not a kind: refused by the validation of every layer */
@@ -560,6 +581,8 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             }
             if (q->synops)
                 q->synops[i] += ops;
+            if (q->synops_step)
+                q->synops_step[(int64_t)t * s->n_layers + i] = ops;
         record: /* non-neuron layers: their output is recorded as the "membrane" trace */
             if (q->rec_membrane && q->rec_membrane[i])
                 memcpy(q->rec_membrane[i] + (int64_t)t * N * Ri->size, Ri->out,

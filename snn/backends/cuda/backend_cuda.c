@@ -90,6 +90,7 @@ typedef struct cu_layer {
     float scale;
     float *v, *theta, *sval, *v0;
     int32_t *net;         /* SignedIF: net spike counts, N × size */
+    int32_t *fan;         /* SignedIF of bursts: ops an event causes downstream (nc_snn_event_fanout) */
     /* SpikeMaxPool2d: the input's counts (N × input size), the outputs'
        (N × size), and the input's counts after each step of a chunk */
     uint32_t *in_cnt, *out_cnt, *cum;
@@ -108,7 +109,7 @@ typedef struct cu_plan {
     cudaStream_t st;
     cublasHandle_t blas;
     cusparseHandle_t sparse;
-    nc_cu_count *counters;   /* device: spikes, ops, events, n_layers each */
+    nc_cu_count *counters;   /* device: spikes, ops, events, burst ops (nc_cu_burst_ops), n_layers each */
     nc_cu_count *h_counters;
     float *analog;           /* Poisson input: the analog values of a chunk */
     float *out_acc;          /* N × output size: the readout sums */
@@ -269,7 +270,7 @@ static void cu_plan_free(void *p)
         void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
                         C->row_off, C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
                         C->net,  C->in_cnt, C->out_cnt, C->cum, C->nsum[0], C->nsum[1], C->ncum[0], C->ncum[1],
-                        C->nlast};
+                        C->nlast, C->fan};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             cudaFree(bufs[b]);
     }
@@ -388,6 +389,23 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
     return b * N;
 }
 
+/* A SignedIF of bursts: the ops an event of each neuron causes downstream
+ * (nc_snn_event_fanout), on the device. */
+static nc_status upload_fanout(cu_plan *P, int i)
+{
+    const nc_snn *s = P->s;
+    char *macs = nc_calloc((size_t)s->n_layers, 1);
+    int fail = !macs;
+    if (!fail)
+        nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, macs);
+    int32_t *fan = fail ? NULL : nc_snn_event_fanout(s, macs, i, &fail);
+    nc_status st = fail ? nc_errorf(NC_ERR_NOMEM, "out of memory for the fan-out of layer '%s'", s->layers[i].name)
+                        : upload((void **)&P->L[i].fan, fan, (size_t)P->L[i].size * sizeof *fan, "fan-out");
+    nc_free(macs);
+    nc_free(fan);
+    return st;
+}
+
 static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *rec_on)
 {
     const nc_snn *s = P->s;
@@ -476,6 +494,8 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             CU(cudaMalloc((void **)&C->v, (size_t)(N * C->size) * sizeof(float)), "membranes");
             if (L->kind == NC_SNN_SIGNED_IF)
                 CU(cudaMalloc((void **)&C->net, (size_t)(N * C->size) * sizeof(int32_t)), "net spike counts");
+            if (L->kind == NC_SNN_SIGNED_IF && nc_snn_layer_burst(L) > 1 && (st = upload_fanout(P, i)) != NC_OK)
+                return st;
             if (rec_on && rec_on[i]) {
                 CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
                 CU(cudaMalloc((void **)&C->rec_v, (size_t)(fr * C->size) * sizeof(float)), "membrane traces");
@@ -499,7 +519,7 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
     cu_plan *P = nc_calloc(1, sizeof *P);
     nc_status st = NC_OK;
     if (!want || !P || !(P->L = nc_calloc((size_t)s->n_layers, sizeof *P->L)) ||
-        !(P->h_counters = nc_calloc((size_t)(3 * s->n_layers), sizeof *P->h_counters))) {
+        !(P->h_counters = nc_calloc((size_t)(4 * s->n_layers), sizeof *P->h_counters))) {
         st = nc_errorf(NC_ERR_NOMEM, "out of memory creating the cuda plan");
         goto done;
     }
@@ -576,7 +596,7 @@ static nc_status cu_plan_create_opt(const nc_snn *s, int N, const nc_session_opt
         st = sparse_err(se, "cusparseCreate");
         goto done;
     }
-    if ((e = cudaMalloc((void **)&P->counters, (size_t)(3 * s->n_layers) * sizeof(nc_cu_count))) != cudaSuccess ||
+    if ((e = cudaMalloc((void **)&P->counters, (size_t)(4 * s->n_layers) * sizeof(nc_cu_count))) != cudaSuccess ||
         (e = cudaMalloc((void **)&P->analog, (size_t)(tc * N * P->L[0].size) * sizeof(float))) != cudaSuccess ||
         (e = cudaMalloc((void **)&P->out_acc, (size_t)(N * P->L[nc_snn_output_id(s)].size) * sizeof(float))) !=
             cudaSuccess) {
@@ -901,6 +921,9 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
                         L->reset == NC_RESET_ZERO, nc_snn_layer_burst(L), C->val, C->rec_s, C->rec_v,
                         P->counters + i),
                "IF kernel");
+            if (C->fan && q->synops_step && q->burst_ops_step)
+                KERNEL(nc_cu_burst_ops(P->st, C->val, steps * N, (int)C->size, C->sval, C->fan, P->counters + 3 * nl + i),
+                       "burst count kernel");
             if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
                 ((st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK ||
                  (st = download_steps(P, C->rec_v, 0, C->size, steps, q->rec_membrane[i] + t0 * N * C->size)) != NC_OK))
@@ -929,6 +952,45 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
     return NC_OK;
 }
 
+/* Layer i's synaptic ops in the counters last copied to the host. */
+static int64_t host_synops(const cu_plan *P, int i, int steps)
+{
+    const nc_snn_layer *L = &P->s->layers[i];
+    int nl = P->s->n_layers;
+    if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
+        return (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
+    if (L->kind == NC_SNN_NONLINEAR) /* the reference's: a multiply for each term of a product, each step */
+        return L->nl.fn == NC_NL_MUL      ? (int64_t)steps * P->N * P->L[i].size
+               : L->nl.fn == NC_NL_MATMUL ? (int64_t)steps * P->N * P->L[i].size * P->L[i].nl.k
+                                          : 0;
+    return (int64_t)P->h_counters[nl + i];
+}
+
+/* Per-step synaptic ops: a chunk is one step, and the counters, summed
+ * since the run's start, are read after each (a copy and a wait a step: a
+ * cost only runs that ask for these counts pay). Row t holds the sums up to
+ * t until the last step, then each row less the one before. */
+static nc_status cu_step_counts(cu_plan *P, const nc_run_request *q, int t)
+{
+    int nl = P->s->n_layers;
+    CU(cudaMemcpyAsync(P->h_counters, P->counters, (size_t)(4 * nl) * sizeof(nc_cu_count), cudaMemcpyDeviceToHost,
+                       P->st), "copying the counters");
+    CU(cudaStreamSynchronize(P->st), "running the network");
+    for (int i = 0; i < nl; i++) {
+        q->synops_step[(int64_t)t * nl + i] = host_synops(P, i, t + 1);
+        if (q->burst_ops_step)
+            q->burst_ops_step[(int64_t)t * nl + i] = (int64_t)P->h_counters[3 * nl + i];
+    }
+    if (t == q->T - 1)
+        for (int64_t r = t; r > 0; r--)
+            for (int i = 0; i < nl; i++) {
+                q->synops_step[r * nl + i] -= q->synops_step[(r - 1) * nl + i];
+                if (q->burst_ops_step)
+                    q->burst_ops_step[r * nl + i] -= q->burst_ops_step[(r - 1) * nl + i];
+            }
+    return NC_OK;
+}
+
 static nc_status cu_run(void *plan, const nc_run_request *q)
 {
     cu_plan *P = plan;
@@ -941,7 +1003,7 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
         return st;
     int o = nc_snn_output_id(s);
     int64_t out_size = P->L[o].size;
-    CU(cudaMemsetAsync(P->counters, 0, (size_t)(3 * nl) * sizeof(nc_cu_count), P->st), "clearing counters");
+    CU(cudaMemsetAsync(P->counters, 0, (size_t)(4 * nl) * sizeof(nc_cu_count), P->st), "clearing counters");
     CU(cudaMemsetAsync(P->out_acc, 0, (size_t)(N * out_size) * sizeof(float), P->st), "clearing the output");
     for (int i = 0; i < nl; i++) {
         cu_layer *C = &P->L[i];
@@ -962,8 +1024,11 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
         }
     }
     int first_run = !P->decided;
-    for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += P->tc) {
-        st = run_chunk(P, q, t0, q->T - t0 < P->tc ? q->T - t0 : P->tc, first_run && t0 == 0);
+    int tc = q->synops_step ? 1 : P->tc;
+    for (int t0 = 0; st == NC_OK && t0 < q->T; t0 += tc) {
+        st = run_chunk(P, q, t0, q->T - t0 < tc ? q->T - t0 : tc, first_run && t0 == 0);
+        if (st == NC_OK && q->synops_step)
+            st = cu_step_counts(P, q, t0);
     }
     if (st != NC_OK) {
         cudaStreamSynchronize(P->st);
@@ -973,22 +1038,13 @@ static nc_status cu_run(void *plan, const nc_run_request *q)
     if (!q->per_step)
         CU(cudaMemcpyAsync(q->output, P->out_acc, (size_t)(N * out_size) * sizeof(float), cudaMemcpyDeviceToHost,
                            P->st), "copying the output");
-    CU(cudaMemcpyAsync(P->h_counters, P->counters, (size_t)(3 * nl) * sizeof(nc_cu_count), cudaMemcpyDeviceToHost,
+    CU(cudaMemcpyAsync(P->h_counters, P->counters, (size_t)(4 * nl) * sizeof(nc_cu_count), cudaMemcpyDeviceToHost,
                        P->st), "copying the counters");
     CU(cudaStreamSynchronize(P->st), "running the network");
     for (int i = 0; i < nl; i++) {
-        const nc_snn_layer *L = &s->layers[i];
         q->spike_counts[i] = (int64_t)P->h_counters[i];
-        if (!q->synops)
-            continue;
-        if (L->kind == NC_SNN_AFFINE) /* every event meets every output */
-            q->synops[i] = (int64_t)P->h_counters[2 * nl + i] * L->shape[0];
-        else if (L->kind == NC_SNN_NONLINEAR) /* the reference's: a multiply for each term of a product */
-            q->synops[i] = L->nl.fn == NC_NL_MUL      ? (int64_t)q->T * N * P->L[i].size
-                           : L->nl.fn == NC_NL_MATMUL ? (int64_t)q->T * N * P->L[i].size * P->L[i].nl.k
-                                                      : 0;
-        else
-            q->synops[i] = (int64_t)P->h_counters[nl + i];
+        if (q->synops)
+            q->synops[i] = host_synops(P, i, q->T);
     }
     return NC_OK;
 }

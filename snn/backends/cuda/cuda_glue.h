@@ -71,6 +71,11 @@ cudaError_t nc_cu_concat(cudaStream_t st, float *y, const float *x, int x_frames
 cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int size, int steps, float *v,
                      int32_t *net, const float *theta, const float *sval, int reset_zero, int burst, float *y,
                      float *rec_s, float *rec_v, nc_cu_count *spikes);
+/* The synaptic ops the bursts among `frames` frames of a SignedIF's output
+ * y cause downstream: fan[j] for every value other than 0 and ±sval[j] (an
+ * event of k ≥ 2 spikes), added to *ops. */
+cudaError_t nc_cu_burst_ops(cudaStream_t st, const float *y, int frames, int size, const float *sval,
+                            const int32_t *fan, nc_cu_count *ops);
 /* Spiking max pooling over `steps` steps of x (steps·N frames, or N when
  * x_static; signed_in: its spikes may be negative): in_cnt (N × input size)
  * and out_cnt (N × output size) carry the counts between chunks, cum

@@ -395,6 +395,20 @@ __global__ void fill_rows_kernel(float *v, const float *v0, int64_t total, int s
         v[e] = v0[e % size];
 }
 
+__global__ void burst_ops_kernel(const float *y, int64_t total, int size, const float *sval, const int32_t *fan,
+                                 nc_cu_count *ops)
+{
+    nc_cu_count n = 0;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int j = (int)(e % size);
+        float v = y[e];
+        if (v != 0.0f && fabsf(v) != fabsf(sval[j]))
+            n += (nc_cu_count)fan[j];
+    }
+    if (n)
+        atomicAdd(ops, n);
+}
+
 __global__ void im2col_kernel(const float *x, nc_win_geom g, int64_t total, float *col)
 {
     const int kk = g.kh * g.kw, cols = g.C * kk;
@@ -606,6 +620,14 @@ cudaError_t nc_cu_fill_rows(cudaStream_t st, float *v, const float *v0, int rows
 {
     int64_t total = (int64_t)rows * size;
     fill_rows_kernel<<<blocks_for(total), kBlock, 0, st>>>(v, v0, total, size);
+    return cudaGetLastError();
+}
+
+cudaError_t nc_cu_burst_ops(cudaStream_t st, const float *y, int frames, int size, const float *sval,
+                            const int32_t *fan, nc_cu_count *ops)
+{
+    int64_t total = (int64_t)frames * size;
+    burst_ops_kernel<<<blocks_for(total), kBlock, 0, st>>>(y, total, size, sval, fan, ops);
     return cudaGetLastError();
 }
 

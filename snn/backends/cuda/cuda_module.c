@@ -83,6 +83,14 @@ void nc_nl_matmul_dims(const nc_snn_layer *L, const nc_snn_layer *X, const nc_sn
 {
     g_host->snn_nl_matmul_dims(L, X, Y, m, k, n);
 }
+void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs)
+{
+    g_host->snn_mark_macs(s, series, enc, macs);
+}
+int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail)
+{
+    return g_host->snn_event_fanout(s, macs, l, fail);
+}
 
 const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_t abi)
 {
