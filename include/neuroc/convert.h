@@ -131,6 +131,11 @@ typedef struct nc_convert_options {
      * layers a spiking max pool reads keep one spike a step (a note says how
      * many). BPTT trains them; the Loihi 2 simulator sends graded spikes. */
     int burst;
+    /* Synaptic layers read the graded outputs of the non-linear layers
+     * (SiLU, Sigmoid, GELU, gates: NC_SNN_NONLINEAR) as they are, as
+     * multiply-adds; 0 (default): a two-sided SignedIF (NC_SIGNED_TWO_SIDED)
+     * with a calibrated threshold turns each such value into spikes first. */
+    int nonlinear_graded;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2
