@@ -82,7 +82,7 @@ static void check_model(const expect *e)
                 n_fn[L->nl.fn]++;
             if (L->kind == NC_SNN_SIGNED_IF && L->two_sided) {
                 n_two++;
-                assert_int_equal(L->max_spikes, NC_DEFAULT_BURST); /* bursts like every SignedIF */
+                assert_int_equal(L->max_spikes, NC_NONLINEAR_BURST); /* finer than the ReLUs' bursts */
             }
             graded_reads += nc_snn_kind_is_synaptic(L->kind) && s->layers[L->inputs[0]].kind == NC_SNN_NONLINEAR;
         }
