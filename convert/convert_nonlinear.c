@@ -449,7 +449,10 @@ nc_status nc_nl_spike_input(struct cv *c, const nc_node *n, int i)
     site.two_sided = 1;
     site.bias_shift = site.v0_shift = NAN;
     site.n_nodes = 1;
-    site.nodes[0] = n->name;
+    site.nodes[0] = n->name; /* the node computing v, else the one reading it */
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].n_outputs > 0 && g->nodes[k].outputs[0] == v)
+            site.nodes[0] = g->nodes[k].name;
     if ((st = nc_cv_add_site(c, &site)) != NC_OK)
         return st;
     /* later readers of v (another synaptic layer) share the spikes */
