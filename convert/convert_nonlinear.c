@@ -7,6 +7,7 @@
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
 #include "snn/base/tensor.h"
+#include "snn/ir/snn_ir.h"
 
 /* ---- element-wise ops, evaluated on one number ---- */
 
@@ -348,6 +349,42 @@ static nc_status op_mul(struct cv *c, const nc_node *n)
     return add_nonlinear(c, n, 2, from, &p, n->outputs[0]);
 }
 
+/* A value of C elements, (C) or (C, 1, ...), reshaped to (N, C, 1, ..., 1):
+ * a squeeze-excitation gate computed by Gemm layers (Linear after a
+ * flattening pool), about to be broadcast over a (C, H, W) map. A Reshape
+ * layer (the values as they are, in another shape); 0 in *handled for any
+ * other reshaping. */
+static nc_status unflatten_gate(struct cv *c, const nc_node *n, int *handled)
+{
+    const nc_graph *g = nc_cv_graph(c);
+    nc_snn *s = nc_cv_snn(c);
+    int layer = n->inputs[0] >= 0 ? nc_cv_peek_layer(c, n->inputs[0]) : -1;
+    const nc_value *ov = &g->values[n->outputs[0]];
+    if (layer < 0 || ov->ndim < 3 || ov->ndim - 1 == s->layers[layer].ndim ||
+        ov->shape[1] != s->layers[layer].shape[0] || ov->shape[1] != nc_snn_layer_size(&s->layers[layer]))
+        return NC_OK;
+    for (int d = 2; d < ov->ndim; d++)
+        if (ov->shape[d] != 1)
+            return NC_OK;
+    *handled = 1;
+    nc_status st = nc_cv_plain_input(c, n, 0, &layer);
+    if (st != NC_OK)
+        return st;
+    nc_snn_layer *L = nc_snn_append_unique(s, NC_SNN_RESHAPE, n->name, 1);
+    if (!L)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    L->inputs[0] = layer;
+    L->ndim = ov->ndim - 1;
+    for (int d = 0; d < L->ndim; d++)
+        L->shape[d] = ov->shape[d + 1];
+    if ((st = nc_snn_layer_validate(s, s->n_layers - 1, s->n_layers)) != NC_OK) {
+        nc_snn_pop(s);
+        return st;
+    }
+    nc_cv_set_layer(c, n->outputs[0], s->n_layers - 1);
+    return NC_OK;
+}
+
 nc_status nc_convert_nonlinear(struct cv *c, int i, int *handled)
 {
     const nc_graph *g = nc_cv_graph(c);
@@ -369,6 +406,8 @@ nc_status nc_convert_nonlinear(struct cv *c, int i, int *handled)
             nc_cv_mark_done(c, m.nodes[k]);
         return NC_OK;
     }
+    if (strcmp(n->op_type, "Reshape") == 0 || strcmp(n->op_type, "Unsqueeze") == 0)
+        return unflatten_gate(c, n, handled);
     if (strcmp(n->op_type, "Mul") == 0 && n->n_inputs == 2 && n->inputs[0] >= 0 && n->inputs[1] >= 0 &&
         !g->values[n->inputs[0]].constant && !g->values[n->inputs[1]].constant) {
         *handled = 1;

@@ -20,6 +20,9 @@ Writes tests/fixtures/nonlinear/:
   gelu.onnx       Conv, GELU (erf: Div, Erf, Add, Mul, Mul), Conv, HardSigmoid
                   gate times the Conv's input (a Mul of two activations), Conv,
                   Sigmoid·x with the constant first (0.5 * ...), mean, Linear
+  linear_se.onnx  Conv-ReLU, squeeze-excitation by Linear layers on the mean,
+                  the Sigmoid gate unsqueezed to (N, C, 1, 1), Conv-ReLU, Linear
+  not_gelu.onnx   Conv, Erf(x) + x·x, mean, Linear: not convertible
   x.npy           8 random inputs [8, 3, 8, 8], float32
   y_<name>.npy    torch's outputs on x.npy
 Seeded: the same networks every run (bytes may differ across torch versions).
@@ -98,6 +101,32 @@ class Gelus(nn.Module):
         return self.fc(x.mean([2, 3]))
 
 
+class LinearSE(nn.Module):
+    """Squeeze-excitation with Linear layers on the flattened mean, the gate
+    unsqueezed back to (N, C, 1, 1) (two Unsqueeze nodes)."""
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.fc1, self.fc2, self.fc = nn.Linear(8, 4), nn.Linear(4, 8), nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(x))
+        gate = torch.sigmoid(self.fc2(torch.relu(self.fc1(x.mean([2, 3])))))
+        x = torch.relu(self.c2(x * gate[:, :, None, None]))
+        return self.fc(x.mean([2, 3]))
+
+
+class NotGelu(nn.Module):
+    """Erf and x·x outside any function a Nonlinear layer computes: refused."""
+    def __init__(self):
+        super().__init__()
+        self.c1, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.c1(x)
+        return self.fc((torch.erf(x) + x * x).mean([2, 3]))
+
+
 def export(model, name, x, opset, gen):
     randomise(model, gen)
     model.eval()
@@ -118,6 +147,8 @@ def main():
     export(mnv3, "mnv3_13", x, 13, torch.Generator().manual_seed(12))
     export(mnv3, "mnv3_17", x, 17, torch.Generator().manual_seed(12))
     export(Gelus(), "gelu", x, 13, gen)
+    export(LinearSE(), "linear_se", x, 13, gen)
+    export(NotGelu(), "not_gelu", x, 13, gen)
 
 
 if __name__ == "__main__":

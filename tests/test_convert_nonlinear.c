@@ -2,7 +2,8 @@
  * torchvision's own MBConv and MobileNetV3 blocks): SiLU as Sigmoid + Mul,
  * squeeze-excitation gates (Sigmoid, HardSigmoid) multiplied into the
  * feature map, HardSwish as the op (opset 17) and as x·HardSigmoid(x)
- * (opset 13), GELU in its Erf form, a SiLU written with the constant first.
+ * (opset 13), GELU in its Erf form, a SiLU written with the constant first,
+ * a squeeze-excitation of Linear layers whose flat gate is unsqueezed.
  * Each converts with the defaults into Nonlinear layers of the expected
  * functions, the two-sided SignedIF spikes before every synaptic layer that
  * reads them (none with nonlinear_graded), and the SNN's readout on the
@@ -153,12 +154,44 @@ static void test_gelu(void **state)
     check_model(&e);
 }
 
+/* squeeze-excitation by Linear layers: the flat Sigmoid gate, unsqueezed
+ * twice to (N, C, 1, 1), becomes (C, 1, 1) through two Reshape layers and
+ * multiplies the map */
+static void test_linear_se(void **state)
+{
+    (void)state;
+    expect e = {"linear_se", {0}, 1, 0};
+    e.n_fn[NC_NL_SIGMOID] = 1;
+    e.n_fn[NC_NL_MUL] = 1;
+    check_model(&e);
+}
+
+/* Erf(x) + x·x is no function a Nonlinear layer computes: refused as
+ * before, naming the Erf; the product x·x alone would convert */
+static void test_refused(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/nonlinear/not_gelu.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/nonlinear/x.npy");
+    nc_snn *s = (nc_snn *)1;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    const char *e = nc_last_error();
+    assert_non_null(strstr(e, "not_gelu.onnx: node '/Erf' (Erf)"));
+    assert_non_null(strstr(e, "Nonlinear layers compute Sigmoid, SiLU"));
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_effnet),
         cmocka_unit_test(test_mobilenet_v3),
         cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_linear_se),
+        cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
