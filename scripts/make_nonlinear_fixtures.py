@@ -20,6 +20,8 @@ Writes tests/fixtures/nonlinear/:
   gelu.onnx       Conv, GELU (erf: Div, Erf, Add, Mul, Mul), Conv, HardSigmoid
                   gate times the Conv's input (a Mul of two activations), Conv,
                   Sigmoid·x with the constant first (0.5 * ...), mean, Linear
+  gelu_tanh.onnx  Conv, GELU's Tanh form written out (Pow 3, Mul 0.044715, Add,
+                  Mul √(2/π), Tanh, Add 1, Mul x, Mul 0.5), Conv, Tanh, mean, Linear
   linear_se.onnx  Conv-ReLU, squeeze-excitation by Linear layers on the mean,
                   the Sigmoid gate unsqueezed to (N, C, 1, 1), Conv-ReLU, Linear
   not_gelu.onnx   Conv, Erf(x) + x·x, mean, Linear: not convertible
@@ -101,6 +103,19 @@ class Gelus(nn.Module):
         return self.fc(x.mean([2, 3]))
 
 
+class GeluTanh(nn.Module):
+    """GELU's Tanh form (x³ as Mul·Mul at opset 13, Pow at 17 with nothing
+    else changed: the same function by other ops), then a Tanh."""
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.c1(x)
+        x = 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * torch.pow(x, 3))))
+        return self.fc(torch.tanh(self.c2(x)).mean([2, 3]))
+
+
 class LinearSE(nn.Module):
     """Squeeze-excitation with Linear layers on the flattened mean, the gate
     unsqueezed back to (N, C, 1, 1) (two Unsqueeze nodes)."""
@@ -148,6 +163,7 @@ def main():
     export(mnv3, "mnv3_17", x, 17, torch.Generator().manual_seed(12))
     export(Gelus(), "gelu", x, 13, gen)
     export(LinearSE(), "linear_se", x, 13, gen)
+    export(GeluTanh(), "gelu_tanh", x, 13, gen)
     export(NotGelu(), "not_gelu", x, 13, gen)
 
 

@@ -2,7 +2,7 @@
  * torchvision's own MBConv and MobileNetV3 blocks): SiLU as Sigmoid + Mul,
  * squeeze-excitation gates (Sigmoid, HardSigmoid) multiplied into the
  * feature map, HardSwish as the op (opset 17) and as x·HardSigmoid(x)
- * (opset 13), GELU in its Erf form, a SiLU written with the constant first,
+ * (opset 13), GELU in its Erf and Tanh forms, Tanh, a SiLU written with the constant first,
  * a squeeze-excitation of Linear layers whose flat gate is unsqueezed.
  * Each converts with the defaults into Nonlinear layers of the expected
  * functions, the two-sided SignedIF spikes before every synaptic layer that
@@ -154,6 +154,16 @@ static void test_gelu(void **state)
     check_model(&e);
 }
 
+/* GELU's Tanh form written out with Pow, and a Tanh */
+static void test_gelu_tanh(void **state)
+{
+    (void)state;
+    expect e = {"gelu_tanh", {0}, 2, 0};
+    e.n_fn[NC_NL_GELU_TANH] = 1;
+    e.n_fn[NC_NL_TANH] = 1;
+    check_model(&e);
+}
+
 /* squeeze-excitation by Linear layers: the flat Sigmoid gate, unsqueezed
  * twice to (N, C, 1, 1), becomes (C, 1, 1) through two Reshape layers and
  * multiplies the map */
@@ -190,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_effnet),
         cmocka_unit_test(test_mobilenet_v3),
         cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_gelu_tanh),
         cmocka_unit_test(test_linear_se),
         cmocka_unit_test(test_refused),
     };
