@@ -19,6 +19,11 @@ exported to ONNX; then, with the built neuroc,
              calibration defines) against the ANN, and the SNN at the largest T
              against that limit: clipping error and error of the dynamics apart
 
+--backend B runs stages 3 and 4 on B (cpu-fast by default; the Nonlinear
+layers of EfficientNet and MobileNet-V3 run on cpu so far). --in-memory
+converts and runs through the Python package (neuroc.convert, SNN.run) with
+no .nir file: stage 3 is skipped, the conversion the same.
+
 Prints one Markdown table row per model. Run with Debian's Python:
 
     /usr/bin/python3 bench/zoo.py [build/neuroc] [--models resnet18,alexnet] [--quick]
@@ -54,8 +59,10 @@ MODELS = {
     "mnasnet0_5": (32, {}, True),
     "inception_v3": (96, {"aux_logits": False, "init_weights": True}, True),  # 75 px at least
     "shufflenet_v2_x1_0": (32, {}, True),
-    "efficientnet_b0": (32, {}, False),   # SiLU, sigmoid gates: refused
-    "mobilenet_v3_small": (32, {}, False),  # hardswish, hardsigmoid gates: refused
+    # SiLU, sigmoid gates; hardswish, hardsigmoid gates: Nonlinear layers (the cpu backend runs them)
+    "efficientnet_b0": (32, {}, True),
+    "mobilenet_v3_small": (32, {}, True),
+    "efficientnet_v2_s": (32, {}, True),
     # torchvision's VisionTransformer, small: LayerNorm, attention, GELU: refused
     "vit": (32, {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 4, "hidden_dim": 64,
                  "mlp_dim": 128}, False),
@@ -154,6 +161,9 @@ def one(name, cfg):
         row["torch_f32_dev"] = float(np.abs(ref - ref64).max() / (np.abs(ref64).max() + 1e-30))
         row["run"] = "ok" if dev <= 1e-4 else f"FAIL: deviation {dev:.2e} of the output scale"
 
+    if cfg["in_memory"]:
+        return in_memory(row, cfg, onnx, xc, x_eval, ref, convertible)
+
     # 2: conversion with default options
     progress(f"{name}: convert")
     rc, err, secs = nc(nrc, ["convert", onnx, "--calib", xc, "-T", "32", "-o", nir] + cfg["convert"], to)
@@ -169,7 +179,7 @@ def one(name, cfg):
     x3 = os.path.join(d, name + "_eval3.npy")
     np.save(x3, x_eval[:cfg["nload"]])
     outs = []
-    for i, be in enumerate(["cpu", "cpu-fast", "cpu-fast"]):
+    for i, be in enumerate(["cpu", cfg["backend"], cfg["backend"]]):
         o = os.path.join(d, f"{name}_load{i}.npy")
         rc, err, _ = nc(nrc, ["run", nir, "--input", x3, "-T", "32", "--backend", be, "--output", o], to)
         if rc != 0:
@@ -195,11 +205,49 @@ def one(name, cfg):
     for t in cfg["T"]:
         progress(f"{name}: T = {t}")
         o = os.path.join(d, f"{name}_T{t}.npy")
-        rc, err, _ = nc(nrc, ["run", nir, "--input", xe, "-T", str(t), "--backend", "cpu-fast", "--output", o], to)
+        rc, err, _ = nc(nrc, ["run", nir, "--input", xe, "-T", str(t), "--backend", cfg["backend"], "--output", o], to)
         if rc != 0:
             row["cos"][t] = "FAIL: " + err
             continue
         s = np.load(o).reshape(ref.shape) / t
+        row["cos"][t] = centred_cosine(s, ref)
+        if lim is not None:
+            row["cos_limit"][t] = centred_cosine(s, lim)
+    return row
+
+
+def in_memory(row, cfg, onnx, xc, x_eval, ref, convertible):
+    """Stages 2 and 4 through the Python package: no .nir written or read."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    os.environ.setdefault("NEUROC_LIBRARY", os.path.join(os.path.dirname(cfg["neuroc"]), "libneuroc.so"))
+    import warnings
+    import neuroc
+    progress(f"{row['model']}: convert (in memory)")
+    t0 = time.time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            snn = neuroc.convert(onnx, np.load(xc), timesteps=32, **cfg["convert_kw"])
+    except neuroc.Error as e:
+        row["convert"] = ("refused: " if not convertible else "FAIL: ") + str(e).replace(os.path.dirname(onnx) + "/", "")
+        return row
+    row["convert_s"] = time.time() - t0
+    row["convert"] = "ok"
+    row["load"] = "skipped (in memory)"
+    try:
+        lim = snn.rate_limit(x_eval).reshape(ref.shape)
+        row["limit_cos"] = centred_cosine(lim, ref)
+    except neuroc.Error as e:
+        lim, row["limit_cos"] = None, "FAIL: " + str(e)
+    row["cos"], row["cos_limit"] = {}, {}
+    for t in cfg["T"]:
+        progress(f"{row['model']}: T = {t}")
+        try:
+            s = np.asarray(snn.run(x_eval, timesteps=t, backend=cfg["backend"])).reshape(ref.shape) / t
+        except neuroc.Error as e:
+            row["cos"][t] = "FAIL: " + str(e)
+            continue
         row["cos"][t] = centred_cosine(s, ref)
         if lim is not None:
             row["cos_limit"][t] = centred_cosine(s, lim)
@@ -244,6 +292,11 @@ def main():
     ap.add_argument("--opset", type=int, default=13, choices=[13, 17])
     ap.add_argument("--convert", default="", help="extra `neuroc convert` options, e.g. \"--plain-spikes "
                     "--threshold p99.9\" (default: none, the defaults)")
+    ap.add_argument("--backend", default="cpu-fast", help="backend of stages 3 and 4 (default cpu-fast)")
+    ap.add_argument("--in-memory", action="store_true", help="convert and run through the Python package, "
+                    "no .nir (stage 3 skipped)")
+    ap.add_argument("--convert-kw", default="{}", help="with --in-memory: neuroc.convert keyword arguments as "
+                    "JSON, e.g. '{\"nonlinear_graded\": true}'")
     ap.add_argument("--classes", type=int, default=10, help="outputs of the classifier (default 10)")
     ap.add_argument("--calib", type=int, help="calibration samples (default 256)")
     ap.add_argument("--eval", type=int, help="held-out samples (default 64)")
@@ -286,7 +339,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     cfg = {"neuroc": neuroc, "dir": work, "T": ts, "px": a.px, "opset": a.opset, "classes": a.classes,
            "ncalib": a.calib or (64 if a.quick else 256), "neval": a.eval or (16 if a.quick else 64),
-           "nload": 4, "cmd_timeout": a.timeout, "convert": shlex.split(a.convert)}
+           "nload": 4, "cmd_timeout": a.timeout, "convert": shlex.split(a.convert), "backend": a.backend,
+           "in_memory": a.in_memory, "convert_kw": json.loads(a.convert_kw)}
     print(f"neuroc zoo: opset {a.opset}, convert options: {a.convert or '(defaults)'}, {cfg['ncalib']} calibration / {cfg['neval']} held-out samples, "
           f"{a.classes} classes, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print(table_header(ts))

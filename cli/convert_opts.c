@@ -40,7 +40,7 @@ int cli_convert_args_given(const convert_args *a)
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
-           a->signed_spikes || a->plain_spikes || a->burst;
+           a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -107,6 +107,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     o->per_channel = a->per_channel;
     o->count_zeros = a->count_zeros;
     o->binary_spikes = a->binary_spikes;
+    o->nonlinear_graded = a->graded_nonlinear;
     if (a->signed_spikes && a->plain_spikes)
         return cli_usage_error(cmd, "--signed-spikes and --plain-spikes: choose one");
     o->spikes = a->signed_spikes ? NC_SPIKES_SIGNED : a->plain_spikes ? NC_SPIKES_PLAIN : NC_SPIKES_DEFAULT;

@@ -186,15 +186,25 @@ typedef struct site_stats {
     nc_hist *ch;             /* per channel, or NULL */
 } site_stats;
 
-static void stats_add(site_stats *ss, const nc_tensor *t, int64_t rows)
+static nc_status stats_add(site_stats *ss, const nc_tensor *t, int64_t rows)
 {
     const float *d = nc_f32(t);
     int64_t per = ss->channels * ss->plane;
+    float *mag = NULL; /* a two-sided site: the statistics of |x| */
+    if (ss->site->two_sided) {
+        if (!(mag = nc_malloc((size_t)(rows * per) * sizeof *mag)))
+            return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < rows * per; i++)
+            mag[i] = fabsf(d[i]);
+        d = mag;
+    }
     nc_hist_add(ss->layer, d, rows * per);
     if (ss->ch)
         for (int64_t r = 0; r < rows; r++)
             for (int64_t c = 0; c < ss->channels; c++)
                 nc_hist_add(&ss->ch[c], d + r * per + c * ss->plane, ss->plane);
+    nc_free(mag);
+    return NC_OK;
 }
 
 /* θ of a site from its histograms, into the IF layer. */
@@ -330,7 +340,9 @@ static nc_status calib_batch(void *user, nc_tensor *const *all, int64_t rows)
         if (!t || t->dtype != NC_DTYPE_F32)
             return nc_errorf(NC_ERR_INTERNAL, "calibration value '%s' was not computed",
                              r->g->values[r->ss[k].site->value].name);
-        stats_add(&r->ss[k], t, rows);
+        nc_status st = stats_add(&r->ss[k], t, rows);
+        if (st != NC_OK)
+            return st;
     }
     return NC_OK;
 }
@@ -598,6 +610,8 @@ nc_status nc_layer_correct(const nc_graph *g, const nc_tensor *x, const nc_corre
         nc_if_site *site = &sites[k];
         nc_snn_layer *L = &s->layers[site->layer];
         int64_t size = nc_snn_layer_size(L), plane = t[k].plane;
+        if (site->two_sided) /* spikes of a Nonlinear layer's signed output: no ReLU to compare with */
+            continue;
         int b = o->bias ? bias_layer(s, L) : -1;
         if (o->bias && b < 0)
             st = nc_strlist_addf(warnings, "bias correction: IF layer '%s' has no Conv/Affine bias directly "

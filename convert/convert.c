@@ -162,9 +162,10 @@ static int default_burst(const nc_cgraph *cg)
 }
 
 /* Bursts of up to B spikes a step: each SignedIF layer no spiking max pool
- * reads gets max_spikes B and θ (and an explicit v(0) or spike value) / B,
- * so the clip B·θ stays the calibrated one. */
-static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
+ * reads gets max_spikes B (NC_NONLINEAR_BURST at least for a two-sided one)
+ * and θ (and an explicit v(0) or spike value) / B, so the clip B·θ stays the
+ * calibrated one. */
+static nc_status apply_bursts(nc_snn *s, int burst, nc_strlist *notes)
 {
     char *mark = nc_calloc((size_t)s->n_layers, 2);
     if (!mark)
@@ -182,6 +183,9 @@ static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
             kept++;
             continue;
         }
+        int B = L->two_sided && burst < NC_NONLINEAR_BURST ? NC_NONLINEAR_BURST : burst;
+        if (B < 2)
+            continue;
         L->max_spikes = B;
         nc_tensor *ts[3] = {L->threshold, L->v_init, L->spike_value};
         for (int k = 0; k < 3; k++)
@@ -189,9 +193,9 @@ static nc_status apply_bursts(nc_snn *s, int B, nc_strlist *notes)
                 nc_f32(ts[k])[j] /= (float)B;
     }
     nc_free(mark);
-    if (kept)
+    if (kept && burst > 1)
         return nc_strlist_addf(notes, "%d IF layers read by spiking max pools send one spike a step (a max pool "
-                               "of counts reads no bursts); the others up to %d", kept, B);
+                               "of counts reads no bursts); the others up to %d", kept, burst);
     return NC_OK;
 }
 
@@ -241,7 +245,7 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
-    if (o.burst > 1 && (st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
+    if ((st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
         goto done;
     if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (docs/signed-spikes.md): say so */
         int n_if = 0;

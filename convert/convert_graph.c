@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert_graph.h"
+#include "convert_nonlinear.h"
 #include "snn/base/alloc.h"
 #include "convert/ann/ann_ops.h"
 #include "convert/ann/ann_ops_util.h"
@@ -482,7 +483,9 @@ static nc_status op_conv(cv *c, const nc_node *n)
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias is not a constant float32 vector of %lld "
                         "elements", (long long)W->shape[0]);
     vst *x = NULL;
-    nc_status st = input_state(c, n, 0, &x);
+    nc_status st = nc_nl_spike_input(c, n, 0);
+    if (st == NC_OK)
+        st = input_state(c, n, 0, &x);
     /* a pending channel selection folds into an ungrouped Conv's weights */
     int fold_sel = x && x->kind == VS_LAYER && x->sel && nc_attr_int(n, "group", 1) == 1;
     if (st != NC_OK || (!fold_sel && (st = materialise(c, n->inputs[0])) != NC_OK))
@@ -555,8 +558,8 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
         return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld elements; expected 1 or %lld",
                         (long long)Cb->numel, (long long)out);
     vst *x = NULL;
-    nc_status st = input_state(c, n, 0, &x);
-    if (st != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
+    nc_status st = nc_nl_spike_input(c, n, 0);
+    if (st != NC_OK || (st = input_state(c, n, 0, &x)) != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (nc_snn_layer_size(X) != in)
@@ -890,6 +893,36 @@ static nc_status op_qcfs(cv *c, const nc_node *n, const nc_qcfs_match *m)
                            m->n_nodes);
     for (int k = 0; st == NC_OK && k < m->n_nodes; k++)
         c->done[m->nodes[k]] = 1;
+    return st;
+}
+
+/* ---- what the non-linear patterns (convert_nonlinear.c) use of the walk ---- */
+
+const nc_graph *nc_cv_graph(const cv *c) { return c->g; }
+const nc_consumers *nc_cv_consumers(const cv *c) { return &c->cons; }
+const nc_convert_options *nc_cv_options(const cv *c) { return c->o; }
+nc_snn *nc_cv_snn(cv *c) { return c->s; }
+void nc_cv_mark_done(cv *c, int node) { c->done[node] = 1; }
+nc_status nc_cv_plain_input(cv *c, const nc_node *n, int i, int *layer) { return plain_input(c, n, i, layer); }
+void nc_cv_set_layer(cv *c, int v, int id) { vst_set_layer(c, v, id); }
+void nc_cv_replace_layer(cv *c, int v, int id) { c->vs[v].layer = id; }
+int nc_cv_peek_layer(const cv *c, int v)
+{
+    const vst *x = &c->vs[v];
+    return x->kind == VS_LAYER && !x->pad[0] && !x->pad[1] ? x->layer : -1;
+}
+nc_status nc_cv_add_site(cv *c, const nc_if_site *site) { return add_site(c, site); }
+const char *nc_cv_uniq(const cv *c, const char *base, char *buf, size_t len) { return uniq(c, base, buf, len); }
+
+nc_status nc_cv_value_layer(cv *c, const nc_node *n, int v, int *layer)
+{
+    vst *x = &c->vs[v];
+    *layer = -1;
+    if (x->kind != VS_LAYER || x->pad[0] || x->pad[1])
+        return NC_OK;
+    nc_status st = materialise(c, v);
+    if (st == NC_OK && (st = flush_pending(c, n, v)) == NC_OK)
+        *layer = x->layer;
     return st;
 }
 
@@ -1386,13 +1419,14 @@ static int shape_only_node(const nc_graph *g, const nc_node *n)
     return any;
 }
 
-/* Activations no IF neuron computes, whatever surrounds them. */
-static const char *const k_activations[] = {"LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu",
-                                            "Gelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
+/* Activations neither an IF neuron nor a Nonlinear layer computes,
+ * whatever surrounds them (Erf, Sqrt: unless inside a GELU pattern). */
+static const char *const k_activations[] = {"LeakyRelu", "Elu", "Selu", "Celu", "Softplus", "Softsign",
                                             "PRelu", "ThresholdedRelu", "Mish", "Floor", "Ceil",
                                             "Round", "Sign", "Abs", "Exp", "Log", "Sqrt", "Erf", NULL};
-static const char k_if_hint[] = "(an IF neuron's firing rate is a clipped ReLU of its input current: "
-                                "use ReLU, Clip(0, c) or a QCFS activation)";
+static const char k_if_hint[] = "(an IF neuron's firing rate is a clipped ReLU of its input current, and "
+                                "Nonlinear layers compute Sigmoid, SiLU, Tanh, HardSigmoid, HardSwish and "
+                                "GELU: use ReLU, Clip(0, c), a QCFS activation or one of those)";
 
 /* The ops convert_node turns into SNN layers (under conditions of their own;
  * unconvertible_why checks those that do not depend on what precedes). */
@@ -1400,7 +1434,8 @@ static const char *const k_convertible[] = {"Conv", "Gemm", "MatMul", "BatchNorm
                                             "Div", "Mul", "Add", "Sub", "AveragePool", "MaxPool",
                                             "GlobalAveragePool", "Pad", "Flatten", "Reshape", "Squeeze",
                                             "Unsqueeze", "Slice", "ReduceMean", "Concat", "Identity", "Dropout",
-                                            "Cast", "Softmax", "LogSoftmax", NULL};
+                                            "Cast", "Softmax", "LogSoftmax", "Sigmoid", "Tanh", "HardSigmoid",
+                                            "HardSwish", "Gelu", NULL};
 
 /* Why node i can become no part of an SNN, whatever surrounds it, or NULL.
  * in_pattern marks nodes of a convertible pattern (QCFS chains, channel
@@ -1447,6 +1482,10 @@ static nc_status refuse_unconvertible(const cv *c)
                 in_pattern[m.nodes[k]] = 1;
         if (shuffle_match_at(c, i, &t, &r, &groups))
             in_pattern[i] = in_pattern[t] = in_pattern[r] = 1;
+        nc_nl_match nm; /* Erf, Pow inside a GELU */
+        if (!in_pattern[i] && nc_nl_match_at(g, &c->cons, i, &nm))
+            for (int k = 0; k < nm.n_nodes; k++)
+                in_pattern[nm.nodes[k]] = 1;
     }
     /* each node's reason once: the message walks them several times */
     const char **why = nc_calloc((size_t)g->n_nodes + 1, sizeof *why);
@@ -1503,8 +1542,8 @@ static nc_status refuse_unconvertible(const cv *c)
             snprintf(more, sizeof more, ", and %d more", count - shown);
         st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons or SNN layers (%s): "
                        "%s%s%s%s%s", g->source, count, kinds, list, more, acts ? " " : "", acts ? k_if_hint : "",
-                       others ? " (no SNN layer computes a product of two activations, a Softmax inside the "
-                                "graph, a mean other than over (H, W), or ops such as Transpose, Pow or "
+                       others ? " (no SNN layer computes a Softmax inside the graph, a mean other than over "
+                                "(H, W), or ops such as Transpose, a Pow or Erf outside a GELU, or "
                                 "LayerNormalization)" : "");
     }
     nc_free(why);
@@ -1533,6 +1572,10 @@ static nc_status convert_node(cv *c, int i)
         return op_clip(c, n, i);
     if ((strcmp(op, "Div") == 0 || strcmp(op, "Mul") == 0) && nc_qcfs_match_at(c->g, &c->cons, i, &m))
         return op_qcfs(c, n, &m);
+    int handled;
+    nc_status nst = nc_convert_nonlinear(c, i, &handled);
+    if (handled || nst != NC_OK)
+        return nst;
     if (is_one_of(op, (const char *const[]){"Add", "Sub", "Mul", "Div", NULL}))
         return op_arith(c, n);
     if (strcmp(op, "AveragePool") == 0)

@@ -34,6 +34,7 @@ typedef struct nc_if_site {
     int levels;                /* QCFS L from the pattern, else 0 */
     int maxpool;               /* 1 when a MaxPool was moved before the neuron */
     double cap;                /* NC_THETA_CALIB from a Clip(0, c): θ is at most c; else INFINITY */
+    int two_sided;             /* a two-sided SignedIF of a signed value: θ from a statistic of |x| */
     int n_nodes;
     const char *nodes[NC_SITE_MAX_NODES]; /* ANN nodes it came from (borrowed from the graph) */
     /* calibration results (NC_THETA_CALIB) */

@@ -274,6 +274,8 @@ static void put_site(nc_json *j, const nc_report_input *in, const nc_if_site *si
     if (site->rule == NC_THETA_QCFS)
         nc_json_int(j, "levels", site->levels);
     nc_json_bool(j, "maxpool_before", site->maxpool);
+    if (site->two_sided) /* spikes of a Nonlinear layer's signed output: statistics of |x| */
+        nc_json_bool(j, "two_sided", 1);
     put_theta(j, "threshold", nc_f32(L->threshold), L->threshold->numel);
     nc_json_int(j, "max_spikes", nc_snn_layer_burst(L)); /* θ is the clip / max_spikes */
     if (site->theta0)

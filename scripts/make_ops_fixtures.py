@@ -16,7 +16,7 @@ Writes tests/fixtures/ops/:
                    Opset 13: LayerNorm exports as ReduceMean, Sub, Pow,
                    Sqrt, Div.
   tiny_ops17.onnx  the same weights at opset 17 (LayerNormalization)
-  tanh.onnx        Conv-Tanh-Flatten-Linear: Tanh is an op neuroc cannot run,
+  softplus.onnx    Conv-Softplus-Flatten-Linear: Softplus is an op neuroc cannot run,
                    so `neuroc info` describes it and `neuroc run` refuses it
   vit13.onnx       torchvision's VisionTransformer (8 px, 4 px patches, one
   vit17.onnx       encoder layer of 2 heads, a random head): the class token
@@ -98,8 +98,8 @@ def main():
         torch.onnx.export(net, x, os.path.join(OUT, "tiny_ops%d.onnx" % opset), opset_version=opset,
                           input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
-    tanh = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Tanh(), nn.Flatten(), nn.Linear(2 * 6 * 6, 4)).eval()
-    torch.onnx.export(tanh, x, os.path.join(OUT, "tanh.onnx"), opset_version=13, input_names=["x"],
+    softplus = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Softplus(), nn.Flatten(), nn.Linear(2 * 6 * 6, 4)).eval()
+    torch.onnx.export(softplus, x, os.path.join(OUT, "softplus.onnx"), opset_version=13, input_names=["x"],
                       output_names=["y"], dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(os.path.join(OUT, "x.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(OUT, "y.npy"), y.numpy().astype(np.float32))

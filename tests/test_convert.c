@@ -410,12 +410,19 @@ static void test_refusals(void **state)
     assert_non_null(strstr(e, "not convertible to IF neurons"));
     nc_model_free(m);
 
-    /* Sigmoid imports (the ANN runs) but does not convert; the node is named */
+    /* Sigmoid, which no IF neuron computes, converts into a Nonlinear layer
+     * (tests/test_convert_nonlinear.c), its output spiking again before the Gemm */
     m = load("tests/fixtures/convert/sigmoid.onnx");
-    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
-    assert_null(s);
-    assert_non_null(strstr(nc_last_error(), "node '/act/Sigmoid' (Sigmoid)"));
-    assert_non_null(strstr(nc_last_error(), "not convertible to IF neurons"));
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    int sig = nc_snn_find_layer(s, "/act/Sigmoid");
+    assert_true(sig > 0);
+    nc_snn_layer_info L;
+    NC_ASSERT_OK(nc_snn_layer_at(s, sig, &L));
+    assert_int_equal(L.kind, NC_SNN_NONLINEAR);
+    assert_int_equal(L.nonlinear.fn, NC_NL_SIGMOID);
+    NC_ASSERT_OK(nc_snn_layer_at(s, sig + 1, &L));
+    assert_true(L.kind == NC_SNN_SIGNED_IF && L.two_sided);
+    nc_snn_free(s);
     nc_model_free(m);
 
     /* data of the wrong shape is refused (a network no data-free rule reaches:

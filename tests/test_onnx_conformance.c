@@ -53,6 +53,7 @@ static const struct {
     {"layer_normalization", "LayerNormalization"}, {"softmax", "Softmax"},
     {"equal", "Equal"},     {"where", "Where"},
     {"expand", "Expand"},   {"constantofshape", "ConstantOfShape"},
+    {"tanh", "Tanh"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

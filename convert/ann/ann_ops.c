@@ -41,6 +41,7 @@ static const nc_op_def g_ops[] = {
     {"HardSwish", 1, 1, 1, nc_op_hardswish},
     {"Erf", 1, 1, 1, nc_op_erf},
     {"Sqrt", 1, 1, 1, nc_op_sqrt},
+    {"Tanh", 1, 1, 1, nc_op_tanh},
     {"Pow", 2, 2, 1, nc_op_pow},
     {"ReduceMean", 1, 2, 1, nc_op_reducemean},
     {"LayerNormalization", 2, 3, 3, nc_op_layernorm},

@@ -80,6 +80,7 @@ nc_status nc_op_sigmoid(const nc_node *, const nc_tensor *const *, int, nc_tenso
 nc_status nc_op_hardsigmoid(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_hardswish(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_erf(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_tanh(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_sqrt(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_pow(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_reducemean(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);

@@ -1,6 +1,6 @@
 /* Smooth activations, powers and roots, mean reductions and layer
  * normalisation: the ops of EfficientNet (Sigmoid gates), MobileNetV3
- * (HardSwish, HardSigmoid) and transformer blocks (Erf for GELU, ReduceMean,
+ * (HardSwish, HardSigmoid) and transformer blocks (Erf or Tanh for GELU, ReduceMean,
  * Pow, Sqrt, LayerNormalization), plus Transpose. Semantics follow the ONNX
  * operator specs; float32 throughout (int64 where the spec allows and shape
  * arithmetic may need it). */
@@ -37,9 +37,9 @@ static nc_status need_f32(const nc_tensor *const *in, int n_in, int i, const cha
 
 /* ------------------------------------------------------------ unary maps */
 
-typedef enum { U_SIGMOID, U_HARDSIGMOID, U_HARDSWISH, U_ERF, U_SQRT } unop;
+typedef enum { U_SIGMOID, U_HARDSIGMOID, U_HARDSWISH, U_ERF, U_SQRT, U_TANH } unop;
 
-static const char *const k_unop_names[] = {"Sigmoid", "HardSigmoid", "HardSwish", "Erf", "Sqrt"};
+static const char *const k_unop_names[] = {"Sigmoid", "HardSigmoid", "HardSwish", "Erf", "Sqrt", "Tanh"};
 
 static float sigmoid(float x)
 {
@@ -82,6 +82,7 @@ static nc_status unary(unop op, const nc_node *n, const nc_tensor *const *in, in
         case U_HARDSWISH: py[i] = v * hard_sigmoid(v, alpha, beta); break;
         case U_ERF: py[i] = erff(v); break;
         case U_SQRT: py[i] = sqrtf(v); break;
+        case U_TANH: py[i] = tanhf(v); break;
         }
     }
     return NC_OK;
@@ -100,6 +101,7 @@ UNARY_OP(nc_op_hardsigmoid, U_HARDSIGMOID)
 UNARY_OP(nc_op_hardswish, U_HARDSWISH)
 UNARY_OP(nc_op_erf, U_ERF)
 UNARY_OP(nc_op_sqrt, U_SQRT)
+UNARY_OP(nc_op_tanh, U_TANH)
 
 /* ------------------------------------------------------------ Pow */
 

@@ -38,6 +38,7 @@ static const struct {
     {"Concat", 4},   {"Shape", 1},    {"Gather", 1},      {"Slice", 1},
     {"Cast", 6},
     {"Transpose", 1}, {"Sigmoid", 6},  {"HardSigmoid", 6}, {"Sqrt", 6},
+    {"Tanh", 6},
     {"ReduceMean", 1},
 };
 

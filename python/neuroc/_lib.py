@@ -109,7 +109,8 @@ ConvertOptions = _options("ConvertOptions", [
     ("v_init_zero", c_int), ("binary_spikes", c_int), ("maxpool", c_int), ("qcfs_epochs", c_int),
     ("qcfs_lr", c_float), ("qcfs_batch", c_int), ("seed", c_uint64), ("progress", PROGRESS_FN),
     ("progress_user", c_void_p), ("bias_correction", c_int), ("dist", c_void_p),
-    ("potential_correction", c_int), ("correction_rounds", c_int), ("spikes", c_int), ("burst", c_int)])
+    ("potential_correction", c_int), ("correction_rounds", c_int), ("spikes", c_int), ("burst", c_int),
+    ("nonlinear_graded", c_int)])
 
 EvalOptions = _options("EvalOptions", [
     ("backend", c_char_p), ("timesteps", c_int), ("batch", c_int), ("encoding", c_int), ("seed", c_uint64),
