@@ -84,9 +84,15 @@ class LayerInfo(Structure):
                 ("supported", c_int)]
 
 
+class NonlinearParams(Structure):
+    _fields_ = [("fn", c_int), ("alpha", c_float), ("beta", c_float), ("eps", c_float), ("axis", c_int),
+                ("trans_x", c_int), ("trans_y", c_int)]
+
+
 class SnnLayerInfo(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("n_inputs", c_int), ("inputs", POINTER(c_int)),
-                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int)]
+                ("ndim", c_int), ("shape", Dims), ("params", c_int64), ("max_spikes", c_int),
+                ("two_sided", c_int), ("nonlinear", NonlinearParams)]
 
 
 class BackendInfo(Structure):

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Writes the tiny PyTorch exports tests/test_convert_vit.c converts: a
+torchvision VisionTransformer of one block (the one-block ViT of
+bench/zoo.py, smaller: 16 px, patches of 4, 32 channels, 4 heads).
+
+Run with Debian's Python (its torch and onnx live there):
+
+    /usr/bin/python3 scripts/make_vit_fixtures.py
+
+Writes tests/fixtures/vit/:
+  vit1.onnx        opset 13: LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div, GELU
+                   as Erf, attention as MatMul/Softmax with Transpose and
+                   Reshape over heads, the class token as Expand + Concat,
+                   position embeddings as an Add, the class token's readout
+                   as a Gather
+  vit1_op17.onnx   the same network at opset 17 (LayerNormalization nodes)
+  x.npy            16 smooth random images [16, 3, 16, 16] (bench/zoo.py's), float32
+  y.npy            torch's logits on x.npy
+Seeded: the same network every run (bytes may differ across torch versions).
+"""
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torchvision
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "vit")
+
+
+def images(n, px, seed):
+    """Low-frequency noise plus a brightness per image (bench/zoo.py's inputs)."""
+    g = torch.Generator().manual_seed(seed)
+    low = torch.randn(n, 3, 4, 4, generator=g)
+    x = F.interpolate(low, size=(px, px), mode="bilinear", align_corners=False)
+    x = x + 0.3 * torch.randn(n, 3, px, px, generator=g) + torch.randn(n, 1, 1, 1, generator=g) * 0.5
+    return x.float()
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(3)
+    net = torchvision.models.VisionTransformer(image_size=16, patch_size=4, num_layers=1, num_heads=4,
+                                               hidden_dim=32, mlp_dim=64, num_classes=10)
+    torch.nn.init.normal_(net.heads.head.weight, std=0.2)  # torchvision starts it at zero
+    torch.nn.init.normal_(net.class_token, std=0.5)        # and the class token
+    net.eval()
+    x = images(16, 16, 7)
+    np.save(os.path.join(OUT, "x.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y.npy"), net(x).numpy().astype(np.float32))
+    for name, opset in (("vit1", 13), ("vit1_op17", 17)):
+        torch.onnx.export(net, x[:1], os.path.join(OUT, name + ".onnx"), opset_version=opset,
+                          input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+/* A one-block torchvision VisionTransformer, exported by PyTorch at opsets
+ * 13 and 17 (scripts/make_vit_fixtures.py), converted with default
+ * options (convert/convert_tokens.c): the ANN equals torch, the token
+ * tensors stay views (attention's Reshape/Transpose over heads add no
+ * data movement), LayerNorm, Softmax, GELU and the two attention products
+ * are Nonlinear layers, and the SNN's readout equals the ANN's logits on
+ * the reference backend (its values are graded: expectation compensation
+ * is exact for a constant input). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snn/ir/snn_ir.h"
+
+/* Cosine of a and b (N, K) after subtracting each logit's mean over the
+ * samples (what all inputs share says nothing); a is divided by T. */
+static double centred_cosine(const nc_tensor *a, const nc_tensor *b, int T)
+{
+    int64_t N = nc_tensor_shape(b)[0], K = nc_tensor_numel(b) / N;
+    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
+    double dot = 0.0, nx = 0.0, ny = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        double mx = 0.0, my = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            mx += x[n * K + k] / T / (double)N;
+            my += y[n * K + k] / (double)N;
+        }
+        for (int64_t n = 0; n < N; n++) {
+            double u = x[n * K + k] / T - mx, v = y[n * K + k] - my;
+            dot += u * v;
+            nx += u * u;
+            ny += v * v;
+        }
+    }
+    return dot / sqrt(nx * ny);
+}
+
+static int count_fn(const nc_snn *s, nc_nonlinear_fn fn)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_layers; i++)
+        n += s->layers[i].kind == NC_SNN_NONLINEAR && s->layers[i].nl.fn == fn;
+    return n;
+}
+
+static void check_vit(const char *file)
+{
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(file), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy"), *torch_y = nc_test_load_f32("tests/fixtures/vit/y.npy");
+    nc_tensor *ann_y = NULL;
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
+    assert_true(nc_test_mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
+
+    nc_convert_options co;
+    nc_convert_options_init(&co);
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, NULL));
+    /* ln_1, ln_2, the final ln; Q·Kᵀ and A·V; one Softmax, one GELU */
+    assert_int_equal(count_fn(s, NC_NL_LAYERNORM), 3);
+    assert_int_equal(count_fn(s, NC_NL_MATMUL), 2);
+    assert_int_equal(count_fn(s, NC_NL_SOFTMAX), 1);
+    assert_int_equal(count_fn(s, NC_NL_GELU), 1);
+    /* the tokens are (C, 1, N): 32 channels, 16 patches and the class token;
+     * the MLP's Linear layers are 1×1 Conv2d over them, the heads' Reshape
+     * and Transpose views */
+    int mlp = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_CONV2D && L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1) {
+            assert_int_equal(L->shape[1], 1);
+            assert_int_equal(L->shape[2], 17);
+            mlp += L->shape[0] == 64;
+        }
+        if (L->kind == NC_SNN_NONLINEAR && L->nl.fn == NC_NL_SOFTMAX) { /* scores (heads, N, N), over the keys */
+            assert_int_equal(L->shape[0], 4);
+            assert_int_equal(L->shape[1], 17);
+            assert_int_equal(L->nl.axis, 2);
+        }
+    }
+    assert_int_equal(mlp, 1);
+
+    for (int T = 1; T <= 8; T *= 8) {
+        nc_session_options o = {.backend = "cpu", .timesteps = T};
+        nc_session *ss = NULL;
+        nc_tensor *y = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, x, &y));
+        double gap = nc_test_mean_gap(y, ann_y, T), cos = centred_cosine(y, ann_y, T);
+        printf("%s: T = %d: mean |SNN/T − ANN| %.3g, centred cosine %.6f\n", file, T, gap, cos);
+        assert_true(cos > 0.9999);
+        assert_true(gap < 1e-4);
+        nc_tensor_free(y);
+        nc_session_free(ss);
+    }
+    nc_snn_free(s);
+    nc_tensor_free(ann_y);
+    nc_tensor_free(torch_y);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+/* opset 13: LayerNorm as ReduceMean → Sub → Pow → ReduceMean → Add → Sqrt → Div */
+static void test_vit_opset13(void **state)
+{
+    (void)state;
+    check_vit("tests/fixtures/vit/vit1.onnx");
+}
+
+/* opset 17: LayerNormalization nodes */
+static void test_vit_opset17(void **state)
+{
+    (void)state;
+    check_vit("tests/fixtures/vit/vit1_op17.onnx");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vit_opset13),
+        cmocka_unit_test(test_vit_opset17),
+    };
+    nc_test_select_cases();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
