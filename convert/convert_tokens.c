@@ -273,13 +273,28 @@ static tview view_of(const cv *c, int v)
     return t;
 }
 
-/* Value v takes view t (its constant, if any, moves with it). */
+/* 1 if t is how convert_graph.c holds a value: the batch axis, then the layer's shape, in order. */
+static int plain_view(const tview *t)
+{
+    if (t->k || t->scale != 1.0 || t->offset || t->ndim != t->ir_ndim + 1 || t->shape[0] != 1)
+        return 0;
+    int64_t st[NC_MAX_DIMS];
+    contiguous(t->ir_ndim, t->ir_shape, st);
+    for (int d = 0; d < t->ir_ndim; d++)
+        if (t->shape[d + 1] != t->ir_shape[d] || (t->ir_shape[d] > 1 && t->stride[d + 1] != st[d]))
+            return 0;
+    return 1;
+}
+
+/* Value v takes view t (its constant, if any, moves with it); a plain
+ * view goes back to convert_graph.c (ConvNeXt's permutes around its
+ * LayerNorms end where they began). */
 static void set_view(cv *c, int v, const tview *t)
 {
     tview *d = &c->tok->tv[v];
     nc_tensor_free(d->k);
     *d = *t;
-    d->set = 1;
+    d->set = !plain_view(t);
 }
 
 /* The axes of t of size > 1, slowest first (ord), if t is a dense block of

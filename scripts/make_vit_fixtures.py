@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the tiny PyTorch exports tests/test_convert_vit.c converts: a
 torchvision VisionTransformer of one block (the one-block ViT of
-bench/zoo.py, smaller: 16 px, patches of 4, 32 channels, 4 heads).
+bench/zoo.py, smaller: 16 px, patches of 4, 32 channels, 4 heads) and a
+torchvision ConvNeXt of two stages of one block each.
 
 Run with Debian's Python (its torch and onnx live there):
 
@@ -14,8 +15,12 @@ Writes tests/fixtures/vit/:
                    position embeddings as an Add, the class token's readout
                    as a Gather
   vit1_op17.onnx   the same network at opset 17 (LayerNormalization nodes)
+  convnext.onnx    opset 13: ConvNeXt's channels-last permutes around its
+                   LayerNorms, depthwise 7×7, Linear layers over channels, GELU,
+                   layer scale, and the LayerNorm of the pooled features
   x.npy            16 smooth random images [16, 3, 16, 16] (bench/zoo.py's), float32
-  y.npy            torch's logits on x.npy
+  y.npy            the ViT's logits on x.npy (torch's)
+  y_convnext.npy   the ConvNeXt's logits on x.npy
 Seeded: the same network every run (bytes may differ across torch versions).
 """
 import os
@@ -24,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision
+from torchvision.models.convnext import CNBlockConfig, ConvNeXt
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "vit")
 
@@ -50,8 +56,20 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(OUT, "y.npy"), net(x).numpy().astype(np.float32))
     for name, opset in (("vit1", 13), ("vit1_op17", 17)):
-        torch.onnx.export(net, x[:1], os.path.join(OUT, name + ".onnx"), opset_version=opset,
-                          input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
+        export(net, x, name, opset)
+    cnx = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)], num_classes=10)
+    for m in cnx.modules():
+        if hasattr(m, "layer_scale"):  # torchvision starts it at 1e-6: the blocks would do nothing
+            torch.nn.init.constant_(m.layer_scale, 0.5)
+    cnx.eval()
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y_convnext.npy"), cnx(x).numpy().astype(np.float32))
+    export(cnx, x, "convnext", 13)
+
+
+def export(net, x, name, opset):
+    torch.onnx.export(net, x[:1], os.path.join(OUT, name + ".onnx"), opset_version=opset,
+                      input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
 
 
 if __name__ == "__main__":

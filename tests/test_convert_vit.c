@@ -1,9 +1,12 @@
 /* A one-block torchvision VisionTransformer, exported by PyTorch at opsets
- * 13 and 17 (scripts/make_vit_fixtures.py), converted with default
+ * 13 and 17, and a two-stage torchvision ConvNeXt
+ * (scripts/make_vit_fixtures.py), converted with default
  * options (convert/convert_tokens.c): the ANN equals torch, the token
  * tensors stay views (attention's Reshape/Transpose over heads add no
  * data movement), LayerNorm, Softmax, GELU and the two attention products
- * are Nonlinear layers, and the SNN's readout equals the ANN's logits on
+ * are Nonlinear layers; ConvNeXt's channels-last permutes around its
+ * LayerNorms cost nothing (a LayerNorm over the channels of a (C, H, W)
+ * layer, Linear layers as 1×1 Conv2d); the SNN's readout equals the ANN's logits on
  * the reference backend (its values are graded: expectation compensation
  * is exact for a constant input). */
 #include "testutil.h"
@@ -45,20 +48,50 @@ static int count_fn(const nc_snn *s, nc_nonlinear_fn fn)
     return n;
 }
 
-static void check_vit(const char *file)
+/* The model in `file` converted with default options (the ANN checked
+ * against torch's logits in `torch_file`); its ANN logits on x in *ann_y. */
+static nc_snn *convert_checked(const char *file, const char *torch_file, nc_tensor **ann_y)
 {
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(file), NULL, &m));
-    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy"), *torch_y = nc_test_load_f32("tests/fixtures/vit/y.npy");
-    nc_tensor *ann_y = NULL;
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy"), *torch_y = nc_test_load_f32(torch_file);
     const nc_tensor *ins[1] = {x};
-    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
-    assert_true(nc_test_mean_gap(ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
-
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, ann_y, 1));
+    assert_true(nc_test_mean_gap(*ann_y, torch_y, 1) < 1e-5); /* ANN == torch */
     nc_convert_options co;
     nc_convert_options_init(&co);
     nc_snn *s = NULL;
     NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, NULL));
+    nc_tensor_free(torch_y);
+    nc_tensor_free(x);
+    nc_model_free(m);
+    return s;
+}
+
+/* The SNN's readout on the reference backend equals the ANN's logits at T = 1 and 8. */
+static void check_equal(const char *name, const nc_snn *s, const nc_tensor *ann_y)
+{
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy");
+    for (int T = 1; T <= 8; T *= 8) {
+        nc_session_options o = {.backend = "cpu", .timesteps = T};
+        nc_session *ss = NULL;
+        nc_tensor *y = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, x, &y));
+        double gap = nc_test_mean_gap(y, ann_y, T), cos = centred_cosine(y, ann_y, T);
+        printf("%s: T = %d: mean |SNN/T − ANN| %.3g, centred cosine %.6f\n", name, T, gap, cos);
+        assert_true(cos > 0.9999);
+        assert_true(gap < 1e-4);
+        nc_tensor_free(y);
+        nc_session_free(ss);
+    }
+    nc_tensor_free(x);
+}
+
+static void check_vit(const char *file)
+{
+    nc_tensor *ann_y = NULL;
+    nc_snn *s = convert_checked(file, "tests/fixtures/vit/y.npy", &ann_y);
     /* ln_1, ln_2, the final ln; Q·Kᵀ and A·V; one Softmax, one GELU */
     assert_int_equal(count_fn(s, NC_NL_LAYERNORM), 3);
     assert_int_equal(count_fn(s, NC_NL_MATMUL), 2);
@@ -82,25 +115,9 @@ static void check_vit(const char *file)
         }
     }
     assert_int_equal(mlp, 1);
-
-    for (int T = 1; T <= 8; T *= 8) {
-        nc_session_options o = {.backend = "cpu", .timesteps = T};
-        nc_session *ss = NULL;
-        nc_tensor *y = NULL;
-        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-        NC_ASSERT_OK(nc_session_run(ss, x, &y));
-        double gap = nc_test_mean_gap(y, ann_y, T), cos = centred_cosine(y, ann_y, T);
-        printf("%s: T = %d: mean |SNN/T − ANN| %.3g, centred cosine %.6f\n", file, T, gap, cos);
-        assert_true(cos > 0.9999);
-        assert_true(gap < 1e-4);
-        nc_tensor_free(y);
-        nc_session_free(ss);
-    }
+    check_equal(file, s, ann_y);
     nc_snn_free(s);
     nc_tensor_free(ann_y);
-    nc_tensor_free(torch_y);
-    nc_tensor_free(x);
-    nc_model_free(m);
 }
 
 /* opset 13: LayerNorm as ReduceMean → Sub → Pow → ReduceMean → Add → Sqrt → Div */
@@ -117,11 +134,33 @@ static void test_vit_opset17(void **state)
     check_vit("tests/fixtures/vit/vit1_op17.onnx");
 }
 
+/* ConvNeXt: Transpose to channels last, LayerNorm, Linear, GELU, Linear,
+ * layer scale, Transpose back; the LayerNorms of the stem, the
+ * downsampling and the classifier likewise */
+static void test_convnext(void **state)
+{
+    (void)state;
+    nc_tensor *ann_y = NULL;
+    nc_snn *s = convert_checked("tests/fixtures/vit/convnext.onnx", "tests/fixtures/vit/y_convnext.npy", &ann_y);
+    assert_int_equal(count_fn(s, NC_NL_LAYERNORM), 5);
+    assert_int_equal(count_fn(s, NC_NL_GELU), 2);
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        assert_int_not_equal(L->kind, NC_SNN_RESHAPE); /* the permutes are views of (C, H, W) layers */
+        if (L->kind == NC_SNN_NONLINEAR)
+            assert_int_equal(L->nl.axis, 0); /* LayerNorm over the channels, GELU's axis unused */
+    }
+    check_equal("convnext", s, ann_y);
+    nc_snn_free(s);
+    nc_tensor_free(ann_y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vit_opset13),
         cmocka_unit_test(test_vit_opset17),
+        cmocka_unit_test(test_convnext),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);
