@@ -23,9 +23,15 @@ typedef struct tview {
     nc_tensor *k;            /* a constant known at batch 1 only (an Expand of a constant), else NULL */
 } tview;
 
+/* A value's shape at batch 1 (ndim -1: unknown). */
+typedef struct vshape {
+    int ndim;
+    int64_t shape[NC_MAX_DIMS];
+} vshape;
+
 struct nc_tok {
     int n_values;
-    nc_tensor **b1;          /* every value computed at batch 1 (shapes only): where the batch axis went */
+    vshape *b1;              /* every value's shape at batch 1: where the batch axis went */
     tview *tv;               /* per value */
     int unit;                /* a layer of one input value, which constant layers read; -1 until made */
 };
@@ -34,12 +40,8 @@ void nc_tok_free(struct nc_tok *t)
 {
     if (!t)
         return;
-    for (int v = 0; v < t->n_values; v++) {
-        if (t->b1)
-            nc_tensor_free(t->b1[v]);
-        if (t->tv)
-            nc_tensor_free(t->tv[v].k);
-    }
+    for (int v = 0; t->tv && v < t->n_values; v++)
+        nc_tensor_free(t->tv[v].k);
     nc_free(t->b1);
     nc_free(t->tv);
     nc_free(t);
@@ -252,7 +254,18 @@ static nc_status tok_state(cv *c)
     c->tok = T;
     if (!T->b1 || !T->tv)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    return nc_graph_infer(g, 1, T->b1);
+    nc_tensor **all = nc_calloc((size_t)g->n_values + 1, sizeof *all);
+    if (!all)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_status st = nc_graph_infer(g, 1, all);
+    for (int v = 0; v < g->n_values; v++) {
+        T->b1[v].ndim = all[v] ? all[v]->ndim : -1;
+        if (all[v])
+            memcpy(T->b1[v].shape, all[v]->shape, (size_t)all[v]->ndim * sizeof *all[v]->shape);
+        nc_tensor_free(all[v]);
+    }
+    nc_free(all);
+    return st;
 }
 
 /* Value v's view: its own, or (a value of convert_graph.c) the layer's shape behind a batch axis. */
@@ -262,9 +275,9 @@ static tview view_of(const cv *c, int v)
     if (T->tv[v].set)
         return T->tv[v];
     tview t = {0};
-    const nc_tensor *b = T->b1[v];
-    t.ndim = b ? b->ndim : 0;
-    if (b)
+    const vshape *b = &T->b1[v];
+    t.ndim = b->ndim > 0 ? b->ndim : 0;
+    if (t.ndim)
         memcpy(t.shape, b->shape, (size_t)t.ndim * sizeof *t.shape);
     contiguous(t.ndim, t.shape, t.stride);
     t.ir_ndim = t.ndim > 1 ? t.ndim - 1 : t.ndim;
@@ -572,14 +585,14 @@ static int reshape_view(tview *t, int ndim, const int64_t *shape)
     return 1;
 }
 
-static const nc_tensor *b1(const cv *c, int v) { return c->tok->b1[v]; }
+static const vshape *b1(const cv *c, int v) { return c->tok->b1[v].ndim >= 0 ? &c->tok->b1[v] : NULL; }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, Dropout, Cast, Slice: a new view, no layer. */
 static nc_status op_view(cv *c, const nc_node *n)
 {
     int vin = n->inputs[0], vout = n->outputs[0];
     tview t = view_of(c, vin);
-    const nc_tensor *o = b1(c, vout);
+    const vshape *o = b1(c, vout);
     if (!o)
         return tok_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
     if (is_op(n, "Transpose")) {
@@ -638,7 +651,8 @@ static nc_status op_view(cv *c, const nc_node *n)
 /* Expand of a constant: the constant at batch 1, placed where it is read (Concat). */
 static nc_status op_expand(cv *c, const nc_node *n)
 {
-    const nc_tensor *k = kin(c, n, 0), *o = b1(c, n->outputs[0]);
+    const nc_tensor *k = kin(c, n, 0);
+    const vshape *o = b1(c, n->outputs[0]);
     if (!k || k->dtype != NC_DTYPE_F32 || !o)
         return tok_err(c, n, NC_ERR_UNSUPPORTED, "only an Expand of a constant is convertible");
     tview t = view_of(c, n->outputs[0]);
@@ -1010,7 +1024,7 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
  * zeros where the constants go, which a constant layer adds in. */
 static nc_status op_concat(cv *c, const nc_node *n)
 {
-    const nc_tensor *o = b1(c, n->outputs[0]);
+    const vshape *o = b1(c, n->outputs[0]);
     int axis = (int)nc_attr_int(n, "axis", 0), vin = -1;
     axis = axis < 0 ? axis + o->ndim : axis;
     int64_t before = 0, after = 0;
@@ -1150,7 +1164,7 @@ static nc_status op_gather(cv *c, const nc_node *n)
     if ((st = nc_snn_add_flatten(c->s, c->vs[vout].layer, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
         return nc_cg_node_prefix(c, n, st);
     nc_cg_set_layer(c, vout, id);
-    const nc_tensor *o = b1(c, vout);
+    const vshape *o = b1(c, vout);
     if (o->ndim == 2)
         return NC_OK;
     tview u = view_of(c, vout);
@@ -1202,6 +1216,12 @@ nc_status nc_tok_convert(cv *c, int i)
     nc_status st = tok_state(c);
     if (st != NC_OK)
         return st;
+    for (int j = 0; j < n->n_inputs + n->n_outputs; j++) {
+        int v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
+        if (v >= 0 && !c->g->values[v].constant && (!b1(c, v) || b1(c, v)->ndim < 1))
+            return tok_err(c, n, NC_ERR_UNSUPPORTED, "the shape of '%s' is not known at batch 1",
+                           c->g->values[v].name);
+    }
     int nodes[LN_NODES], out;
     double eps;
     if ((out = ln_match(c, i, nodes, &eps)) >= 0) {
