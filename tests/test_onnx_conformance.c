@@ -53,6 +53,8 @@ static const struct {
     {"layer_normalization", "LayerNormalization"}, {"softmax", "Softmax"},
     {"equal", "Equal"},     {"where", "Where"},
     {"expand", "Expand"},   {"constantofshape", "ConstantOfShape"},
+    {"mod", "Mod"},         {"range", "Range"},
+    {"scatternd", "ScatterND"}, {"not", "Not"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

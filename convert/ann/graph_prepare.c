@@ -419,6 +419,7 @@ static const struct {
     {"ReduceMean", 1u << 1}, /* axes, an input from opset 18 */
     {"Expand", 1u << 1},
     {"ConstantOfShape", 1u << 0},
+    {"Range", (1u << 0) | (1u << 1) | (1u << 2)},
 };
 
 static nc_status check_static_inputs(const nc_graph *g)

@@ -38,7 +38,7 @@ static const struct {
     {"Concat", 4},   {"Shape", 1},    {"Gather", 1},      {"Slice", 1},
     {"Cast", 6},
     {"Transpose", 1}, {"Sigmoid", 6},  {"HardSigmoid", 6}, {"Sqrt", 6},
-    {"ReduceMean", 1},
+    {"ReduceMean", 1}, {"Not", 1},
 };
 
 static int since_at_7(const char *op)
