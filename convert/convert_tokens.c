@@ -204,6 +204,16 @@ static int inner_softmax(const cv *c, const nc_node *n)
            (!c->cons.is_output[v] || nc_consumers_count(&c->cons, v) != 1);
 }
 
+/* A ReduceMean over one axis of a rank-3 value other than its last (a mean over the tokens). */
+static int token_mean(const cv *c, const nc_node *n)
+{
+    const int64_t *ax = NULL;
+    int rank = c->g->values[n->inputs[0]].ndim;
+    if (!is_op(n, "ReduceMean") || rank != 3 || nc_attr_ints(n, "axes", &ax) != 1)
+        return 0;
+    return ax[0] == 1 || ax[0] == -2;
+}
+
 static int data_gather(const cv *c, const nc_node *n)
 {
     return is_op(n, "Gather") && c->g->values[n->inputs[0]].dtype == NC_DTYPE_F32;
@@ -216,6 +226,8 @@ int nc_tok_convertible(const cv *c, int i)
         inner_softmax(c, n))
         return 1;
     if ((is_op(n, "MatMul") || is_op(n, "Gemm")) && !kin(c, n, 1))
+        return 1;
+    if (token_mean(c, n))
         return 1;
     return in_pattern(c, i);
 }
@@ -1112,6 +1124,34 @@ static nc_status op_concat(cv *c, const nc_node *n)
     return st;
 }
 
+/* vout, held by an (R, 1, 1) layer, is t without its fastest axis `axis`
+ * (kept as size 1 with keep): a flat layer of R values, which
+ * convert_graph.c reads as it is where vout is (batch, R). */
+static nc_status reduced(cv *c, const nc_node *n, int vout, const tview *t, int axis, int keep)
+{
+    char buf[320];
+    int id;
+    nc_status st = nc_cg_materialise(c, vout);
+    if (st != NC_OK)
+        return st;
+    if ((st = nc_snn_add_flatten(c->s, c->vs[vout].layer, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
+        return nc_cg_node_prefix(c, n, st);
+    nc_cg_set_layer(c, vout, id);
+    tview u = view_of(c, vout);
+    int64_t N = t->shape[axis];
+    for (int d = 0, e = 0; d < t->ndim; d++) {
+        if (d == axis && !keep)
+            continue;
+        u.stride[e++] = d == axis ? 1 : t->stride[d] / N;
+    }
+    u.ir_ndim = 1;
+    u.ir_shape[0] = prod(t->ndim, t->shape) / N;
+    u.offset = 0;
+    u.scale = 1.0;
+    set_view(c, vout, &u);
+    return NC_OK;
+}
+
 /* Gather of one index along an axis that is the last of the value's (R, 1, N)
  * layer: a depthwise Conv2d of kernel (1, N) whose one tap is the index. */
 static nc_status op_gather(cv *c, const nc_node *n)
@@ -1156,22 +1196,37 @@ static nc_status op_gather(cv *c, const nc_node *n)
         nc_cg_set_layer(c, vout, layer);
         st = nc_cg_pending_conv(c, n, vout, vout, w, b, &cp);
     }
-    char buf[320];
-    int id;
-    if (st != NC_OK || (st = nc_cg_materialise(c, vout)) != NC_OK)
+    if (st != NC_OK)
         return st;
-    /* what is left is (batch, R) at most: a flat layer, a value convert_graph.c reads as it is */
-    if ((st = nc_snn_add_flatten(c->s, c->vs[vout].layer, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
+    return reduced(c, n, vout, &t, axis, 0);
+}
+
+/* ReduceMean over the tokens (a ViT without class token pools them): a
+ * Pool2d of kernel (1, N) and scale 1/N over the value's (R, 1, N) layer. */
+static nc_status op_token_mean(cv *c, const nc_node *n)
+{
+    int vin = n->inputs[0], vout = n->outputs[0];
+    tview t = view_of(c, vin);
+    const int64_t *ax = NULL;
+    int na = nc_attr_ints(n, "axes", &ax), ord[NC_MAX_DIMS], cnt = dense_order(&t, ord);
+    const nc_tensor *ta = kin(c, n, 1);
+    if (na < 0 && ta && ta->dtype == NC_DTYPE_I64) {
+        ax = nc_i64(ta);
+        na = (int)ta->numel;
+    }
+    int axis = na == 1 ? (int)(ax[0] < 0 ? ax[0] + t.ndim : ax[0]) : -1;
+    if (axis < 0 || axis >= t.ndim || cnt < 1 || ord[cnt - 1] != axis)
+        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a mean over one axis that is the fastest of its input's "
+                       "layer (the tokens) is convertible");
+    int64_t N = t.shape[axis], R = prod(t.ndim, t.shape) / N, sh[3] = {R, 1, N}, k[2] = {1, N}, p[2] = {0, 0};
+    int layer, id;
+    char buf[320];
+    nc_status st = layer_as(c, n, vin, &t, 3, sh, &layer);
+    if (st != NC_OK || (st = nc_snn_add_pool2d(c->s, layer, k, k, p, (float)(1.0 / (double)N),
+                                               nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
         return nc_cg_node_prefix(c, n, st);
     nc_cg_set_layer(c, vout, id);
-    const vshape *o = b1(c, vout);
-    if (o->ndim == 2)
-        return NC_OK;
-    tview u = view_of(c, vout);
-    u.ir_ndim = 1;
-    u.ir_shape[0] = R;
-    set_view(c, vout, &u);
-    return NC_OK;
+    return reduced(c, n, vout, &t, axis, nc_attr_int(n, "keepdims", 1) != 0);
 }
 
 /* ---- dispatch ---- */
@@ -1267,6 +1322,8 @@ nc_status nc_tok_convert(cv *c, int i)
         return op_concat(c, n);
     if (data_gather(c, n))
         return op_gather(c, n);
+    if (is_op(n, "ReduceMean"))
+        return op_token_mean(c, n);
     return tok_err(c, n, NC_ERR_UNSUPPORTED, "not convertible on token values (a transformer's (tokens, channels) "
                    "tensors)");
 }

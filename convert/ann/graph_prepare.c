@@ -415,7 +415,7 @@ static const struct {
     {"Unsqueeze", 1u << 1},
     {"Slice", (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4)},
     {"Pad", (1u << 1) | (1u << 3)},
-    {"Dropout", 1u << 2},
+    {"Dropout", (1u << 1) | (1u << 2)}, /* in training mode a ratio of 0 is the identity */
     {"ReduceMean", 1u << 1}, /* axes, an input from opset 18 */
     {"Expand", 1u << 1},
     {"ConstantOfShape", 1u << 0},
@@ -436,6 +436,8 @@ static nc_status check_static_inputs(const nc_graph *g)
         for (size_t k = 0; k < sizeof k_static_inputs / sizeof k_static_inputs[0]; k++)
             if (strcmp(n->op_type, k_static_inputs[k].op) == 0)
                 mask = k_static_inputs[k].mask;
+        if (strcmp(n->op_type, "Dropout") == 0 && (n->n_inputs < 3 || n->inputs[2] < 0))
+            mask = 0; /* without training_mode the ratio is unused */
         char d = 0;
         for (int j = 0; j < n->n_inputs; j++) {
             int v = n->inputs[j];
