@@ -219,6 +219,52 @@ static int data_gather(const cv *c, const nc_node *n)
     return is_op(n, "Gather") && c->g->values[n->inputs[0]].dtype == NC_DTYPE_F32;
 }
 
+static int token_reshape(const cv *c, const nc_node *n);
+
+/* 1 if node i reads a value computed after a Transpose, a token Reshape
+ * or an Expand: a token value (or, after ConvNeXt's permutes back, one
+ * that was), which convert_graph.c does not see. */
+static int on_tokens(const cv *c, int i)
+{
+    const nc_graph *g = c->g;
+    char *tok = nc_calloc((size_t)g->n_values + 1, 1);
+    if (!tok)
+        return 0;
+    for (int j = 0; j <= i; j++) {
+        const nc_node *n = &g->nodes[j];
+        /* (a channel shuffle's Transpose is of rank 5) */
+        int starts = (is_op(n, "Transpose") && g->values[n->inputs[0]].ndim < 5) || is_op(n, "Expand") ||
+                     token_reshape(c, n);
+        int t = starts;
+        for (int k = 0; k < n->n_inputs; k++)
+            t |= n->inputs[k] >= 0 && tok[n->inputs[k]];
+        if (j == i) {
+            nc_free(tok);
+            return t && !starts;
+        }
+        for (int k = 0; t && k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0)
+                tok[n->outputs[k]] = 1;
+    }
+    nc_free(tok);
+    return 0;
+}
+
+static const struct {
+    const char *op;
+    nc_nonlinear_fn fn;
+} k_elementwise[] = {{"Sigmoid", NC_NL_SIGMOID}, {"Tanh", NC_NL_TANH}, {"HardSwish", NC_NL_HARDSWISH},
+                     {"HardSigmoid", NC_NL_HARDSIGMOID}};
+#define N_ELEMENTWISE ((int)(sizeof k_elementwise / sizeof k_elementwise[0]))
+
+static int elementwise_fn(const nc_node *n)
+{
+    for (int k = 0; k < N_ELEMENTWISE; k++)
+        if (is_op(n, k_elementwise[k].op))
+            return k;
+    return -1;
+}
+
 int nc_tok_convertible(const cv *c, int i)
 {
     const nc_node *n = &c->g->nodes[i];
@@ -227,7 +273,7 @@ int nc_tok_convertible(const cv *c, int i)
         return 1;
     if ((is_op(n, "MatMul") || is_op(n, "Gemm")) && !kin(c, n, 1))
         return 1;
-    if (token_mean(c, n))
+    if (token_mean(c, n) || (elementwise_fn(n) >= 0 && on_tokens(c, i)))
         return 1;
     return in_pattern(c, i);
 }
@@ -766,7 +812,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
         return tok_err(c, n, NC_ERR_MODEL, "expected two inputs");
     nc_status st;
     if (!k0 && !k1) {
-        if (!add)
+        if (!add && !mul)
             return tok_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed token values is not convertible",
                            n->op_type);
         tview a = view_of(c, n->inputs[0]), b = view_of(c, n->inputs[1]);
@@ -786,7 +832,9 @@ static nc_status op_arith(cv *c, const nc_node *n)
             (st = layer_as(c, n, n->inputs[1], &b, nd, sh, &from[1])) != NC_OK)
             return st;
         char buf[320];
-        if ((st = nc_snn_add_add(c->s, 2, from, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
+        nc_nonlinear_params p = {.fn = NC_NL_MUL}; /* a gate: x ⊙ y of the two running means */
+        if ((st = mul ? nc_snn_add_nonlinear(c->s, 2, from, &p, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)
+                      : nc_snn_add_add(c->s, 2, from, nc_cg_uniq(c, n->name, buf, sizeof buf), &id)) != NC_OK)
             return nc_cg_node_prefix(c, n, st);
         relaid(&a, nd, sh);
         a.scale = 1.0;
@@ -1240,13 +1288,13 @@ static int reads_view(const cv *c, const nc_node *n)
 }
 
 /* A Reshape convert_graph.c refuses (not a flattening to (batch, features),
- * nor the identity) to a rank below a channel shuffle's 5. */
+ * nor the identity), from and to ranks below a channel shuffle's 5. */
 static int token_reshape(const cv *c, const nc_node *n)
 {
     if (!is_op(n, "Reshape"))
         return 0;
     const nc_value *in = &c->g->values[n->inputs[0]], *out = &c->g->values[n->outputs[0]];
-    if (out->ndim == 2 || out->ndim >= 5)
+    if (out->ndim == 2 || out->ndim >= 5 || in->ndim >= 5)
         return 0;
     int same = in->ndim == out->ndim;
     for (int d = 1; same && d < in->ndim; d++)
@@ -1309,6 +1357,12 @@ nc_status nc_tok_convert(cv *c, int i)
         return op_matmul2(c, n);
     if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div"))
         return op_arith(c, n);
+    int ew = elementwise_fn(n);
+    if (ew >= 0) { /* ONNX's HardSigmoid defaults (0.2, 0.5) unless the node says otherwise (PyTorch's 1/6) */
+        nc_nonlinear_params p = {.fn = k_elementwise[ew].fn, .alpha = nc_attr_float(n, "alpha", 0.2f),
+                                 .beta = nc_attr_float(n, "beta", 0.5f)};
+        return nonlinear1(c, n, n->inputs[0], n->outputs[0], p, -1);
+    }
     if (is_op(n, "Softmax")) {
         tview t = view_of(c, n->inputs[0]);
         int axis = (int)nc_attr_int(n, "axis", -1);

@@ -18,9 +18,13 @@ Writes tests/fixtures/vit/:
   convnext.onnx    opset 13: ConvNeXt's channels-last permutes around its
                    LayerNorms, depthwise 7×7, Linear layers over channels, GELU,
                    layer scale, and the LayerNorm of the pooled features
+  tokmix.onnx      opset 13: element-wise functions and gates on tokens: SiLU
+                   (Sigmoid · x), a SwiGLU-like product of two Linear layers,
+                   Sigmoid, HardSwish, HardSigmoid, a mean over the tokens
   x.npy            16 smooth random images [16, 3, 16, 16] (bench/zoo.py's), float32
   y.npy            the ViT's logits on x.npy (torch's)
   y_convnext.npy   the ConvNeXt's logits on x.npy
+  y_tokmix.npy     TokenMix's logits on x.npy
 Seeded: the same network every run (bytes may differ across torch versions).
 """
 import os
@@ -65,6 +69,28 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(OUT, "y_convnext.npy"), cnx(x).numpy().astype(np.float32))
     export(cnx, x, "convnext", 13)
+    mix = TokenMix().eval()
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y_tokmix.npy"), mix(x).numpy().astype(np.float32))
+    export(mix, x, "tokmix", 13)
+
+
+class TokenMix(torch.nn.Module):
+    """Patches as tokens, then the element-wise functions and gates a
+    transformer's MLP may use, and a mean over the tokens."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, c, 4, 4)
+        self.a, self.b = torch.nn.Linear(c, c), torch.nn.Linear(c, c)
+        self.head = torch.nn.Linear(c, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        a, b = self.a(t), self.b(t)
+        g = F.silu(a) * b
+        h = torch.sigmoid(g) + F.hardswish(b) + F.hardsigmoid(a)
+        return self.head(h.mean(1))
 
 
 def export(net, x, name, opset):

@@ -155,12 +155,33 @@ static void test_convnext(void **state)
     nc_tensor_free(ann_y);
 }
 
+/* Element-wise functions and gates on tokens: SiLU (Sigmoid · x) and a
+ * product of two Linear layers are Nonlinear Mul layers, HardSwish
+ * (HardSigmoid · x at opset 13) likewise; the mean over the tokens a Pool2d */
+static void test_token_gates(void **state)
+{
+    (void)state;
+    nc_tensor *ann_y = NULL;
+    nc_snn *s = convert_checked("tests/fixtures/vit/tokmix.onnx", "tests/fixtures/vit/y_tokmix.npy", &ann_y);
+    assert_int_equal(count_fn(s, NC_NL_MUL), 3);
+    assert_int_equal(count_fn(s, NC_NL_SIGMOID), 2);
+    assert_int_equal(count_fn(s, NC_NL_HARDSIGMOID), 2);
+    int pool = 0;
+    for (int i = 0; i < s->n_layers; i++)
+        pool += s->layers[i].kind == NC_SNN_POOL2D && s->layers[i].kernel[1] == 16;
+    assert_int_equal(pool, 1);
+    check_equal("tokmix", s, ann_y);
+    nc_snn_free(s);
+    nc_tensor_free(ann_y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vit_opset13),
         cmocka_unit_test(test_vit_opset17),
         cmocka_unit_test(test_convnext),
+        cmocka_unit_test(test_token_gates),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);
