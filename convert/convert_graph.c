@@ -1474,9 +1474,9 @@ static nc_status refuse_unconvertible(const cv *c)
             snprintf(more, sizeof more, ", and %d more", count - shown);
         st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons or SNN layers (%s): "
                        "%s%s%s%s%s", g->source, count, kinds, list, more, acts ? " " : "", acts ? k_if_hint : "",
-                       others ? " (no SNN layer computes a product of two activations, a Softmax inside the "
-                                "graph, a mean other than over (H, W), or ops such as Transpose, Pow or "
-                                "LayerNormalization)" : "");
+                       others ? " (no SNN layer computes a mean other than over (H, W) or over the tokens, "
+                                "Pow, Sqrt or Erf outside a LayerNorm or GELU, or ops neuroc does not "
+                                "convert)" : "");
     }
     nc_free(why);
     nc_free(in_pattern);

@@ -275,7 +275,12 @@ int nc_tok_convertible(const cv *c, int i)
         return 1;
     if (token_mean(c, n) || (elementwise_fn(n) >= 0 && on_tokens(c, i)))
         return 1;
-    return in_pattern(c, i);
+    /* of the chains' ops, these alone are refused up front (the others convert or are refused later) */
+    static const char *const chain_ops[] = {"ReduceMean", "Pow", "Sqrt", "Erf"};
+    for (size_t k = 0; k < sizeof chain_ops / sizeof chain_ops[0]; k++)
+        if (is_op(n, chain_ops[k]))
+            return in_pattern(c, i);
+    return 0;
 }
 
 /* ---- views ---- */
