@@ -21,6 +21,11 @@ Writes tests/fixtures/vit/:
   tokmix.onnx      opset 13: element-wise functions and gates on tokens: SiLU
                    (Sigmoid · x), a SwiGLU-like product of two Linear layers,
                    Sigmoid, HardSwish, HardSigmoid, a mean over the tokens
+  swin_block.onnx  opset 13: one shifted-window block of torchvision's Swin
+                   (dim 16, 2 heads, window 4, shift 2) on a [N, 8, 8, 16]
+                   input: its roll, window partition and attention mask
+                   (ScatterND, Range, Mod, Not, Equal, Where)
+  x_swin.npy       4 random inputs [4, 8, 8, 16]; y_swin.npy the block's outputs
   x.npy            16 smooth random images [16, 3, 16, 16] (bench/zoo.py's), float32
   y.npy            the ViT's logits on x.npy (torch's)
   y_convnext.npy   the ConvNeXt's logits on x.npy
@@ -34,6 +39,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+from torchvision.models.swin_transformer import SwinTransformerBlock
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "vit")
 
@@ -73,6 +79,12 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(OUT, "y_tokmix.npy"), mix(x).numpy().astype(np.float32))
     export(mix, x, "tokmix", 13)
+    swin = SwinTransformerBlock(16, 2, [4, 4], [2, 2], mlp_ratio=2.0).eval()
+    xs = torch.randn(4, 8, 8, 16, generator=torch.Generator().manual_seed(1))
+    np.save(os.path.join(OUT, "x_swin.npy"), xs.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y_swin.npy"), swin(xs).numpy().astype(np.float32))
+    export(swin, xs, "swin_block", 13)
 
 
 class TokenMix(torch.nn.Module):

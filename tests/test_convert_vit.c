@@ -175,6 +175,31 @@ static void test_token_gates(void **state)
     nc_tensor_free(ann_y);
 }
 
+/* A shifted-window Swin block: the ANN equals torch (its attention mask is
+ * computed from float values, which the load's shape pass cannot see: it
+ * must not be folded from that pass); conversion refuses it naming a node
+ * (windows need data moved: no view of one layer expresses them) */
+static void test_swin_block(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/vit/swin_block.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x_swin.npy"), *want = nc_test_load_f32("tests/fixtures/vit/y_swin.npy");
+    nc_tensor *y = NULL;
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &y, 1));
+    assert_int_equal(nc_tensor_numel(y), nc_tensor_numel(want));
+    assert_true(nc_test_mean_gap(y, want, 1) < 1e-5);
+    nc_snn *s = NULL;
+    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(nc_last_error(), "swin_block.onnx: node '"));
+    nc_tensor_free(y);
+    nc_tensor_free(want);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_vit_opset17),
         cmocka_unit_test(test_convnext),
         cmocka_unit_test(test_token_gates),
+        cmocka_unit_test(test_swin_block),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -362,8 +362,12 @@ static nc_status fold_shapes(nc_graph *g, int *changed)
         }
         for (int o = 0; o < n->n_outputs; o++)
             if (n->outputs[o] >= 0) {
-                dd[n->outputs[o]] = d;
-                sd[n->outputs[o]] = is_shape ? 0 : s;
+                int v = n->outputs[o];
+                /* a shape-only pass computes no float data (zeros stand for it), so
+                 * what is computed from float values is unknown there, like input
+                 * data: Swin's attention mask (ScatterND of floats, then Equal) */
+                dd[v] = d || (a1[v] && a1[v]->dtype == NC_DTYPE_F32);
+                sd[v] = is_shape ? 0 : s;
             }
     }
     for (int i = 0; i < g->n_nodes; i++) {
