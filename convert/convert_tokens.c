@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "convert_tokens.h"
+#include "convert_tokens_match.h"
 #include "convert/ann/model.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
@@ -56,231 +57,6 @@ static nc_status tok_err(const cv *c, const nc_node *n, nc_status st, const char
     st = nc_cg_node_verr(c, n, st, fmt, ap);
     va_end(ap);
     return st;
-}
-
-static const nc_tensor *kin(const cv *c, const nc_node *n, int i)
-{
-    return nc_node_has_input(n, i) ? c->g->values[n->inputs[i]].constant : NULL;
-}
-
-static int is_op(const nc_node *n, const char *op) { return strcmp(n->op_type, op) == 0; }
-
-/* The node reading value v alone (v no graph output), else -1. */
-static int reader1(const cv *c, int v)
-{
-    if (v < 0 || c->cons.is_output[v] || nc_consumers_count(&c->cons, v) != 1)
-        return -1;
-    return c->cons.list[c->cons.start[v]];
-}
-
-static int const_is(const nc_tensor *t, double want, double tol)
-{
-    double v;
-    return t && nc_const_scalar(t, &v) && fabs(v - want) <= tol;
-}
-
-/* The other input of binary node n than value v, as a constant (NULL if none). */
-static const nc_tensor *other_const(const cv *c, const nc_node *n, int v)
-{
-    if (n->n_inputs != 2)
-        return NULL;
-    return n->inputs[0] == v ? kin(c, n, 1) : n->inputs[1] == v ? kin(c, n, 0) : NULL;
-}
-
-/* ---- patterns ---- */
-
-/* ReduceMean over the last axis only (axes attribute, or input after opset 18). */
-static int mean_last(const cv *c, const nc_node *n)
-{
-    if (!is_op(n, "ReduceMean") || nc_attr_int(n, "keepdims", 1) != 1)
-        return 0;
-    const int64_t *ax = NULL;
-    int na = nc_attr_ints(n, "axes", &ax);
-    const nc_tensor *t = kin(c, n, 1);
-    if (na < 0 && t && t->dtype == NC_DTYPE_I64) {
-        ax = nc_i64(t);
-        na = (int)t->numel;
-    }
-    int rank = c->g->values[n->inputs[0]].ndim;
-    return na == 1 && (ax[0] == -1 || ax[0] == rank - 1);
-}
-
-#define LN_NODES 7
-
-/* LayerNorm without its affine, as torch < 17 exports it, from its first node i:
- *   μ = ReduceMean(x, -1); d = x − μ; Div(d, Sqrt(ReduceMean(Pow(d, 2), -1) + ε))
- * nodes[] gets the chain, *eps ε; returns the output value or -1. */
-static int ln_match(const cv *c, int i, int nodes[LN_NODES], double *eps)
-{
-    const nc_graph *g = c->g;
-    const nc_node *m = &g->nodes[i];
-    if (!mean_last(c, m) || m->outputs[0] < 0)
-        return -1;
-    int x = m->inputs[0], r = reader1(c, m->outputs[0]);
-    if (r < 0 || !is_op(&g->nodes[r], "Sub") || g->nodes[r].inputs[0] != x || g->nodes[r].outputs[0] < 0)
-        return -1;
-    int d = g->nodes[r].outputs[0];
-    if (c->cons.is_output[d] || nc_consumers_count(&c->cons, d) != 2)
-        return -1;
-    int pw = -1, dv = -1;
-    for (int k = c->cons.start[d]; k < c->cons.start[d + 1]; k++) {
-        const nc_node *q = &g->nodes[c->cons.list[k]];
-        if (is_op(q, "Pow") && q->inputs[0] == d && const_is(kin(c, q, 1), 2.0, 0))
-            pw = c->cons.list[k];
-        else if (is_op(q, "Div") && q->inputs[0] == d)
-            dv = c->cons.list[k];
-    }
-    if (pw < 0 || dv < 0)
-        return -1;
-    int m2 = reader1(c, g->nodes[pw].outputs[0]);
-    if (m2 < 0 || !mean_last(c, &g->nodes[m2]))
-        return -1;
-    int ad = reader1(c, g->nodes[m2].outputs[0]);
-    const nc_tensor *e = ad >= 0 && is_op(&g->nodes[ad], "Add") ? other_const(c, &g->nodes[ad], g->nodes[m2].outputs[0])
-                                                               : NULL;
-    if (!e || !nc_const_scalar(e, eps) || !(*eps > 0))
-        return -1;
-    int sq = reader1(c, g->nodes[ad].outputs[0]);
-    if (sq < 0 || !is_op(&g->nodes[sq], "Sqrt") || reader1(c, g->nodes[sq].outputs[0]) != dv ||
-        g->nodes[dv].inputs[1] != g->nodes[sq].outputs[0])
-        return -1;
-    int list[LN_NODES] = {i, r, pw, m2, ad, sq, dv};
-    memcpy(nodes, list, sizeof list);
-    return g->nodes[dv].outputs[0];
-}
-
-#define GELU_NODES 5
-
-/* GELU as torch exports it, from its first node i:
- *   Mul(Mul(x, Add(Erf(Div(x, √2)), 1)), 0.5)
- * returns the output value or -1. */
-static int gelu_match(const cv *c, int i, int nodes[GELU_NODES])
-{
-    const nc_graph *g = c->g;
-    const nc_node *dv = &g->nodes[i];
-    if (!is_op(dv, "Div") || dv->outputs[0] < 0 || !const_is(kin(c, dv, 1), sqrt(2.0), 1e-4))
-        return -1;
-    int x = dv->inputs[0];
-    int e = reader1(c, dv->outputs[0]);
-    if (e < 0 || !is_op(&g->nodes[e], "Erf"))
-        return -1;
-    int a = reader1(c, g->nodes[e].outputs[0]);
-    if (a < 0 || !is_op(&g->nodes[a], "Add") || !const_is(other_const(c, &g->nodes[a], g->nodes[e].outputs[0]), 1.0, 1e-6))
-        return -1;
-    int m = reader1(c, g->nodes[a].outputs[0]);
-    if (m < 0 || !is_op(&g->nodes[m], "Mul"))
-        return -1;
-    const nc_node *mn = &g->nodes[m];
-    int av = g->nodes[a].outputs[0];
-    if (!((mn->inputs[0] == x && mn->inputs[1] == av) || (mn->inputs[1] == x && mn->inputs[0] == av)))
-        return -1;
-    int h = reader1(c, mn->outputs[0]);
-    if (h < 0 || !is_op(&g->nodes[h], "Mul") || !const_is(other_const(c, &g->nodes[h], mn->outputs[0]), 0.5, 1e-6))
-        return -1;
-    int list[GELU_NODES] = {i, e, a, m, h};
-    memcpy(nodes, list, sizeof list);
-    return g->nodes[h].outputs[0];
-}
-
-/* 1 if node i lies inside a LayerNorm or GELU chain. */
-static int in_pattern(const cv *c, int i)
-{
-    int nodes[LN_NODES];
-    double eps;
-    for (int j = 0; j < c->g->n_nodes; j++) {
-        int n = ln_match(c, j, nodes, &eps) >= 0 ? LN_NODES : gelu_match(c, j, nodes) >= 0 ? GELU_NODES : 0;
-        for (int k = 0; k < n; k++)
-            if (nodes[k] == i)
-                return 1;
-    }
-    return 0;
-}
-
-/* A Softmax whose output is not the graph's one output read by nothing else. */
-static int inner_softmax(const cv *c, const nc_node *n)
-{
-    int v = n->outputs[0];
-    return (is_op(n, "Softmax") || is_op(n, "LogSoftmax")) && v >= 0 &&
-           (!c->cons.is_output[v] || nc_consumers_count(&c->cons, v) != 1);
-}
-
-/* A ReduceMean over one axis of a rank-3 value other than its last (a mean over the tokens). */
-static int token_mean(const cv *c, const nc_node *n)
-{
-    const int64_t *ax = NULL;
-    int rank = c->g->values[n->inputs[0]].ndim;
-    if (!is_op(n, "ReduceMean") || rank != 3 || nc_attr_ints(n, "axes", &ax) != 1)
-        return 0;
-    return ax[0] == 1 || ax[0] == -2;
-}
-
-static int data_gather(const cv *c, const nc_node *n)
-{
-    return is_op(n, "Gather") && c->g->values[n->inputs[0]].dtype == NC_DTYPE_F32;
-}
-
-static int token_reshape(const cv *c, const nc_node *n);
-
-/* 1 if node i reads a value computed after a Transpose, a token Reshape
- * or an Expand: a token value (or, after ConvNeXt's permutes back, one
- * that was), which convert_graph.c does not see. */
-static int on_tokens(const cv *c, int i)
-{
-    const nc_graph *g = c->g;
-    char *tok = nc_calloc((size_t)g->n_values + 1, 1);
-    if (!tok)
-        return 0;
-    for (int j = 0; j <= i; j++) {
-        const nc_node *n = &g->nodes[j];
-        /* (a channel shuffle's Transpose is of rank 5) */
-        int starts = (is_op(n, "Transpose") && g->values[n->inputs[0]].ndim < 5) || is_op(n, "Expand") ||
-                     token_reshape(c, n);
-        int t = starts;
-        for (int k = 0; k < n->n_inputs; k++)
-            t |= n->inputs[k] >= 0 && tok[n->inputs[k]];
-        if (j == i) {
-            nc_free(tok);
-            return t && !starts;
-        }
-        for (int k = 0; t && k < n->n_outputs; k++)
-            if (n->outputs[k] >= 0)
-                tok[n->outputs[k]] = 1;
-    }
-    nc_free(tok);
-    return 0;
-}
-
-static const struct {
-    const char *op;
-    nc_nonlinear_fn fn;
-} k_elementwise[] = {{"Sigmoid", NC_NL_SIGMOID}, {"Tanh", NC_NL_TANH}, {"HardSwish", NC_NL_HARDSWISH},
-                     {"HardSigmoid", NC_NL_HARDSIGMOID}};
-#define N_ELEMENTWISE ((int)(sizeof k_elementwise / sizeof k_elementwise[0]))
-
-static int elementwise_fn(const nc_node *n)
-{
-    for (int k = 0; k < N_ELEMENTWISE; k++)
-        if (is_op(n, k_elementwise[k].op))
-            return k;
-    return -1;
-}
-
-int nc_tok_convertible(const cv *c, int i)
-{
-    const nc_node *n = &c->g->nodes[i];
-    if (is_op(n, "Transpose") || is_op(n, "Expand") || is_op(n, "LayerNormalization") || data_gather(c, n) ||
-        inner_softmax(c, n))
-        return 1;
-    if ((is_op(n, "MatMul") || is_op(n, "Gemm")) && !kin(c, n, 1))
-        return 1;
-    if (token_mean(c, n) || (elementwise_fn(n) >= 0 && on_tokens(c, i)))
-        return 1;
-    /* of the chains' ops, these alone are refused up front (the others convert or are refused later) */
-    static const char *const chain_ops[] = {"ReduceMean", "Pow", "Sqrt", "Erf"};
-    for (size_t k = 0; k < sizeof chain_ops / sizeof chain_ops[0]; k++)
-        if (is_op(n, chain_ops[k]))
-            return in_pattern(c, i);
-    return 0;
 }
 
 /* ---- views ---- */
@@ -658,7 +434,7 @@ static nc_status op_view(cv *c, const nc_node *n)
     const vshape *o = b1(c, vout);
     if (!o)
         return tok_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
-    if (is_op(n, "Transpose")) {
+    if (tok_is_op(n, "Transpose")) {
         const int64_t *perm = NULL;
         int np = nc_attr_ints(n, "perm", &perm);
         tview u = t;
@@ -668,8 +444,8 @@ static nc_status op_view(cv *c, const nc_node *n)
             u.stride[d] = t.stride[p];
         }
         t = u;
-    } else if (is_op(n, "Slice")) {
-        const nc_tensor *ts = kin(c, n, 1), *te = kin(c, n, 2), *ta = kin(c, n, 3), *tp = kin(c, n, 4);
+    } else if (tok_is_op(n, "Slice")) {
+        const nc_tensor *ts = tok_kin(c, n, 1), *te = tok_kin(c, n, 2), *ta = tok_kin(c, n, 3), *tp = tok_kin(c, n, 4);
         if (!ts || !te || ts->dtype != NC_DTYPE_I64 || te->numel != ts->numel || (nc_node_has_input(n, 3) && !ta) ||
             (nc_node_has_input(n, 4) && !tp) || (ta && ta->numel != ts->numel) || (tp && tp->numel != ts->numel))
             return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice with constant bounds is convertible");
@@ -694,7 +470,7 @@ static nc_status op_view(cv *c, const nc_node *n)
         return tok_err(c, n, NC_ERR_INTERNAL, "view shape differs from the output's");
     nc_tensor *k = NULL;
     if (t.k) { /* a constant: the same values in the output's shape */
-        if (is_op(n, "Transpose") || is_op(n, "Slice"))
+        if (tok_is_op(n, "Transpose") || tok_is_op(n, "Slice"))
             return tok_err(c, n, NC_ERR_UNSUPPORTED, "a %s of a constant expanded over the batch", n->op_type);
         if (!(k = nc_tensor_clone(t.k)))
             return NC_ERR_NOMEM;
@@ -714,7 +490,7 @@ static nc_status op_view(cv *c, const nc_node *n)
 /* Expand of a constant: the constant at batch 1, placed where it is read (Concat). */
 static nc_status op_expand(cv *c, const nc_node *n)
 {
-    const nc_tensor *k = kin(c, n, 0);
+    const nc_tensor *k = tok_kin(c, n, 0);
     const vshape *o = b1(c, n->outputs[0]);
     if (!k || k->dtype != NC_DTYPE_F32 || !o)
         return tok_err(c, n, NC_ERR_UNSUPPORTED, "only an Expand of a constant is convertible");
@@ -795,12 +571,12 @@ static nc_status linear(cv *c, const nc_node *n, int vin, int vout, const nc_ten
 
 static nc_status op_linear(cv *c, const nc_node *n)
 {
-    const nc_tensor *W = kin(c, n, 1);
+    const nc_tensor *W = tok_kin(c, n, 1);
     if (!W || W->dtype != NC_DTYPE_F32 || W->ndim != 2)
         return tok_err(c, n, NC_ERR_UNSUPPORTED, "its weight is not a constant float32 matrix");
-    if (is_op(n, "MatMul"))
+    if (tok_is_op(n, "MatMul"))
         return linear(c, n, n->inputs[0], n->outputs[0], W, 0, 1.0, NULL, 1.0);
-    const nc_tensor *B = kin(c, n, 2);
+    const nc_tensor *B = tok_kin(c, n, 2);
     if (nc_attr_int(n, "transA", 0) || (nc_node_has_input(n, 2) && (!B || B->dtype != NC_DTYPE_F32)))
         return tok_err(c, n, NC_ERR_UNSUPPORTED, "only Gemm with transA = 0 and a constant bias is convertible");
     return linear(c, n, n->inputs[0], n->outputs[0], W, (int)nc_attr_int(n, "transB", 0), nc_attr_float(n, "alpha", 1.0f),
@@ -811,8 +587,8 @@ static nc_status op_linear(cv *c, const nc_node *n)
 
 static nc_status op_arith(cv *c, const nc_node *n)
 {
-    const nc_tensor *k0 = kin(c, n, 0), *k1 = kin(c, n, 1);
-    int add = is_op(n, "Add"), sub = is_op(n, "Sub"), mul = is_op(n, "Mul");
+    const nc_tensor *k0 = tok_kin(c, n, 0), *k1 = tok_kin(c, n, 1);
+    int add = tok_is_op(n, "Add"), sub = tok_is_op(n, "Sub"), mul = tok_is_op(n, "Mul");
     if (n->n_inputs != 2)
         return tok_err(c, n, NC_ERR_MODEL, "expected two inputs");
     nc_status st;
@@ -853,7 +629,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
     const nc_tensor *k = k0 ? k0 : k1;
     tview t = view_of(c, vin);
     double kv;
-    if ((mul || is_op(n, "Div")) && nc_const_scalar(k, &kv)) { /* kept pending: it may fold through a MatMul */
+    if ((mul || tok_is_op(n, "Div")) && nc_const_scalar(k, &kv)) { /* kept pending: it may fold through a MatMul */
         if ((st = nc_cg_pass(c, n, vin, n->outputs[0])) != NC_OK)
             return st;
         t.scale *= mul ? kv : 1.0 / kv;
@@ -970,7 +746,7 @@ static nc_status op_layernorm(cv *c, const nc_node *n)
     nc_nonlinear_params p = {.fn = NC_NL_LAYERNORM, .eps = nc_attr_float(n, "epsilon", 1e-5f)};
     int mid = n->outputs[0];
     nc_status st = nonlinear1(c, n, n->inputs[0], mid, p, axis);
-    const nc_tensor *g = kin(c, n, 1), *b = kin(c, n, 2);
+    const nc_tensor *g = tok_kin(c, n, 1), *b = tok_kin(c, n, 2);
     if (st != NC_OK || (!g && !b))
         return st;
     tview t = view_of(c, mid);
@@ -1209,7 +985,7 @@ static nc_status reduced(cv *c, const nc_node *n, int vout, const tview *t, int 
  * layer: a depthwise Conv2d of kernel (1, N) whose one tap is the index. */
 static nc_status op_gather(cv *c, const nc_node *n)
 {
-    const nc_tensor *ix = kin(c, n, 1);
+    const nc_tensor *ix = tok_kin(c, n, 1);
     int vin = n->inputs[0], vout = n->outputs[0];
     tview t = view_of(c, vin);
     int axis = (int)nc_attr_int(n, "axis", 0);
@@ -1262,7 +1038,7 @@ static nc_status op_token_mean(cv *c, const nc_node *n)
     tview t = view_of(c, vin);
     const int64_t *ax = NULL;
     int na = nc_attr_ints(n, "axes", &ax), ord[NC_MAX_DIMS], cnt = dense_order(&t, ord);
-    const nc_tensor *ta = kin(c, n, 1);
+    const nc_tensor *ta = tok_kin(c, n, 1);
     if (na < 0 && ta && ta->dtype == NC_DTYPE_I64) {
         ax = nc_i64(ta);
         na = (int)ta->numel;
@@ -1292,30 +1068,15 @@ static int reads_view(const cv *c, const nc_node *n)
     return 0;
 }
 
-/* A Reshape convert_graph.c refuses (not a flattening to (batch, features),
- * nor the identity), from and to ranks below a channel shuffle's 5. */
-static int token_reshape(const cv *c, const nc_node *n)
-{
-    if (!is_op(n, "Reshape"))
-        return 0;
-    const nc_value *in = &c->g->values[n->inputs[0]], *out = &c->g->values[n->outputs[0]];
-    if (out->ndim == 2 || out->ndim >= 5 || in->ndim >= 5)
-        return 0;
-    int same = in->ndim == out->ndim;
-    for (int d = 1; same && d < in->ndim; d++)
-        same = in->shape[d] == out->shape[d];
-    return !same;
-}
-
 int nc_tok_takes(const cv *c, int i)
 {
     const nc_node *n = &c->g->nodes[i];
-    int nodes[LN_NODES];
+    int nodes[NC_TOK_LN_NODES];
     double eps;
-    return reads_view(c, n) || token_reshape(c, n) || is_op(n, "Transpose") || is_op(n, "Expand") ||
-           is_op(n, "LayerNormalization") || data_gather(c, n) || inner_softmax(c, n) ||
-           ((is_op(n, "MatMul") || is_op(n, "Gemm")) && !kin(c, n, 1)) || ln_match(c, i, nodes, &eps) >= 0 ||
-           gelu_match(c, i, nodes) >= 0;
+    return reads_view(c, n) || nc_tok_token_reshape(c, n) || tok_is_op(n, "Transpose") || tok_is_op(n, "Expand") ||
+           tok_is_op(n, "LayerNormalization") || nc_tok_data_gather(c, n) || nc_tok_inner_softmax(c, n) ||
+           ((tok_is_op(n, "MatMul") || tok_is_op(n, "Gemm")) && !tok_kin(c, n, 1)) || nc_tok_ln_match(c, i, nodes, &eps) >= 0 ||
+           nc_tok_gelu_match(c, i, nodes) >= 0;
 }
 
 nc_status nc_tok_convert(cv *c, int i)
@@ -1330,19 +1091,19 @@ nc_status nc_tok_convert(cv *c, int i)
             return tok_err(c, n, NC_ERR_UNSUPPORTED, "the shape of '%s' is not known at batch 1",
                            c->g->values[v].name);
     }
-    int nodes[LN_NODES], out;
+    int nodes[NC_TOK_LN_NODES], out;
     double eps;
-    if ((out = ln_match(c, i, nodes, &eps)) >= 0) {
+    if ((out = nc_tok_ln_match(c, i, nodes, &eps)) >= 0) {
         nc_nonlinear_params p = {.fn = NC_NL_LAYERNORM, .eps = (float)eps};
         st = nonlinear1(c, n, n->inputs[0], out, p, view_of(c, n->inputs[0]).ndim - 1);
-        for (int k = 0; st == NC_OK && k < LN_NODES; k++)
+        for (int k = 0; st == NC_OK && k < NC_TOK_LN_NODES; k++)
             c->done[nodes[k]] = 1;
         return st;
     }
-    if ((out = gelu_match(c, i, nodes)) >= 0) {
+    if ((out = nc_tok_gelu_match(c, i, nodes)) >= 0) {
         nc_nonlinear_params p = {.fn = NC_NL_GELU};
         st = nonlinear1(c, n, n->inputs[0], out, p, -1);
-        for (int k = 0; st == NC_OK && k < GELU_NODES; k++)
+        for (int k = 0; st == NC_OK && k < NC_TOK_GELU_NODES; k++)
             c->done[nodes[k]] = 1;
         return st;
     }
@@ -1352,23 +1113,23 @@ nc_status nc_tok_convert(cv *c, int i)
     for (int k = 0; views[k]; k++)
         if (strcmp(op, views[k]) == 0)
             return op_view(c, n);
-    if (is_op(n, "Expand"))
+    if (tok_is_op(n, "Expand"))
         return op_expand(c, n);
-    if (is_op(n, "LayerNormalization"))
+    if (tok_is_op(n, "LayerNormalization"))
         return op_layernorm(c, n);
-    if ((is_op(n, "MatMul") || is_op(n, "Gemm")) && kin(c, n, 1))
+    if ((tok_is_op(n, "MatMul") || tok_is_op(n, "Gemm")) && tok_kin(c, n, 1))
         return op_linear(c, n);
-    if (is_op(n, "MatMul"))
+    if (tok_is_op(n, "MatMul"))
         return op_matmul2(c, n);
-    if (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul") || is_op(n, "Div"))
+    if (tok_is_op(n, "Add") || tok_is_op(n, "Sub") || tok_is_op(n, "Mul") || tok_is_op(n, "Div"))
         return op_arith(c, n);
-    int ew = elementwise_fn(n);
-    if (ew >= 0) { /* ONNX's HardSigmoid defaults (0.2, 0.5) unless the node says otherwise (PyTorch's 1/6) */
-        nc_nonlinear_params p = {.fn = k_elementwise[ew].fn, .alpha = nc_attr_float(n, "alpha", 0.2f),
+    nc_nonlinear_fn fn;
+    if (nc_tok_elementwise_fn(n, &fn)) { /* ONNX's HardSigmoid defaults (0.2, 0.5) unless the node says otherwise */
+        nc_nonlinear_params p = {.fn = fn, .alpha = nc_attr_float(n, "alpha", 0.2f),
                                  .beta = nc_attr_float(n, "beta", 0.5f)};
         return nonlinear1(c, n, n->inputs[0], n->outputs[0], p, -1);
     }
-    if (is_op(n, "Softmax")) {
+    if (tok_is_op(n, "Softmax")) {
         tview t = view_of(c, n->inputs[0]);
         int axis = (int)nc_attr_int(n, "axis", -1);
         axis = axis < 0 ? axis + t.ndim : axis;
@@ -1377,11 +1138,11 @@ nc_status nc_tok_convert(cv *c, int i)
         nc_nonlinear_params p = {.fn = NC_NL_SOFTMAX};
         return nonlinear1(c, n, n->inputs[0], n->outputs[0], p, axis);
     }
-    if (is_op(n, "Concat"))
+    if (tok_is_op(n, "Concat"))
         return op_concat(c, n);
-    if (data_gather(c, n))
+    if (nc_tok_data_gather(c, n))
         return op_gather(c, n);
-    if (is_op(n, "ReduceMean"))
+    if (tok_is_op(n, "ReduceMean"))
         return op_token_mean(c, n);
     return tok_err(c, n, NC_ERR_UNSUPPORTED, "not convertible on token values (a transformer's (tokens, channels) "
                    "tensors)");
