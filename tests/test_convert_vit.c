@@ -120,11 +120,28 @@ static void check_vit(const char *file)
     nc_tensor_free(ann_y);
 }
 
-/* opset 13: LayerNorm as ReduceMean → Sub → Pow → ReduceMean → Add → Sqrt → Div */
+/* opset 13: LayerNorm as ReduceMean → Sub → Pow → ReduceMean → Add → Sqrt → Div;
+ * and with binary spikes (the network is rebuilt: its Reshape and
+ * Nonlinear layers are copied) */
 static void test_vit_opset13(void **state)
 {
     (void)state;
     check_vit("tests/fixtures/vit/vit1.onnx");
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/vit/vit1.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy"), *ann_y = NULL;
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
+    nc_convert_options co;
+    nc_convert_options_init(&co);
+    co.binary_spikes = 1;
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, &co, &s, NULL));
+    check_equal("vit1 (binary spikes)", s, ann_y);
+    nc_snn_free(s);
+    nc_tensor_free(ann_y);
+    nc_tensor_free(x);
+    nc_model_free(m);
 }
 
 /* opset 17: LayerNormalization nodes */
