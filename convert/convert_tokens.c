@@ -815,6 +815,12 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
     }
     if (nd[0] != nd[1])
         return tok_err(c, n, NC_ERR_UNSUPPORTED, "its inputs' leading axes differ (broadcasting is not convertible)");
+    int one_head = nd[0] == 2;
+    for (int q = 0; one_head && q < 2; q++) { /* one head: (1, m, k), so the product's scale can be a layer */
+        memmove(sh[q] + 1, sh[q], 2 * sizeof sh[q][0]);
+        sh[q][0] = 1;
+        nd[q] = 3;
+    }
     int flip = trans[1]; /* y holds n before k: compute Yᵀ·Xᵀ */
     double scale = x.scale * y.scale; /* a product's factors move to its output */
     x.scale = y.scale = 1.0;
@@ -844,11 +850,14 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
     memcpy(o.ir_shape, L->shape, (size_t)L->ndim * sizeof *L->shape);
     int64_t lst[NC_MAX_DIMS];
     contiguous(L->ndim, L->shape, lst);
-    int la = 0;
+    int la = L->ndim - 2; /* the layer's leading axes: the ONNX ones of size > 1 (or one of size 1) */
+    for (int d = 0; d < r - 2; d++)
+        la -= o.shape[d] > 1;
     for (int d = 0; d < r - 2; d++)
         o.stride[d] = o.shape[d] > 1 ? lst[la++] : 1;
-    o.stride[r - 2] = flip ? lst[la + 1] : lst[la];
-    o.stride[r - 1] = flip ? lst[la] : lst[la + 1];
+    int last = L->ndim - 1;
+    o.stride[r - 2] = flip ? lst[last] : lst[last - 1];
+    o.stride[r - 1] = flip ? lst[last - 1] : lst[last];
     o.offset = 0;
     o.scale = scale;
     o.k = NULL;

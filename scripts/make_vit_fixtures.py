@@ -21,6 +21,8 @@ Writes tests/fixtures/vit/:
   tokmix.onnx      opset 13: element-wise functions and gates on tokens: SiLU
                    (Sigmoid · x), a SwiGLU-like product of two Linear layers,
                    Sigmoid, HardSwish, HardSigmoid, a mean over the tokens
+  onehead.onnx     opset 13: single-head attention over the patches (its
+                   products have no head axis), mean over the tokens
   swin_block.onnx  opset 13: one shifted-window block of torchvision's Swin
                    (dim 16, 2 heads, window 4, shift 2) on a [N, 8, 8, 16]
                    input: its roll, window partition and attention mask
@@ -30,6 +32,7 @@ Writes tests/fixtures/vit/:
   y.npy            the ViT's logits on x.npy (torch's)
   y_convnext.npy   the ConvNeXt's logits on x.npy
   y_tokmix.npy     TokenMix's logits on x.npy
+  y_onehead.npy    OneHead's logits on x.npy
 Seeded: the same network every run (bytes may differ across torch versions).
 """
 import os
@@ -79,6 +82,10 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(OUT, "y_tokmix.npy"), mix(x).numpy().astype(np.float32))
     export(mix, x, "tokmix", 13)
+    one = OneHead().eval()
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y_onehead.npy"), one(x).numpy().astype(np.float32))
+    export(one, x, "onehead", 13)
     swin = SwinTransformerBlock(16, 2, [4, 4], [2, 2], mlp_ratio=2.0).eval()
     xs = torch.randn(4, 8, 8, 16, generator=torch.Generator().manual_seed(1))
     np.save(os.path.join(OUT, "x_swin.npy"), xs.numpy())
@@ -103,6 +110,21 @@ class TokenMix(torch.nn.Module):
         g = F.silu(a) * b
         h = torch.sigmoid(g) + F.hardswish(b) + F.hardsigmoid(a)
         return self.head(h.mean(1))
+
+
+class OneHead(torch.nn.Module):
+    """Single-head attention: Q·Kᵀ and A·V of (batch, N, C) values."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.patch = torch.nn.Conv2d(3, c, 4, 4)
+        self.q, self.k, self.v = torch.nn.Linear(c, c), torch.nn.Linear(c, c), torch.nn.Linear(c, c)
+        self.head = torch.nn.Linear(c, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        a = torch.softmax(self.q(t) @ self.k(t).transpose(1, 2) / t.shape[-1] ** 0.5, dim=-1)
+        return self.head((a @ self.v(t)).mean(1))
 
 
 def export(net, x, name, opset):

@@ -192,6 +192,20 @@ static void test_token_gates(void **state)
     nc_tensor_free(ann_y);
 }
 
+/* Single-head attention: products of (N, C) values with no head axis
+ * (laid out (1, ·, ·), so the 1/√d scale is a layer of one channel) */
+static void test_one_head(void **state)
+{
+    (void)state;
+    nc_tensor *ann_y = NULL;
+    nc_snn *s = convert_checked("tests/fixtures/vit/onehead.onnx", "tests/fixtures/vit/y_onehead.npy", &ann_y);
+    assert_int_equal(count_fn(s, NC_NL_MATMUL), 2);
+    assert_int_equal(count_fn(s, NC_NL_SOFTMAX), 1);
+    check_equal("onehead", s, ann_y);
+    nc_snn_free(s);
+    nc_tensor_free(ann_y);
+}
+
 /* A shifted-window Swin block: the ANN equals torch (its attention mask is
  * computed from float values, which the load's shape pass cannot see: it
  * must not be folded from that pass); conversion refuses it naming a node
@@ -224,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_vit_opset17),
         cmocka_unit_test(test_convnext),
         cmocka_unit_test(test_token_gates),
+        cmocka_unit_test(test_one_head),
         cmocka_unit_test(test_swin_block),
     };
     nc_test_select_cases();
