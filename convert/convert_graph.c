@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "convert_graph.h"
+#include "convert_graph_int.h"
 #include "convert_nonlinear.h"
+#include "convert_tokens.h"
 #include "snn/base/alloc.h"
 #include "convert/ann/ann_ops.h"
 #include "convert/ann/ann_ops_util.h"
@@ -56,43 +58,6 @@ void nc_cgraph_clear(nc_cgraph *c)
 
 /* ---- value states ---- */
 
-enum { VS_NONE = 0, VS_LAYER, VS_LINEAR };
-
-/* A synaptic layer not appended yet, so that what follows can fold into it. */
-typedef struct lin {
-    nc_snn_layer_kind kind; /* NC_SNN_AFFINE or NC_SNN_CONV2D */
-    nc_tensor *w, *b;       /* b always present, [out] */
-    nc_conv2d_params cp;
-    const char *name;       /* the ANN node */
-    int64_t channels;       /* outputs (Affine) or output channels (Conv2d) */
-} lin;
-
-typedef struct vst {
-    int kind;
-    int layer;          /* VS_LAYER: the layer holding the value; VS_LINEAR: the layer it reads */
-    int64_t pad[2];     /* VS_LAYER: zero padding (H, W) of a Pad node, not applied yet */
-    double *pa, *pb;    /* VS_LAYER: pending a·x + b per channel (pn elements), NULL = none */
-    int64_t pn;
-    lin *ln;            /* VS_LINEAR */
-    /* VS_LAYER: the value is channels sel[0..sn) of the layer (a channel
-     * shuffle or slice not applied yet, NULL = none; never with pa): the
-     * next Conv folds it into its weights, other readers get a 1×1
-     * selection layer (flush_select) */
-    int64_t *sel, sn;
-    const char *sel_name; /* the ANN node of the selection */
-} vst;
-
-typedef struct cv {
-    const nc_graph *g;
-    const nc_convert_options *o;
-    nc_cgraph *cg;
-    nc_snn *s;
-    vst *vs;
-    nc_consumers cons;
-    unsigned char *done; /* per node: already taken by a pattern */
-    int n_shuffles;      /* channel shuffles met (one note for all) */
-} cv;
-
 static void lin_free(lin *l)
 {
     if (!l)
@@ -123,14 +88,20 @@ static vst *vst_set_layer(cv *c, int v, int id)
 
 static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
 
-static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
+nc_status nc_cg_node_verr(const cv *c, const nc_node *n, nc_status st, const char *fmt, va_list ap)
 {
     char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return nc_errorf(st, "%s: node '%s' (%s): %s", c->g->source, n->name, n->op_type, msg);
+}
+
+static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    st = nc_cg_node_verr(c, n, st, fmt, ap);
     va_end(ap);
-    return nc_errorf(st, "%s: node '%s' (%s): %s", c->g->source, n->name, n->op_type, msg);
+    return st;
 }
 
 /* After a failed builder or helper call: names the node in front of its message. */
@@ -1445,7 +1416,7 @@ static const char *unconvertible_why(const cv *c, const char *in_pattern, int i)
     const nc_graph *g = c->g;
     const nc_node *n = &g->nodes[i];
     const char *op = n->op_type;
-    if (in_pattern[i] || shape_only_node(g, n))
+    if (in_pattern[i] || shape_only_node(g, n) || nc_tok_convertible(c, i))
         return NULL;
     if (is_one_of(op, k_activations))
         return "activation";
@@ -1542,9 +1513,9 @@ static nc_status refuse_unconvertible(const cv *c)
             snprintf(more, sizeof more, ", and %d more", count - shown);
         st = nc_errorf(NC_ERR_UNSUPPORTED, "%s: %d nodes are not convertible to IF neurons or SNN layers (%s): "
                        "%s%s%s%s%s", g->source, count, kinds, list, more, acts ? " " : "", acts ? k_if_hint : "",
-                       others ? " (no SNN layer computes a Softmax inside the graph, a mean other than over "
-                                "(H, W), or ops such as Transpose, a Pow or Erf outside a GELU, or "
-                                "LayerNormalization)" : "");
+                       others ? " (no SNN layer computes a mean other than over (H, W) or over the tokens, "
+                                "Pow, Sqrt or Erf outside a LayerNorm or GELU, or ops neuroc does not "
+                                "convert)" : "");
     }
     nc_free(why);
     nc_free(in_pattern);
@@ -1560,6 +1531,8 @@ static nc_status convert_node(cv *c, int i)
         return NC_OK;
     if (n->n_inputs < 1 || n->n_outputs < 1 || n->outputs[0] < 0)
         return node_err(c, n, NC_ERR_MODEL, "a node without input or output");
+    if (nc_tok_takes(c, i))
+        return nc_tok_convert(c, i);
     if (strcmp(op, "Conv") == 0)
         return op_conv(c, n);
     if (strcmp(op, "Gemm") == 0 || strcmp(op, "MatMul") == 0)
@@ -1663,7 +1636,7 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
     if (st != NC_OK)
         return st;
 
-    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL, 0};
+    cv c = {g, o, cg, cg->snn, NULL, {0}, NULL, 0, NULL};
     c.vs = nc_calloc((size_t)g->n_values + 1, sizeof *c.vs);
     c.done = nc_calloc((size_t)g->n_nodes + 1, 1);
     if (!c.vs || !c.done)
@@ -1687,12 +1660,52 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
 
     for (int v = 0; c.vs && v < g->n_values; v++)
         vst_clear(&c.vs[v]);
+    nc_tok_free(c.tok);
     nc_free(c.vs);
     nc_free(c.done);
     nc_consumers_free(&c.cons);
     if (st != NC_OK)
         nc_cgraph_clear(cg);
     return st;
+}
+
+/* ---- the helpers the pattern converters share (convert_graph_int.h) ---- */
+
+nc_status nc_cg_node_prefix(const cv *c, const nc_node *n, nc_status st) { return node_prefix(c, n, st); }
+const char *nc_cg_uniq(const cv *c, const char *base, char *buf, size_t len) { return uniq(c, base, buf, len); }
+nc_status nc_cg_materialise(cv *c, int v) { return materialise(c, v); }
+nc_status nc_cg_flush_pending(cv *c, const nc_node *n, int v) { return flush_pending(c, n, v); }
+nc_status nc_cg_pass(cv *c, const nc_node *n, int vin, int vout) { return pass(c, n, vin, vout); }
+vst *nc_cg_set_layer(cv *c, int v, int id) { return vst_set_layer(c, v, id); }
+
+nc_status nc_cg_apply_affine(cv *c, const nc_node *n, int vin, int vout, const double *a, const double *b,
+                             int64_t C)
+{
+    return apply_affine(c, n, vin, vout, a, b, C);
+}
+
+nc_status nc_cg_pending_conv(cv *c, const nc_node *n, int vin, int vout, nc_tensor *w, nc_tensor *b,
+                             const nc_conv2d_params *cp)
+{
+    vst *x = &c->vs[vin];
+    lin *l = nc_calloc(1, sizeof *l);
+    nc_status st = !l ? nc_errorf(NC_ERR_NOMEM, "out of memory") : materialise(c, vin);
+    if (st == NC_OK)
+        st = absorb_pre(c, n, x, w, b, 1, cp->groups ? cp->groups : 1, cp->padding[0] || cp->padding[1]);
+    if (st != NC_OK) {
+        nc_free(l);
+        nc_tensor_free(w);
+        nc_tensor_free(b);
+        return st;
+    }
+    *l = (lin){NC_SNN_CONV2D, w, b, *cp, n->name, w->shape[0]};
+    int from = x->layer;
+    vst *y = &c->vs[vout];
+    vst_clear(y);
+    y->kind = VS_LINEAR;
+    y->layer = from;
+    y->ln = l;
+    return NC_OK;
 }
 
 /* ---- the average-pooling view for calibration ---- */

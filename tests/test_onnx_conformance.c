@@ -54,6 +54,8 @@ static const struct {
     {"equal", "Equal"},     {"where", "Where"},
     {"expand", "Expand"},   {"constantofshape", "ConstantOfShape"},
     {"tanh", "Tanh"},
+    {"mod", "Mod"},         {"range", "Range"},
+    {"scatternd", "ScatterND"}, {"not", "Not"},
 };
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
 

@@ -49,6 +49,10 @@ static const nc_op_def g_ops[] = {
     {"Where", 3, 3, 1, nc_op_where},
     {"Expand", 2, 2, 1, nc_op_expand},
     {"ConstantOfShape", 1, 1, 1, nc_op_constantofshape},
+    {"Mod", 2, 2, 1, nc_op_mod},
+    {"Range", 3, 3, 1, nc_op_range},
+    {"ScatterND", 3, 3, 1, nc_op_scatternd},
+    {"Not", 1, 1, 1, nc_op_not},
 };
 
 const nc_op_def *nc_op_lookup(const char *op_type)

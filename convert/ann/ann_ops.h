@@ -92,5 +92,10 @@ nc_status nc_op_where(const nc_node *, const nc_tensor *const *, int, nc_tensor 
 nc_status nc_op_expand(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 nc_status nc_op_constantofshape(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int,
                                 const nc_exec_ctx *);
+/* Index arithmetic of Swin's window masks (ann_ops_index.c) */
+nc_status nc_op_mod(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_range(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_scatternd(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
+nc_status nc_op_not(const nc_node *, const nc_tensor *const *, int, nc_tensor **, int, const nc_exec_ctx *);
 
 #endif

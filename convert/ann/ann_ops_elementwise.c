@@ -442,9 +442,13 @@ nc_status nc_op_dropout(const nc_node *n, const nc_tensor *const *in, int n_in, 
             on = t->dtype == NC_DTYPE_F32 ? nc_f32(t)[i] != 0.0f
                : t->dtype == NC_DTYPE_I64 ? nc_i64(t)[i] != 0
                                           : ((const uint8_t *)t->data)[i] != 0;
-        if (on)
+        /* a ratio of 0 drops nothing even in training mode (Swin's attention
+         * dropout, exported with training_mode=true) */
+        const nc_tensor *r = n_in > 1 ? in[1] : NULL;
+        int zero = r && r->dtype == NC_DTYPE_F32 && r->numel == 1 && nc_f32(r)[0] == 0.0f;
+        if (on && !zero)
             return nc_errorf(NC_ERR_UNSUPPORTED, "Dropout: training_mode=true is not supported "
-                                                 "(inference only)");
+                                                 "(inference only), but with a ratio of 0");
     }
     out[0] = nc_tensor_clone(in[0]);
     return out[0] ? NC_OK : NC_ERR_NOMEM;

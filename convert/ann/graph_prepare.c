@@ -362,8 +362,12 @@ static nc_status fold_shapes(nc_graph *g, int *changed)
         }
         for (int o = 0; o < n->n_outputs; o++)
             if (n->outputs[o] >= 0) {
-                dd[n->outputs[o]] = d;
-                sd[n->outputs[o]] = is_shape ? 0 : s;
+                int v = n->outputs[o];
+                /* a shape-only pass computes no float data (zeros stand for it), so
+                 * what is computed from float values is unknown there, like input
+                 * data: Swin's attention mask (ScatterND of floats, then Equal) */
+                dd[v] = d || (a1[v] && a1[v]->dtype == NC_DTYPE_F32);
+                sd[v] = is_shape ? 0 : s;
             }
     }
     for (int i = 0; i < g->n_nodes; i++) {
@@ -415,10 +419,11 @@ static const struct {
     {"Unsqueeze", 1u << 1},
     {"Slice", (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4)},
     {"Pad", (1u << 1) | (1u << 3)},
-    {"Dropout", 1u << 2},
+    {"Dropout", (1u << 1) | (1u << 2)}, /* in training mode a ratio of 0 is the identity */
     {"ReduceMean", 1u << 1}, /* axes, an input from opset 18 */
     {"Expand", 1u << 1},
     {"ConstantOfShape", 1u << 0},
+    {"Range", (1u << 0) | (1u << 1) | (1u << 2)},
 };
 
 static nc_status check_static_inputs(const nc_graph *g)
@@ -435,6 +440,8 @@ static nc_status check_static_inputs(const nc_graph *g)
         for (size_t k = 0; k < sizeof k_static_inputs / sizeof k_static_inputs[0]; k++)
             if (strcmp(n->op_type, k_static_inputs[k].op) == 0)
                 mask = k_static_inputs[k].mask;
+        if (strcmp(n->op_type, "Dropout") == 0 && (n->n_inputs < 3 || n->inputs[2] < 0))
+            mask = 0; /* without training_mode the ratio is unused */
         char d = 0;
         for (int j = 0; j < n->n_inputs; j++) {
             int v = n->inputs[j];

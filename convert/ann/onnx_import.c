@@ -39,7 +39,7 @@ static const struct {
     {"Cast", 6},
     {"Transpose", 1}, {"Sigmoid", 6},  {"HardSigmoid", 6}, {"Sqrt", 6},
     {"Tanh", 6},
-    {"ReduceMean", 1},
+    {"ReduceMean", 1}, {"Not", 1},
 };
 
 static int since_at_7(const char *op)

@@ -81,9 +81,10 @@ def export_onnx(module, sample, opset=13):
     module.eval()
     buf = io.BytesIO()
     try:
-        with torch.no_grad():
-            torch.onnx.export(module, (sample,), buf, input_names=["input"], output_names=["output"],
-                              dynamic_axes={"input": {0: "N"}, "output": {0: "N"}}, opset_version=opset)
+        # not under torch.no_grad(): there torch 1.13's nn.MultiheadAttention takes its fused
+        # path (aten::_native_multi_head_attention), which has no ONNX export (a ViT fails)
+        torch.onnx.export(module, (sample,), buf, input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}}, opset_version=opset)
     finally:
         module.train(was_training)
     return buf.getvalue()

@@ -541,6 +541,24 @@ nc_status nc_snn_add_flatten(nc_snn *s, int from, const char *name, int *id)
     return finish(s, NC_OK, id);
 }
 
+nc_status nc_snn_add_reshape(nc_snn *s, int from, int ndim, const int64_t *shape, int64_t offset, const char *name,
+                             int *id)
+{
+    nc_status st = check_from(s, from, "nc_snn_add_reshape");
+    if (st != NC_OK)
+        return st;
+    if (ndim < 1 || ndim > NC_MAX_DIMS || !shape)
+        return nc_errorf(NC_ERR_INVALID_ARG, "Reshape '%s': rank %d", name ? name : "", ndim);
+    nc_snn_layer *L = append(s, NC_SNN_RESHAPE, name, 1, &st);
+    if (!L)
+        return st;
+    L->inputs[0] = from;
+    L->ndim = ndim;
+    memcpy(L->shape, shape, (size_t)ndim * sizeof *shape);
+    L->kernel[0] = offset;
+    return finish(s, NC_OK, id);
+}
+
 static nc_status add_multi(nc_snn *s, nc_snn_layer_kind kind, int n_from, const int *from,
                            const char *name, int *id)
 {

@@ -224,21 +224,27 @@ static nc_status fold_layer(fold *F, int i)
         if (st == NC_OK)
             st = nc_snn_out_factor(F->s, i, fj, takes, 0, &F->fac[i]);
         break;
-    case NC_SNN_ADD: case NC_SNN_CONCAT: {
+    case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_NONLINEAR: {
+        /* a Nonlinear layer's function needs its inputs' own values: scaled back where they carry a factor */
         int *from_ids = nc_calloc((size_t)L->n_inputs, sizeof *from_ids);
         if (!from_ids)
             return nc_errorf(NC_ERR_NOMEM, "out of memory");
         for (int k = 0; st == NC_OK && k < L->n_inputs; k++)
             st = scaled_id(F, L->inputs[k], &from_ids[k]);
         if (st == NC_OK)
-            st = L->kind == NC_SNN_ADD ? nc_snn_add_add(F->t, L->n_inputs, from_ids, L->name, &id)
-                                       : nc_snn_add_concat(F->t, L->n_inputs, from_ids, L->name, &id);
+            st = L->kind == NC_SNN_ADD      ? nc_snn_add_add(F->t, L->n_inputs, from_ids, L->name, &id)
+                 : L->kind == NC_SNN_CONCAT ? nc_snn_add_concat(F->t, L->n_inputs, from_ids, L->name, &id)
+                                            : nc_snn_add_nonlinear(F->t, L->n_inputs, from_ids, &L->nl, L->name, &id);
         nc_free(from_ids);
         break;
     }
     case NC_SNN_READOUT:
         if ((st = scaled_id(F, j, &from)) == NC_OK)
             st = nc_snn_add_readout(F->t, from, L->name, &id);
+        break;
+    case NC_SNN_RESHAPE: /* a view (a transformer's tokens): its input's values, scaled where they carry a factor */
+        if ((st = scaled_id(F, j, &from)) == NC_OK)
+            st = nc_snn_add_reshape(F->t, from, L->ndim, L->shape, L->kernel[0], L->name, &id);
         break;
     case NC_SNN_IF: case NC_SNN_SIGNED_IF: {
         if (nc_snn_layer_nir_semantics(L)) {

@@ -198,6 +198,11 @@ int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail
  * them as −1. */
 void nc_snn_mark_signed(const nc_snn *s, char *is_signed);
 
+/* A Reshape (NC_SNN_RESHAPE) reading layer `from`: its values [offset,
+ * offset + size) in the shape shape[0..ndim) (a view: no data moves). The
+ * converter's token tensors (convert_tokens.c) change layout with it. */
+nc_status nc_snn_add_reshape(nc_snn *s, int from, int ndim, const int64_t *shape, int64_t offset, const char *name,
+                             int *id);
 /* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
  * largest input in each kernel window, padding ignored (a window's taps
  * outside the input do not count). Internal: NIR cannot express it. */
