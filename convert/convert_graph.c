@@ -86,7 +86,6 @@ static vst *vst_set_layer(cv *c, int v, int id)
     return y;
 }
 
-static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
 
 nc_status nc_cg_node_verr(const cv *c, const nc_node *n, nc_status st, const char *fmt, va_list ap)
 {
@@ -95,7 +94,7 @@ nc_status nc_cg_node_verr(const cv *c, const nc_node *n, nc_status st, const cha
     return nc_errorf(st, "%s: node '%s' (%s): %s", c->g->source, n->name, n->op_type, msg);
 }
 
-static nc_status node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
+nc_status nc_cg_node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -142,10 +141,10 @@ static int64_t state_channels(const cv *c, const vst *x)
 static nc_status input_state(cv *c, const nc_node *n, int i, vst **out)
 {
     if (!nc_node_has_input(n, i))
-        return node_err(c, n, NC_ERR_MODEL, "input %d is missing", i);
+        return nc_cg_node_err(c, n, NC_ERR_MODEL, "input %d is missing", i);
     vst *x = &c->vs[n->inputs[i]];
     if (x->kind == VS_NONE)
-        return node_err(c, n, NC_ERR_UNSUPPORTED,
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED,
                         "its input '%s' is not computed from the network input by convertible ops",
                         vname(c, n->inputs[i]));
     *out = x;
@@ -197,7 +196,7 @@ static nc_status flush_pending(cv *c, const nc_node *n, int v)
     int64_t C = x->pn, size = nc_snn_layer_size(X);
     int conv = X->ndim == 3 && C == X->shape[0];
     if (!conv && !(X->ndim == 1 && C == size && size <= 4096))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' carries a scaling or BatchNormalization "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' carries a scaling or BatchNormalization "
                         "with no Conv/Gemm to fold into, on a value of %lld elements", vname(c, v),
                         (long long)size);
     int64_t ws[4] = {C, conv ? 1 : C, 1, 1};
@@ -239,7 +238,7 @@ static nc_status plain_input(cv *c, const nc_node *n, int i, int *layer)
         (st = flush_pending(c, n, n->inputs[i])) != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED,
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED,
                         "its input '%s' is zero-padded by a Pad node, which only a Conv or an "
                         "AveragePool can take", vname(c, n->inputs[i]));
     *layer = x->layer;
@@ -251,7 +250,7 @@ static nc_status pass(cv *c, const nc_node *n, int vin, int vout)
 {
     vst *x = &c->vs[vin], *y = &c->vs[vout];
     if (x->kind == VS_NONE)
-        return node_err(c, n, NC_ERR_UNSUPPORTED,
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED,
                         "its input '%s' is not computed from the network input by convertible ops",
                         vname(c, vin));
     if (nc_consumers_count(&c->cons, vin) == 1) {
@@ -286,7 +285,7 @@ static nc_status channel_const(const cv *c, const nc_node *n, const nc_tensor *t
 {
     char b[160];
     if (t->dtype != NC_DTYPE_F32 && t->dtype != NC_DTYPE_I64)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its constant operand is not numeric");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its constant operand is not numeric");
     int per = 0;
     int ok = rank >= 2 && t->ndim <= rank;
     for (int d = 0; ok && d < t->ndim; d++) {
@@ -297,7 +296,7 @@ static nc_status channel_const(const cv *c, const nc_node *n, const nc_tensor *t
             ok = 0;
     }
     if (!ok)
-        return node_err(c, n, NC_ERR_UNSUPPORTED,
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED,
                         "its constant operand of shape %s is not one value per channel of its input "
                         "(%lld channels): only such constants fold into the synaptic weights",
                         nc_shape_str(t->ndim, t->shape, b, sizeof b), (long long)C);
@@ -317,7 +316,7 @@ static nc_status apply_affine(cv *c, const nc_node *n, int vin, int vout, const 
     vst *x = &c->vs[vin], *y = &c->vs[vout];
     for (int64_t k = 0; k < C; k++)
         if (!isfinite(a[k]) || !isfinite(b[k]))
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "the per-channel scale or shift of channel %lld is "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "the per-channel scale or shift of channel %lld is "
                             "not finite", (long long)k);
     if (x->kind == VS_LINEAR && nc_consumers_count(&c->cons, vin) == 1) {
         *y = *x;
@@ -336,7 +335,7 @@ static nc_status apply_affine(cv *c, const nc_node *n, int vin, int vout, const 
     if (st != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "it scales a zero-padded value (a Pad before it); "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it scales a zero-padded value (a Pad before it); "
                         "apply the scaling before the padding");
     double *pa = nc_malloc((size_t)C * sizeof *pa), *pb = nc_malloc((size_t)C * sizeof *pb);
     if (!pa || !pb) {
@@ -369,7 +368,7 @@ static nc_status absorb_pre(const cv *c, const nc_node *n, const vst *x, nc_tens
     if (padded)
         for (int64_t k = 0; k < x->pn; k++)
             if (x->pb[k] != 0.0)
-                return node_err(c, n, NC_ERR_UNSUPPORTED,
+                return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED,
                                 "the shift of the BatchNormalization or constant Add before it cannot be "
                                 "folded into a zero-padded convolution (the padded border would no longer be "
                                 "zero after the shift); fold it in PyTorch or remove the padding");
@@ -390,7 +389,7 @@ static nc_status absorb_pre(const cv *c, const nc_node *n, const vst *x, nc_tens
     }
     int64_t K = W->shape[0], cg = W->shape[1], kk = W->shape[2] * W->shape[3];
     if (groups < 1 || K % groups || cg * groups != x->pn)
-        return node_err(c, n, NC_ERR_SHAPE, "weight of %lld×%lld channels (group %lld) does not fit its "
+        return nc_cg_node_err(c, n, NC_ERR_SHAPE, "weight of %lld×%lld channels (group %lld) does not fit its "
                         "input of %lld channels", (long long)K, (long long)cg, (long long)groups,
                         (long long)x->pn);
     int64_t kg = K / groups;
@@ -421,7 +420,7 @@ static nc_status op_batchnorm(cv *c, const nc_node *n)
     for (int i = 0; i < 4; i++) {
         p[i] = const_in(c, n, i + 1);
         if (!p[i] || p[i]->dtype != NC_DTYPE_F32 || p[i]->numel != C)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "its %s is not a constant float32 tensor of %lld "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its %s is not a constant float32 tensor of %lld "
                             "elements", names[i], (long long)C);
     }
     double eps = nc_attr_float(n, "epsilon", 1e-5f);
@@ -448,10 +447,10 @@ static nc_status op_conv(cv *c, const nc_node *n)
     char buf[160];
     const nc_tensor *W = const_in(c, n, 1), *B = const_in(c, n, 2);
     if (!W || W->dtype != NC_DTYPE_F32 || W->ndim != 4)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "only 2-D convolutions with constant float32 weights "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only 2-D convolutions with constant float32 weights "
                         "are convertible");
     if (nc_node_has_input(n, 2) && (!B || B->dtype != NC_DTYPE_F32 || B->numel != W->shape[0]))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias is not a constant float32 vector of %lld "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its bias is not a constant float32 vector of %lld "
                         "elements", (long long)W->shape[0]);
     vst *x = NULL;
     nc_status st = nc_nl_spike_input(c, n, 0);
@@ -463,7 +462,7 @@ static nc_status op_conv(cv *c, const nc_node *n)
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (X->ndim != 3)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a Conv2d needs (C, H, W)",
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a Conv2d needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
     nc_tensor fx = {.dtype = NC_DTYPE_F32, .ndim = 4, .shape = {1, X->shape[0], X->shape[1], X->shape[2]}};
     nc_spatial sp;
@@ -471,7 +470,7 @@ static nc_status op_conv(cv *c, const nc_node *n)
         return node_prefix(c, n, st);
     for (int j = 1; j < 3; j++)
         if (sp.pad_b[j] != sp.pad_e[j])
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "asymmetric padding (%lld before, %lld after): an "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "asymmetric padding (%lld before, %lld after): an "
                             "SNN Conv2d pads both sides equally", (long long)sp.pad_b[j],
                             (long long)sp.pad_e[j]);
     nc_conv2d_params cp = {{sp.stride[1], sp.stride[2]},
@@ -513,20 +512,20 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
 {
     const nc_tensor *Bm = const_in(c, n, 1), *Cb = matmul ? NULL : const_in(c, n, 2);
     if (!Bm || Bm->dtype != NC_DTYPE_F32 || Bm->ndim != 2)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its weight (input B) is not a constant float32 matrix");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its weight (input B) is not a constant float32 matrix");
     if (!matmul && nc_node_has_input(n, 2) && (!Cb || Cb->dtype != NC_DTYPE_F32))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias (input C) is not a constant float32 tensor");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its bias (input C) is not a constant float32 tensor");
     if (!matmul && nc_attr_int(n, "transA", 0))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "transA = 1 (the input must be (batch, features))");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "transA = 1 (the input must be (batch, features))");
     if (c->g->values[n->inputs[0]].ndim != 2)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has rank %d; only (batch, features) inputs "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has rank %d; only (batch, features) inputs "
                         "are convertible", c->g->values[n->inputs[0]].ndim);
     int transB = matmul ? 0 : (int)nc_attr_int(n, "transB", 0);
     double alpha = matmul ? 1.0 : nc_attr_float(n, "alpha", 1.0f);
     double beta = matmul ? 1.0 : nc_attr_float(n, "beta", 1.0f);
     int64_t out = transB ? Bm->shape[0] : Bm->shape[1], in = transB ? Bm->shape[1] : Bm->shape[0];
     if (Cb && Cb->numel != 1 && Cb->numel != out)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld elements; expected 1 or %lld",
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld elements; expected 1 or %lld",
                         (long long)Cb->numel, (long long)out);
     vst *x = NULL;
     nc_status st = nc_nl_spike_input(c, n, 0);
@@ -534,7 +533,7 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (nc_snn_layer_size(X) != in)
-        return node_err(c, n, NC_ERR_SHAPE, "weight takes %lld inputs but its input '%s' has %lld",
+        return nc_cg_node_err(c, n, NC_ERR_SHAPE, "weight takes %lld inputs but its input '%s' has %lld",
                         (long long)in, vname(c, n->inputs[0]), (long long)nc_snn_layer_size(X));
     int64_t wshape[2] = {out, in};
     lin *l = nc_calloc(1, sizeof *l);
@@ -571,12 +570,12 @@ static nc_status op_arith(cv *c, const nc_node *n)
 {
     const char *op = n->op_type;
     if (n->n_inputs != 2)
-        return node_err(c, n, NC_ERR_MODEL, "expected two inputs");
+        return nc_cg_node_err(c, n, NC_ERR_MODEL, "expected two inputs");
     const nc_tensor *k0 = const_in(c, n, 0), *k1 = const_in(c, n, 1);
     nc_status st;
     if (!k0 && !k1) {
         if (strcmp(op, "Add") != 0)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed values is not convertible (of "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed values is not convertible (of "
                             "such ops only Add, as in a residual connection, is)", op);
         int from[2];
         char buf[320];
@@ -589,12 +588,12 @@ static nc_status op_arith(cv *c, const nc_node *n)
         return NC_OK;
     }
     if (k0 && strcmp(op, "Div") == 0)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "a constant divided by a computed value is not convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a constant divided by a computed value is not convertible");
     int vin = k0 ? n->inputs[1] : n->inputs[0];
     const nc_tensor *k = k0 ? k0 : k1;
     vst *x = &c->vs[vin];
     if (x->kind == VS_NONE)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input "
                         "by convertible ops", vname(c, vin));
     int64_t C = state_channels(c, x);
     double *a = nc_malloc((size_t)C * 3 * sizeof *a);
@@ -679,7 +678,7 @@ static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X,
 {
     char buf[160];
     if (X->ndim != 3)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
     nc_tensor fx = {.dtype = NC_DTYPE_F32, .ndim = 4,
                     .shape = {1, X->shape[0], X->shape[1] + 2 * pre[0], X->shape[2] + 2 * pre[1]}};
@@ -689,9 +688,9 @@ static nc_status pool_geom(const cv *c, const nc_node *n, const nc_snn_layer *X,
         return node_prefix(c, n, st);
     for (int j = 1; j < 3; j++) {
         if (sp.dil[j] != 1)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "dilated pooling is not convertible");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "dilated pooling is not convertible");
         if (sp.pad_b[j] != sp.pad_e[j])
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "asymmetric padding (%lld before, %lld after): an SNN "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "asymmetric padding (%lld before, %lld after): an SNN "
                             "pooling layer pads both sides equally", (long long)sp.pad_b[j],
                             (long long)sp.pad_e[j]);
         int64_t extra = (sp.out[j] - 1) * sp.stride[j] + sp.k[j] - (sp.in[j] + 2 * sp.pad_b[j]);
@@ -746,13 +745,13 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
     const nc_graph *g = c->g;
     vst *x = &c->vs[vin];
     if (x->kind == VS_NONE)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input "
                         "by convertible ops", vname(c, vin));
     nc_status st = materialise(c, vin);
     if (st != NC_OK || (st = flush_pending(c, n, vin)) != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "the padding before it has no Conv/AveragePool to fold into");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "the padding before it has no Conv/AveragePool to fold into");
     int src = x->layer;
     nc_if_site site = {0};
     site.rule = rule;
@@ -764,7 +763,7 @@ static nc_status emit_if(cv *c, const nc_node *n, int vin, int vout, nc_theta_ru
     if (theta) {
         int64_t C = nc_snn_layer_channels(&c->s->layers[src]);
         if (theta->numel != 1 && theta->numel != C)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "its threshold has %lld values; expected 1 or one "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its threshold has %lld values; expected 1 or one "
                             "per channel (%lld)", (long long)theta->numel, (long long)C);
     }
 
@@ -845,7 +844,7 @@ static nc_status op_clip(cv *c, const nc_node *n, int idx)
     if (st != NC_OK)
         return st;
     if (lo != 0.0 || !(hi > 0.0))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "Clip(%g, %g) is not convertible to IF neurons: only "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "Clip(%g, %g) is not convertible to IF neurons: only "
                         "Clip(0, c) with c > 0 (a ReLU6-like clip, c the threshold) or Clip(0) (a ReLU) is",
                         lo, hi);
     /* ReLU6 and its kin: c caps θ, the data (or BN statistics) choose it
@@ -858,7 +857,7 @@ static nc_status op_qcfs(cv *c, const nc_node *n, const nc_qcfs_match *m)
 {
     for (int64_t k = 0; k < m->lambda->numel; k++)
         if (!(nc_f32(m->lambda)[k] > 0.0f) || !isfinite(nc_f32(m->lambda)[k]))
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "QCFS activation with threshold λ = %g: λ must be "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "QCFS activation with threshold λ = %g: λ must be "
                             "positive", (double)nc_f32(m->lambda)[k]);
     nc_status st = emit_if(c, n, m->in_value, m->out_value, NC_THETA_QCFS, m->lambda, INFINITY, m->levels, m->nodes,
                            m->n_nodes);
@@ -949,7 +948,7 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
     int id;
     if (c->o->maxpool == NC_MAXPOOL_SPIKES && carries_spikes(c->s, src)) {
         if (!is_spike_train(c->s, src))
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool '%s', which sums or pools spikes: a "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool '%s', which sums or pools spikes: a "
                             "SpikeMaxPool2d needs spikes (an IF layer's); convert with --maxpool average",
                             c->s->layers[src].name);
         if ((st = build_maxpool(c, n, src, 1, &id)) != NC_OK)
@@ -962,7 +961,7 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
                                c->s->layers[src].name);
     }
     if (carries_spikes(c->s, src))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool spikes of '%s' (the activation before "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool spikes of '%s' (the activation before "
                         "it has other readers): max pooling does not commute with rate coding; convert with "
                         "--maxpool spikes or average", c->s->layers[src].name);
     if ((st = build_maxpool(c, n, src, 0, &id)) != NC_OK)
@@ -984,7 +983,7 @@ static nc_status op_global_avgpool(cv *c, const nc_node *n)
         return st;
     const nc_snn_layer *X = &c->s->layers[src];
     if (X->ndim != 3)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
     int64_t k[2] = {X->shape[1], X->shape[2]}, p[2] = {0, 0};
     int id;
@@ -1000,7 +999,7 @@ static nc_status op_pad(cv *c, const nc_node *n)
 {
     const char *mode = nc_attr_str(n, "mode", "constant");
     if (strcmp(mode, "constant") != 0)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "mode \"%s\": only zero padding is convertible", mode);
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "mode \"%s\": only zero padding is convertible", mode);
     int rank = c->g->values[n->inputs[0]].ndim;
     const int64_t *pads = NULL;
     int np = -1;
@@ -1011,13 +1010,13 @@ static nc_status op_pad(cv *c, const nc_node *n)
     } else {
         const nc_tensor *t = const_in(c, n, 1);
         if (!t || t->dtype != NC_DTYPE_I64)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "its pads are not a constant int64 tensor");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its pads are not a constant int64 tensor");
         pads = nc_i64(t);
         np = (int)t->numel;
         if (nc_node_has_input(n, 2) && !nc_const_scalar(const_in(c, n, 2), &value))
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "its padding value is not a constant scalar");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its padding value is not a constant scalar");
         if (nc_node_has_input(n, 3))
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "the axes input is not supported");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "the axes input is not supported");
     }
     if (np != 2 * rank || rank != 4) {
         int zero = np >= 0;
@@ -1025,15 +1024,15 @@ static nc_status op_pad(cv *c, const nc_node *n)
             zero &= pads[i] == 0;
         if (zero)
             return pass(c, n, n->inputs[0], n->outputs[0]);
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "only padding of the spatial dims of a (N, C, H, W) value "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only padding of the spatial dims of a (N, C, H, W) value "
                         "is convertible");
     }
     int64_t ph = pads[2], pw = pads[3];
     if (pads[0] || pads[1] || pads[4] || pads[5] || pads[6] != ph || pads[7] != pw || ph < 0 || pw < 0)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "only equal, non-negative padding of H and W on both sides "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only equal, non-negative padding of H and W on both sides "
                         "is convertible");
     if ((ph || pw) && value != 0.0)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "padding with %g: only zero padding is convertible", value);
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "padding with %g: only zero padding is convertible", value);
     nc_status st = pass(c, n, n->inputs[0], n->outputs[0]);
     if (st != NC_OK || (!ph && !pw))
         return st;
@@ -1055,7 +1054,7 @@ static nc_status op_reshape(cv *c, const nc_node *n)
     if (st != NC_OK || (st = materialise(c, vin)) != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "it reshapes a zero-padded value (a Pad before it)");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it reshapes a zero-padded value (a Pad before it)");
     const nc_snn_layer *X = &c->s->layers[x->layer];
     const nc_value *ov = &c->g->values[vout];
     int64_t size = nc_snn_layer_size(X);
@@ -1065,7 +1064,7 @@ static nc_status op_reshape(cv *c, const nc_node *n)
     if (same || (ov->ndim == 2 && ov->shape[1] == size && X->ndim == 1))
         return pass(c, n, vin, vout);
     if (ov->ndim != 2 || ov->shape[1] != size)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "reshaping %s to %s is not convertible: only flattening "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "reshaping %s to %s is not convertible: only flattening "
                         "to (batch, features) is", nc_shape_str(X->ndim, X->shape, b1, sizeof b1),
                         nc_shape_str(ov->ndim, ov->shape, b2, sizeof b2));
     double *pa = NULL, *pb = NULL;
@@ -1104,7 +1103,7 @@ static nc_status op_concat(cv *c, const nc_node *n)
     if (axis < 0)
         axis += rank;
     if (axis != 1)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "concatenation along axis %lld: only the channel axis (1) "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "concatenation along axis %lld: only the channel axis (1) "
                         "is convertible", (long long)axis);
     int *from = nc_calloc((size_t)n->n_inputs, sizeof *from);
     if (!from)
@@ -1185,7 +1184,7 @@ static nc_status select_into_weights(const cv *c, const nc_node *n, const vst *x
     int64_t K = W->shape[0], kk = W->shape[2] * W->shape[3];
     int64_t C = nc_snn_layer_channels(&c->s->layers[x->layer]);
     if (W->shape[1] != x->sn)
-        return node_err(c, n, NC_ERR_SHAPE, "weight of %lld input channels for an input of %lld",
+        return nc_cg_node_err(c, n, NC_ERR_SHAPE, "weight of %lld input channels for an input of %lld",
                         (long long)W->shape[1], (long long)x->sn);
     int64_t ws[4] = {K, C, W->shape[2], W->shape[3]};
     nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, 4, ws);
@@ -1211,10 +1210,10 @@ static nc_status channel_select(cv *c, const nc_node *n, int vin, int vout, cons
     if (st != NC_OK || (x->kind == VS_LINEAR && (st = materialise(c, vin)) != NC_OK))
         return st;
     if (x->pad[0] || x->pad[1])
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "it selects channels of a zero-padded value (a Pad before it)");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it selects channels of a zero-padded value (a Pad before it)");
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (X->ndim != 3)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a channel selection needs (C, H, W)",
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a channel selection needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, b1, sizeof b1));
     int64_t C = X->shape[0];
     for (int64_t k = 0; k < K; k++)
@@ -1330,11 +1329,11 @@ static nc_status op_slice(cv *c, const nc_node *n)
     if (n->opset < 10 || !ts || !te || ts->numel != 1 || !const_int_at(ts, 0, &start) || !const_int_at(te, 0, &end) ||
         (ta && !const_int_at(ta, 0, &axis)) || (tp && !const_int_at(tp, 0, &step)) ||
         (nc_node_has_input(n, 3) && !ta) || (nc_node_has_input(n, 4) && !tp))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of one axis with constant bounds is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of one axis with constant bounds is convertible");
     if (axis < 0)
         axis += rank;
     if (axis != 1 || rank != 4 || step != 1)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of contiguous channels (axis 1, step 1) of a "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of contiguous channels (axis 1, step 1) of a "
                         "(N, C, H, W) value is convertible");
     int64_t C = c->g->values[n->inputs[0]].shape[1];
     start = start < 0 ? start + C : start;
@@ -1342,7 +1341,7 @@ static nc_status op_slice(cv *c, const nc_node *n)
     start = start < 0 ? 0 : start > C ? C : start;
     end = end < start ? start : end > C ? C : end;
     if (end == start)
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "it selects no channel");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it selects no channel");
     int64_t *idx = nc_malloc((size_t)(end - start) * sizeof *idx);
     if (!idx)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
@@ -1476,9 +1475,9 @@ static nc_status refuse_unconvertible(const cv *c)
     int others = count - acts;
     nc_status st = NC_OK;
     if (count == 1 && acts == 1) {
-        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
+        st = nc_cg_node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
     } else if (count == 1) {
-        st = node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to an SNN layer: %s", why[first]);
+        st = nc_cg_node_err(c, &g->nodes[first], NC_ERR_UNSUPPORTED, "not convertible to an SNN layer: %s", why[first]);
     } else if (count > 1) {
         char kinds[256], list[560], more[48] = "";
         size_t off = 0;
@@ -1530,7 +1529,7 @@ static nc_status convert_node(cv *c, int i)
     if (shape_only_node(c->g, n))
         return NC_OK;
     if (n->n_inputs < 1 || n->n_outputs < 1 || n->outputs[0] < 0)
-        return node_err(c, n, NC_ERR_MODEL, "a node without input or output");
+        return nc_cg_node_err(c, n, NC_ERR_MODEL, "a node without input or output");
     if (nc_tok_takes(c, i))
         return nc_tok_convert(c, i);
     if (strcmp(op, "Conv") == 0)
@@ -1576,7 +1575,7 @@ static nc_status convert_node(cv *c, int i)
     if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) {
         int v = n->outputs[0];
         if (!c->cons.is_output[v] || nc_consumers_count(&c->cons, v) != 1)
-            return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible: only a final %s (dropped, as the "
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible: only a final %s (dropped, as the "
                             "readout's argmax is the same) is", op);
         nc_status st = pass(c, n, n->inputs[0], v);
         if (st == NC_OK)
@@ -1585,8 +1584,8 @@ static nc_status convert_node(cv *c, int i)
         return st;
     }
     if (is_one_of(op, k_activations))
-        return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
-    return node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to an SNN layer");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to IF neurons %s", k_if_hint);
+    return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible to an SNN layer");
 }
 
 static nc_status add_readout(cv *c)

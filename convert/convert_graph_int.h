@@ -7,6 +7,7 @@
 #include <stdarg.h>
 
 #include "convert_graph.h"
+#include "snn/base/error.h"
 
 enum { VS_NONE = 0, VS_LAYER, VS_LINEAR };
 
@@ -47,7 +48,10 @@ typedef struct cv {
 } cv;
 
 
-/* node_err's message with a va_list: "<file>: node '<name>' (<op>): <message>". */
+/* An error naming the node: "<file>: node '<name>' (<op>): <message>" (the
+ * walk's one message shape, for convert_graph.c and convert_tokens.c). */
+nc_status nc_cg_node_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
+/* The same with a va_list. */
 nc_status nc_cg_node_verr(const cv *c, const nc_node *n, nc_status st, const char *fmt, va_list ap);
 /* After a failed builder call: names the node in front of its message. */
 nc_status nc_cg_node_prefix(const cv *c, const nc_node *n, nc_status st);

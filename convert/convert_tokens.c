@@ -49,17 +49,6 @@ void nc_tok_free(struct nc_tok *t)
     nc_free(t);
 }
 
-static nc_status tok_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...) NC_PRINTF(4, 5);
-
-static nc_status tok_err(const cv *c, const nc_node *n, nc_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    st = nc_cg_node_verr(c, n, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* ---- views ---- */
 
 static void contiguous(int ndim, const int64_t *shape, int64_t *stride)
@@ -250,13 +239,13 @@ static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, co
 {
     vst *x = &c->vs[v];
     if (t->k || x->kind == VS_NONE)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input by "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input by "
                        "convertible ops", c->g->values[v].name);
     nc_status st = realise_scale(c, v, t);
     if (st != NC_OK || (st = nc_cg_materialise(c, v)) != NC_OK || (st = nc_cg_flush_pending(c, n, v)) != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
     const nc_snn_layer *L = &c->s->layers[x->layer];
     int same = t->offset == 0 && L->ndim == ndim;
     for (int d = 0; same && d < ndim; d++)
@@ -279,7 +268,7 @@ static nc_status canonical(const cv *c, const nc_node *n, const tview *t, int fi
     int ord[NC_MAX_DIMS];
     int r = dense_order(t, ord);
     if (r < 0 || (first >= 0 && t->shape[first] > 1 && ord[0] != first))
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its input is laid out across its layer in a way no view "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is laid out across its layer in a way no view "
                        "of the layer expresses (the SNN would have to move data)");
     if (r == 2) {
         shape[0] = t->shape[ord[0]];
@@ -346,11 +335,11 @@ static nc_status spread(const cv *c, const nc_node *n, const tview *t, const nc_
 {
     int64_t irsize = prod(t->ir_ndim, t->ir_shape), numel = prod(t->ndim, t->shape);
     if (k->ndim > t->ndim)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its constant has more axes than its input");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its constant has more axes than its input");
     for (int d = 0; d < k->ndim; d++) {
         int64_t kd = k->shape[d], td = t->shape[t->ndim - k->ndim + d];
         if (kd != 1 && kd != td)
-            return tok_err(c, n, NC_ERR_SHAPE, "its constant does not broadcast over its input");
+            return nc_cg_node_err(c, n, NC_ERR_SHAPE, "its constant does not broadcast over its input");
     }
     for (int64_t e = 0; e < irsize; e++)
         full[e] = NAN;
@@ -434,7 +423,7 @@ static nc_status op_view(cv *c, const nc_node *n)
     tview t = view_of(c, vin);
     const vshape *o = b1(c, vout);
     if (!o)
-        return tok_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
+        return nc_cg_node_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
     if (tok_is_op(n, "Transpose")) {
         const int64_t *perm = NULL;
         int np = nc_attr_ints(n, "perm", &perm);
@@ -449,12 +438,12 @@ static nc_status op_view(cv *c, const nc_node *n)
         const nc_tensor *ts = tok_kin(c, n, 1), *te = tok_kin(c, n, 2), *ta = tok_kin(c, n, 3), *tp = tok_kin(c, n, 4);
         if (!ts || !te || ts->dtype != NC_DTYPE_I64 || te->numel != ts->numel || (nc_node_has_input(n, 3) && !ta) ||
             (nc_node_has_input(n, 4) && !tp) || (ta && ta->numel != ts->numel) || (tp && tp->numel != ts->numel))
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice with constant bounds is convertible");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice with constant bounds is convertible");
         for (int64_t j = 0; j < ts->numel; j++) {
             int64_t ax = ta ? nc_i64(ta)[j] : j, step = tp ? nc_i64(tp)[j] : 1;
             ax = ax < 0 ? ax + t.ndim : ax;
             if (ax < 0 || ax >= t.ndim || step != 1)
-                return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of step 1 is convertible");
+                return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of step 1 is convertible");
             int64_t size = t.shape[ax], s = nc_i64(ts)[j], e = nc_i64(te)[j];
             s = s < 0 ? s + size : s;
             e = e < 0 ? e + size : e;
@@ -464,15 +453,15 @@ static nc_status op_view(cv *c, const nc_node *n)
             t.shape[ax] = e - s;
         }
     } else if (!reshape_view(&t, o->ndim, o->shape)) {
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "this reshape regroups values that do not lie in one "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "this reshape regroups values that do not lie in one "
                        "block of the layer that holds them: no view of the layer expresses it");
     }
     if (t.ndim != o->ndim || memcmp(t.shape, o->shape, (size_t)t.ndim * sizeof *t.shape) != 0)
-        return tok_err(c, n, NC_ERR_INTERNAL, "view shape differs from the output's");
+        return nc_cg_node_err(c, n, NC_ERR_INTERNAL, "view shape differs from the output's");
     nc_tensor *k = NULL;
     if (t.k) { /* a constant: the same values in the output's shape */
         if (tok_is_op(n, "Transpose") || tok_is_op(n, "Slice"))
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "a %s of a constant expanded over the batch", n->op_type);
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a %s of a constant expanded over the batch", n->op_type);
         if (!(k = nc_tensor_clone(t.k)))
             return NC_ERR_NOMEM;
         k->ndim = o->ndim;
@@ -494,7 +483,7 @@ static nc_status op_expand(cv *c, const nc_node *n)
     const nc_tensor *k = tok_kin(c, n, 0);
     const vshape *o = b1(c, n->outputs[0]);
     if (!k || k->dtype != NC_DTYPE_F32 || !o)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only an Expand of a constant is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only an Expand of a constant is convertible");
     tview t = view_of(c, n->outputs[0]);
     nc_tensor *e = nc_tensor_new(NC_DTYPE_F32, o->ndim, o->shape);
     if (!e)
@@ -541,9 +530,9 @@ static nc_status linear(cv *c, const nc_node *n, int vin, int vout, const nc_ten
     int last = t.ndim - 1;
     int64_t in = t.shape[last], out = trans ? W->shape[0] : W->shape[1];
     if ((trans ? W->shape[1] : W->shape[0]) != in)
-        return tok_err(c, n, NC_ERR_SHAPE, "its weight does not take %lld features", (long long)in);
+        return nc_cg_node_err(c, n, NC_ERR_SHAPE, "its weight does not take %lld features", (long long)in);
     if (bias && bias->numel != 1 && bias->numel != out)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld values for %lld outputs", (long long)bias->numel,
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its bias has %lld values for %lld outputs", (long long)bias->numel,
                        (long long)out);
     int64_t ws[4] = {out, in, 1, 1};
     nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, 4, ws), *b = nc_tensor_new(NC_DTYPE_F32, 1, &out);
@@ -569,7 +558,7 @@ static nc_status linear(cv *c, const nc_node *n, int vin, int vout, const nc_ten
         int64_t sh[NC_MAX_DIMS];
         st = canonical(c, n, &t, last, &nd, sh);
         if (st == NC_OK && nd != 3)
-            st = tok_err(c, n, NC_ERR_UNSUPPORTED, "a Linear layer over a value of rank %d", nd);
+            st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Linear layer over a value of rank %d", nd);
         if (st == NC_OK)
             st = layer_as(c, n, vin, &t, nd, sh, &layer);
         if (st != NC_OK) {
@@ -593,12 +582,12 @@ static nc_status op_linear(cv *c, const nc_node *n)
 {
     const nc_tensor *W = tok_kin(c, n, 1);
     if (!W || W->dtype != NC_DTYPE_F32 || W->ndim != 2)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its weight is not a constant float32 matrix");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its weight is not a constant float32 matrix");
     if (tok_is_op(n, "MatMul"))
         return linear(c, n, n->inputs[0], n->outputs[0], W, 0, 1.0, NULL, 1.0);
     const nc_tensor *B = tok_kin(c, n, 2);
     if (nc_attr_int(n, "transA", 0) || (nc_node_has_input(n, 2) && (!B || B->dtype != NC_DTYPE_F32)))
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only Gemm with transA = 0 and a constant bias is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only Gemm with transA = 0 and a constant bias is convertible");
     return linear(c, n, n->inputs[0], n->outputs[0], W, (int)nc_attr_int(n, "transB", 0), nc_attr_float(n, "alpha", 1.0f),
                   B, nc_attr_float(n, "beta", 1.0f));
 }
@@ -610,11 +599,11 @@ static nc_status op_arith(cv *c, const nc_node *n)
     const nc_tensor *k0 = tok_kin(c, n, 0), *k1 = tok_kin(c, n, 1);
     int add = tok_is_op(n, "Add"), sub = tok_is_op(n, "Sub"), mul = tok_is_op(n, "Mul");
     if (n->n_inputs != 2)
-        return tok_err(c, n, NC_ERR_MODEL, "expected two inputs");
+        return nc_cg_node_err(c, n, NC_ERR_MODEL, "expected two inputs");
     nc_status st;
     if (!k0 && !k1) {
         if (!add && !mul)
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed token values is not convertible",
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed token values is not convertible",
                            n->op_type);
         tview a = view_of(c, n->inputs[0]), b = view_of(c, n->inputs[1]);
         int ord[NC_MAX_DIMS];
@@ -622,7 +611,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
         for (int d = 0; same && d < a.ndim; d++)
             same = a.shape[d] == b.shape[d] && (a.shape[d] == 1 || a.stride[d] == b.stride[d]);
         if (!same)
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "its two inputs are laid out differently in their layers");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its two inputs are laid out differently in their layers");
         int nd = a.ir_ndim, from[2], id;
         int64_t sh[NC_MAX_DIMS];
         memcpy(sh, a.ir_shape, sizeof sh);
@@ -644,7 +633,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
         return NC_OK;
     }
     if (k0 && !add && !mul && !sub)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "a constant divided by a computed value is not convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a constant divided by a computed value is not convertible");
     int vin = k0 ? n->inputs[1] : n->inputs[0];
     const nc_tensor *k = k0 ? k0 : k1;
     tview t = view_of(c, vin);
@@ -709,7 +698,7 @@ static nc_status op_arith(cv *c, const nc_node *n)
             set_view(c, n->outputs[0], &t);
         }
     } else if (st == NC_OK) {
-        st = tok_err(c, n, NC_ERR_UNSUPPORTED, "%s by a constant that differs along the tokens is not convertible "
+        st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "%s by a constant that differs along the tokens is not convertible "
                      "(only Add and Sub of one is)", n->op_type);
     }
     nc_free(full);
@@ -739,7 +728,7 @@ static nc_status nonlinear1(cv *c, const nc_node *n, int vin, int vout, nc_nonli
             for (a = 0; a < nd && !(sh[a] == t.shape[axis] && st2[a] == t.stride[axis]); a++)
                 ;
             if (a == nd)
-                return tok_err(c, n, NC_ERR_UNSUPPORTED, "its axis is not an axis of its input's layer");
+                return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its axis is not an axis of its input's layer");
         }
         p.axis = a;
     } else if (t.offset || prod(t.ndim, t.shape) != prod(t.ir_ndim, t.ir_shape)) {
@@ -762,7 +751,7 @@ static nc_status op_layernorm(cv *c, const nc_node *n)
     int axis = (int)nc_attr_int(n, "axis", -1), rank = view_of(c, n->inputs[0]).ndim;
     axis = axis < 0 ? axis + rank : axis;
     if (axis != rank - 1)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a LayerNormalization over the last axis is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a LayerNormalization over the last axis is convertible");
     nc_nonlinear_params p = {.fn = NC_NL_LAYERNORM, .eps = nc_attr_float(n, "epsilon", 1e-5f)};
     int mid = n->outputs[0];
     nc_status st = nonlinear1(c, n, n->inputs[0], mid, p, axis);
@@ -788,7 +777,7 @@ static nc_status op_layernorm(cv *c, const nc_node *n)
                 ab[pass * C + ch] = full[ch * per];
     }
     if (st == NC_OK && layer_axis(&t, t.ndim - 1) != 0)
-        st = tok_err(c, n, NC_ERR_UNSUPPORTED, "its scale and bias are not one value per channel of its layer");
+        st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its scale and bias are not one value per channel of its layer");
     if (st == NC_OK)
         st = compose_pending(c, mid, ab, ab + C, C);
     nc_free(ab);
@@ -805,7 +794,7 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
     int vx = n->inputs[0], vy = n->inputs[1], vout = n->outputs[0];
     tview x = view_of(c, vx), y = view_of(c, vy), o = view_of(c, vout);
     if (x.ndim < 2 || y.ndim < 2 || x.ndim != o.ndim || y.ndim != o.ndim)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a MatMul of two values of the same rank (>= 2) is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a MatMul of two values of the same rank (>= 2) is convertible");
     int r = o.ndim;
     /* each operand in the layout "leading axes in order, then its last two in either order" */
     const tview *ops[2] = {&x, &y};
@@ -815,12 +804,12 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
         const tview *t = ops[q];
         int ord[NC_MAX_DIMS], cnt = dense_order(t, ord);
         if (cnt < 0)
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "input %d is not a dense block of its layer", q);
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "input %d is not a dense block of its layer", q);
         int lead = 0;
         for (int d = 0; d < r - 2; d++)
             if (t->shape[d] > 1) {
                 if (ord[lead] != d)
-                    return tok_err(c, n, NC_ERR_UNSUPPORTED, "input %d's leading axes are not outermost in its "
+                    return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "input %d's leading axes are not outermost in its "
                                    "layer", q);
                 lead++;
             }
@@ -834,7 +823,7 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
         sh[q][nd[q]++] = t->shape[trans[q] ? r - 2 : r - 1];
     }
     if (nd[0] != nd[1])
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "its inputs' leading axes differ (broadcasting is not convertible)");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its inputs' leading axes differ (broadcasting is not convertible)");
     int one_head = nd[0] == 2;
     for (int q = 0; one_head && q < 2; q++) { /* one head: (1, m, k), so the product's scale can be a layer */
         memmove(sh[q] + 1, sh[q], 2 * sizeof sh[q][0]);
@@ -902,18 +891,18 @@ static nc_status op_concat(cv *c, const nc_node *n)
         int v = n->inputs[i];
         int computed = !c->g->values[v].constant && !(c->tok->tv[v].set && c->tok->tv[v].k);
         if (computed && vin >= 0)
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "a Concat of two computed token values is not convertible");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Concat of two computed token values is not convertible");
         if (computed)
             vin = v;
         else
             *(vin < 0 ? &before : &after) += b1(c, v)->shape[axis];
     }
     if (vin < 0)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "no input is computed");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "no input is computed");
     tview t = view_of(c, vin);
     int ord[NC_MAX_DIMS], cnt = dense_order(&t, ord);
     if (cnt != 2 || ord[1] != axis)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Concat along the token axis of (tokens, channels) values "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Concat along the token axis of (tokens, channels) values "
                        "is convertible");
     int64_t C = t.shape[ord[0]], N = t.shape[axis], sh[3] = {C, 1, N};
     int layer;
@@ -1021,13 +1010,13 @@ static nc_status op_gather(cv *c, const nc_node *n)
     axis = axis < 0 ? axis + t.ndim : axis;
     int64_t idx;
     if (!ix || ix->dtype != NC_DTYPE_I64 || ix->numel != 1 || ix->ndim != 0)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Gather of one constant index is convertible");
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Gather of one constant index is convertible");
     idx = nc_i64(ix)[0];
     int64_t N = t.shape[axis];
     idx = idx < 0 ? idx + N : idx;
     int ord[NC_MAX_DIMS], cnt = dense_order(&t, ord);
     if (cnt < 1 || ord[cnt - 1] != axis || idx < 0 || idx >= N)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a Gather along the fastest axis of its input's layer (the "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Gather along the fastest axis of its input's layer (the "
                        "tokens) is convertible");
     int64_t R = prod(t.ndim, t.shape) / N, sh[3] = {R, 1, N}, ws[4] = {R, 1, 1, N};
     nc_tensor *w = nc_tensor_new(NC_DTYPE_F32, 4, ws), *b = nc_tensor_new(NC_DTYPE_F32, 1, &R);
@@ -1074,7 +1063,7 @@ static nc_status op_token_mean(cv *c, const nc_node *n)
     }
     int axis = na == 1 ? (int)(ax[0] < 0 ? ax[0] + t.ndim : ax[0]) : -1;
     if (axis < 0 || axis >= t.ndim || cnt < 1 || ord[cnt - 1] != axis)
-        return tok_err(c, n, NC_ERR_UNSUPPORTED, "only a mean over one axis that is the fastest of its input's "
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a mean over one axis that is the fastest of its input's "
                        "layer (the tokens) is convertible");
     int64_t N = t.shape[axis], R = prod(t.ndim, t.shape) / N, sh[3] = {R, 1, N}, k[2] = {1, N}, p[2] = {0, 0};
     int layer, id;
@@ -1117,7 +1106,7 @@ nc_status nc_tok_convert(cv *c, int i)
     for (int j = 0; j < n->n_inputs + n->n_outputs; j++) {
         int v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
         if (v >= 0 && !c->g->values[v].constant && (!b1(c, v) || b1(c, v)->ndim < 1))
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "the shape of '%s' is not known at batch 1",
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "the shape of '%s' is not known at batch 1",
                            c->g->values[v].name);
     }
     int nodes[NC_TOK_LN_NODES], out;
@@ -1163,7 +1152,7 @@ nc_status nc_tok_convert(cv *c, int i)
         int axis = (int)nc_attr_int(n, "axis", -1);
         axis = axis < 0 ? axis + t.ndim : axis;
         if (n->opset < 13 && axis != t.ndim - 1)
-            return tok_err(c, n, NC_ERR_UNSUPPORTED, "a Softmax of opset < 13 over axes other than the last");
+            return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Softmax of opset < 13 over axes other than the last");
         nc_nonlinear_params p = {.fn = NC_NL_SOFTMAX};
         return nonlinear1(c, n, n->inputs[0], n->outputs[0], p, axis);
     }
@@ -1173,6 +1162,6 @@ nc_status nc_tok_convert(cv *c, int i)
         return op_gather(c, n);
     if (tok_is_op(n, "ReduceMean"))
         return op_token_mean(c, n);
-    return tok_err(c, n, NC_ERR_UNSUPPORTED, "not convertible on token values (a transformer's (tokens, channels) "
+    return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "not convertible on token values (a transformer's (tokens, channels) "
                    "tensors)");
 }

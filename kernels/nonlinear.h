@@ -141,4 +141,22 @@ NC_HD void nc_nl_row_total(int fn, float eps, const float *S, float *p, int64_t 
         p[i * st] = tf * (p[i * st] / sum);
 }
 
+/* Every row of a row function (LayerNorm, Softmax) of one sample: the
+ * layer's shape (ndim dimensions) split at `axis` into outer × len × inner,
+ * each row of len elements with stride inner (nc_nl_row_total). */
+NC_HD void nc_nl_rows_total(int fn, float eps, const int64_t *shape, int ndim, int axis, const float *S, float *p,
+                            int t)
+{
+    int64_t len = shape[axis], inner = 1, size = 1;
+    for (int d = 0; d < ndim; d++) {
+        size *= shape[d];
+        inner *= d > axis ? shape[d] : 1;
+    }
+    for (int64_t outer = 0; outer < size / (len * inner); outer++)
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = outer * len * inner + in;
+            nc_nl_row_total(fn, eps, S + base, p + base, len, inner, t);
+        }
+}
+
 #endif

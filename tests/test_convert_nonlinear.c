@@ -27,29 +27,6 @@ static nc_tensor *run_snn(const nc_snn *s, const nc_tensor *x, int T)
     return y;
 }
 
-/* Cosine of readout/T and the ANN's outputs after subtracting each output's
- * mean over the samples (what is common to all inputs says nothing). */
-static double centred_cosine(const nc_tensor *snn, const nc_tensor *ann, int T)
-{
-    int64_t N = nc_tensor_shape(ann)[0], K = nc_tensor_numel(ann) / N;
-    const float *a = nc_tensor_data_const(ann), *s = nc_tensor_data_const(snn);
-    double dot = 0, na = 0, ns = 0;
-    for (int64_t k = 0; k < K; k++) {
-        double ma = 0, ms = 0;
-        for (int64_t i = 0; i < N; i++) {
-            ma += a[i * K + k] / (double)N;
-            ms += s[i * K + k] / (double)T / (double)N;
-        }
-        for (int64_t i = 0; i < N; i++) {
-            double da = a[i * K + k] - ma, ds = s[i * K + k] / (double)T - ms;
-            dot += da * ds;
-            na += da * da;
-            ns += ds * ds;
-        }
-    }
-    return dot / sqrt(na * ns + 1e-300);
-}
-
 typedef struct expect {
     const char *model;
     int n_fn[NC_NL_COUNT]; /* Nonlinear layers of each function */
@@ -95,7 +72,7 @@ static void check_model(const expect *e)
                 fail_msg("%s: %d %s layers, expected %d", e->model, n_fn[f], nc_nonlinear_fn_name(f), e->n_fn[f]);
         assert_int_equal(n_two, graded ? 0 : e->two_sided);
         nc_tensor *y32 = run_snn(s, x, 32), *y256 = run_snn(s, x, 256);
-        double c32 = centred_cosine(y32, ann_y, 32), c256 = centred_cosine(y256, ann_y, 256);
+        double c32 = nc_test_centred_cosine(y32, ann_y, 32), c256 = nc_test_centred_cosine(y256, ann_y, 256);
         printf("%s (%s): centred cosine at T = 32: %.4f, T = 256: %.4f\n", e->model,
                graded ? "graded" : "two-sided spikes", c32, c256);
         assert_true(c256 >= 0.95);

@@ -17,29 +17,6 @@
 
 #include "snn/ir/snn_ir.h"
 
-/* Cosine of a and b (N, K) after subtracting each logit's mean over the
- * samples (what all inputs share says nothing); a is divided by T. */
-static double centred_cosine(const nc_tensor *a, const nc_tensor *b, int T)
-{
-    int64_t N = nc_tensor_shape(b)[0], K = nc_tensor_numel(b) / N;
-    const float *x = nc_tensor_data_const(a), *y = nc_tensor_data_const(b);
-    double dot = 0.0, nx = 0.0, ny = 0.0;
-    for (int64_t k = 0; k < K; k++) {
-        double mx = 0.0, my = 0.0;
-        for (int64_t n = 0; n < N; n++) {
-            mx += x[n * K + k] / T / (double)N;
-            my += y[n * K + k] / (double)N;
-        }
-        for (int64_t n = 0; n < N; n++) {
-            double u = x[n * K + k] / T - mx, v = y[n * K + k] - my;
-            dot += u * v;
-            nx += u * u;
-            ny += v * v;
-        }
-    }
-    return dot / sqrt(nx * ny);
-}
-
 static int count_fn(const nc_snn *s, nc_nonlinear_fn fn)
 {
     int n = 0;
@@ -79,7 +56,7 @@ static void check_equal(const char *name, const nc_snn *s, const nc_tensor *ann_
         nc_tensor *y = NULL;
         NC_ASSERT_OK(nc_session_create(s, &o, &ss));
         NC_ASSERT_OK(nc_session_run(ss, x, &y));
-        double gap = nc_test_mean_gap(y, ann_y, T), cos = centred_cosine(y, ann_y, T);
+        double gap = nc_test_mean_gap(y, ann_y, T), cos = nc_test_centred_cosine(y, ann_y, T);
         printf("%s: T = %d: mean |SNN/T − ANN| %.3g, centred cosine %.6f\n", name, T, gap, cos);
         assert_true(cos > 0.9999);
         assert_true(gap < 1e-4);
@@ -238,7 +215,7 @@ static void test_vit_spiking(void **state)
         nc_tensor *y = NULL;
         NC_ASSERT_OK(nc_session_create(s, &o, &ss));
         NC_ASSERT_OK(nc_session_run(ss, x, &y));
-        cos[k] = centred_cosine(y, ann, T);
+        cos[k] = nc_test_centred_cosine(y, ann, T);
         printf("vit1 with spikes: T = %d: centred cosine %.4f\n", T, cos[k]);
         nc_tensor_free(y);
         nc_session_free(ss);

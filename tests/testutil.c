@@ -54,6 +54,27 @@ double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T)
     return e / (double)nc_tensor_numel(b);
 }
 
+double nc_test_centred_cosine(const nc_tensor *snn, const nc_tensor *ann, int T)
+{
+    int64_t N = nc_tensor_shape(ann)[0], K = nc_tensor_numel(ann) / N;
+    const float *a = nc_tensor_data_const(ann), *s = nc_tensor_data_const(snn);
+    double dot = 0, na = 0, ns = 0;
+    for (int64_t k = 0; k < K; k++) {
+        double ma = 0, ms = 0;
+        for (int64_t i = 0; i < N; i++) {
+            ma += a[i * K + k] / (double)N;
+            ms += s[i * K + k] / (double)T / (double)N;
+        }
+        for (int64_t i = 0; i < N; i++) {
+            double da = a[i * K + k] - ma, ds = s[i * K + k] / (double)T - ms;
+            dot += da * ds;
+            na += da * da;
+            ns += ds * ds;
+        }
+    }
+    return dot / sqrt(na * ns + 1e-300);
+}
+
 void nc_test_select_cases(void)
 {
     if (getenv("NC_TEST_FILTER") && *getenv("NC_TEST_FILTER"))

@@ -35,6 +35,9 @@ nc_tensor *nc_test_load_f32(const char *rel);
 /* Mean |a/T − b| over b's elements (a: a readout summed over T steps, b
  * the ANN's logits): how far an SNN is from its ANN at T. */
 double nc_test_mean_gap(const nc_tensor *a, const nc_tensor *b, int T);
+/* Cosine of a/T and b (N, K) after subtracting each output's mean over the
+ * samples (what is common to all inputs says nothing). */
+double nc_test_centred_cosine(const nc_tensor *a, const nc_tensor *b, int T);
 /* Applies the environment's case selection before cmocka_run_group_tests:
  * NC_TEST_FILTER runs only the cases matching its pattern, NC_TEST_SKIP
  * leaves those matching its pattern out (cmocka's '*' and '?' patterns).

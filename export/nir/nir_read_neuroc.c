@@ -88,6 +88,10 @@ static nc_status read_io_part(hid_t gi, nc_snn_layer *L)
     if (v != 0 && !(want < 0 ? v == NC_IO_INPUT_PART || v == NC_IO_OUTPUT_FLAT : v == want))
         return nc_errorf(NC_ERR_MODEL, "io_part %g on a %s layer", v, nc_snn_kind_name(L->kind));
     L->io_part = (int)v;
+    /* what the writer relies on: an input part reads the joined input (layer 0) */
+    if (L->io_part == NC_IO_INPUT_PART && L->inputs[0] != 0)
+        return nc_errorf(NC_ERR_MODEL, "an input part (io_part %d) must read layer 0, not %d", NC_IO_INPUT_PART,
+                         L->inputs[0]);
     if (L->io_part != NC_IO_OUTPUTS)
         return NC_OK;
     int nd;

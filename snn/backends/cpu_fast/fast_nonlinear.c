@@ -163,14 +163,7 @@ int64_t nc_fast_nl_step(const fast_plan *P, fast_ws *W, int i, int t)
         run_matmul(P, L, sx, sy, tot + size, tot + size + xs, W->ev_idx, W->ev_val, y, t);
         ops = size * k;
     } else { /* LayerNorm, Softmax: rows along the axis, as the reference */
-        int64_t len = L->shape[p->axis], inner = 1;
-        for (int d = p->axis + 1; d < L->ndim; d++)
-            inner *= L->shape[d];
-        for (int64_t outer = 0; outer < size / (len * inner); outer++)
-            for (int64_t in = 0; in < inner; in++) {
-                int64_t base = outer * len * inner + in;
-                nc_nl_row_total(p->fn, p->eps, sx + base, y + base, len, inner, t);
-            }
+        nc_nl_rows_total(p->fn, p->eps, L->shape, L->ndim, p->axis, sx, y, t);
     }
     emit(y, tot, size);
     return ops;

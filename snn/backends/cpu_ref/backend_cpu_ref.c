@@ -381,14 +381,7 @@ static int64_t run_nonlinear(const nc_snn *s, const nc_snn_layer *L, ref_layer *
                             nc_nl_dot_total(sx + b * m * kk + i * xi, xq, sy + b * kk * nn + j * yj, yq, kk, t);
             ops += size * kk;
         } else { /* LayerNorm, Softmax: rows along the axis */
-            int64_t len = L->shape[p->axis], inner = 1;
-            for (int d = p->axis + 1; d < L->ndim; d++)
-                inner *= L->shape[d];
-            for (int64_t outer = 0; outer < size / (len * inner); outer++)
-                for (int64_t in = 0; in < inner; in++) {
-                    int64_t base = outer * len * inner + in;
-                    nc_nl_row_total(p->fn, p->eps, sx + base, o + base, len, inner, t);
-                }
+            nc_nl_rows_total(p->fn, p->eps, L->shape, L->ndim, p->axis, sx, o, t);
         }
     }
     for (int64_t e = 0; e < N * size; e++) {
