@@ -342,15 +342,18 @@ static nc_status run_search(search *S)
         start.method = o->spikes == NC_SPIKES_PLAIN || o->reset == NC_RESET_ZERO ? NC_THRESHOLD_PERCENTILE
                                                                                  : NC_THRESHOLD_MAX;
     nc_status st = try_candidate(S, start);
+    /* each option's values around the best so far as it was before that option */
+    candidate base = S->tried[S->best];
     for (size_t i = 0; st == NC_OK && search_burst && i < sizeof bursts / sizeof *bursts; i++) {
-        candidate c = S->tried[S->best];
+        candidate c = base;
         if (bursts[i] == c.burst)
             continue;
         c.burst = bursts[i];
         st = try_candidate(S, c);
     }
+    base = S->tried[S->best];
     for (size_t i = 0; st == NC_OK && search_method && i < sizeof methods / sizeof *methods; i++) {
-        candidate c = S->tried[S->best];
+        candidate c = base;
         if (methods[i].m == c.method && (c.method != NC_THRESHOLD_PERCENTILE || methods[i].p == c.percentile))
             continue;
         c.method = methods[i].m, c.percentile = methods[i].p;
