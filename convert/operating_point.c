@@ -22,7 +22,7 @@
 
 #define HOLDOUT_DEFAULT 2000 /* at most, and half the data at most */
 #define HOLDOUT_MIN 100
-#define SEARCH_MAX_T 64
+#define SEARCH_MAX_T 32
 #define MAX_CANDIDATES 16
 
 typedef struct candidate {

@@ -150,7 +150,7 @@ typedef struct nc_convert_options {
      * conversion and one run of the held-back rows per candidate (at most
      * 10). Needs calibration data; refused with QCFS fine-tuning. */
     double target_loss;
-    int max_timesteps;        /* the search's largest T; 0 = 64 */
+    int max_timesteps;        /* the search's largest T; 0 = 32 */
     int64_t holdout_samples;  /* rows held back; 0 = half the data, at most 2000 (100 at least) */
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */

@@ -428,7 +428,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     (--graded-nonlinear) instead of their two-sided spikes.
     target_loss: choose the operating point (--target-loss): the conversion
     of least energy within that many accuracy points of the ANN at some T ≤
-    target_max_timesteps (64), measured on the last `holdout` rows of calib
+    target_max_timesteps (32), measured on the last `holdout` rows of calib
     (half, at most 2000) against labels, or the ANN's own predictions; the
     T found is snn.timesteps and snn.report["operating_point"] says what
     was tried."""
