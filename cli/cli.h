@@ -276,6 +276,7 @@ typedef struct convert_args {
     const char *qcfs_epochs, *lr, *qcfs_batch, *seed, *correction_rounds, *burst;
     int per_channel, count_zeros, binary_spikes, bias_correction, potential_correction, signed_spikes, plain_spikes;
     int graded_nonlinear;
+    int keep_avgpool;
 } convert_args;
 /* The options both commands spell the same way. */
 #define CLI_CONVERT_OPTS(c)                                                                       \
@@ -291,7 +292,8 @@ typedef struct convert_args {
         {"--correction-rounds", NULL, &(c).correction_rounds, NULL},                               \
         {"--signed-spikes", NULL, NULL, &(c).signed_spikes},                                       \
         {"--plain-spikes", NULL, NULL, &(c).plain_spikes}, {"--burst", NULL, &(c).burst, NULL},    \
-        {"--graded-nonlinear", NULL, NULL, &(c).graded_nonlinear}
+        {"--graded-nonlinear", NULL, NULL, &(c).graded_nonlinear},                                 \
+        {"--keep-avgpool", NULL, NULL, &(c).keep_avgpool}
 /* Fills *o from the arguments; a usage error (exit 2) names the bad one. */
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o);
 /* 1 if any conversion option was given (calib and seed aside). */

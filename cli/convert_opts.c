@@ -40,7 +40,8 @@ int cli_convert_args_given(const convert_args *a)
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
-           a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear;
+           a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear ||
+           a->keep_avgpool;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -126,6 +127,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     }
     o->bias_correction = a->bias_correction;
     o->potential_correction = a->potential_correction;
+    o->keep_avgpool = a->keep_avgpool;
     return CLI_OK;
 }
 

@@ -136,6 +136,15 @@ typedef struct nc_convert_options {
      * multiply-adds; 0 (default): a two-sided SignedIF (NC_SIGNED_TWO_SIDED)
      * with a calibrated threshold turns each such value into spikes first. */
     int nonlinear_graded;
+    /* 1: every AveragePool / GlobalAveragePool stays a Pool2d layer. 0
+     * (default): one that pools the spikes of an IF layer, with one divisor
+     * for every window of at most 5 taps, and is read by a Conv alone (or by
+     * a Gemm after a flattening) folds into that layer, which then reads the
+     * spikes themselves: a larger convolution of stride s·s_pool (an Affine
+     * over the unpooled spikes), the same values, additions for single spikes
+     * instead of multiply-adds on pooled sums. Refused, with a note, where
+     * the composition would not be exactly one convolution. */
+    int keep_avgpool;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2

@@ -110,7 +110,8 @@ ConvertOptions = _options("ConvertOptions", [
     ("qcfs_lr", c_float), ("qcfs_batch", c_int), ("seed", c_uint64), ("progress", PROGRESS_FN),
     ("progress_user", c_void_p), ("bias_correction", c_int), ("dist", c_void_p),
     ("potential_correction", c_int), ("correction_rounds", c_int), ("spikes", c_int), ("burst", c_int),
-    ("nonlinear_graded", c_int)])
+    ("nonlinear_graded", c_int),
+    ("keep_avgpool", c_int)])
 
 EvalOptions = _options("EvalOptions", [
     ("backend", c_char_p), ("timesteps", c_int), ("batch", c_int), ("encoding", c_int), ("seed", c_uint64),
