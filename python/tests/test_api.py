@@ -303,3 +303,13 @@ def test_several_outputs(tmp_path):
     assert again.outputs == snn.outputs
     y2 = again.run(x, timesteps=3, backend="cpu")
     assert all(np.array_equal(y[k], y2[k]) for k in y)
+
+
+def test_convert_keep_avgpool(cnn, test_xy):
+    """keep_avgpool=True keeps the CNN's two average pools as Pool2d layers; by
+    default they fold into the Conv and the Gemm that read them (additions)."""
+    x, _ = test_xy
+    kinds = {keep: [L.kind for L in neuroc.convert(cnn, calib=x[:64], keep_avgpool=keep, progress=False).layers]
+             for keep in (None, True)}
+    assert kinds[True].count("Pool2d") == 2 and kinds[None].count("Pool2d") == 0
+    assert len(kinds[None]) == len(kinds[True]) - 2
