@@ -66,7 +66,8 @@ typedef enum nc_maxpool_mode {
  * QCFS pattern says), 1000 calibration samples, NC_RESET_SUBTRACT, v(0) =
  * θ/2, spikes carrying θ, NC_MAXPOOL_SPIKES, no QCFS fine-tuning (lr 1e-3,
  * batch 64, seed 0 when on), no progress, no bias or potential correction
- * (1 round when on), one process. */
+ * (1 round when on), one process, average pools of spikes folded into the
+ * layer reading them (keep_avgpool 0). */
 typedef struct nc_convert_options {
     nc_threshold_method method;
     double percentile;        /* for NC_THRESHOLD_PERCENTILE; 0 = 99.9 */
