@@ -56,6 +56,7 @@ const char CMD_BENCH_HELP[] =
     "      --convert-T T  --levels L  --threshold pN|max|mse  --per-channel\n"
     "      --count-zeros  --calib-samples N  --reset subtract|zero  --v0 half|zero\n"
     "      --binary-spikes  --signed-spikes | --plain-spikes  --burst B  --graded-nonlinear\n      --maxpool spikes|currents|average\n"
+    "      --keep-avgpool\n"
     "\n"
     "Times are wall-clock; machines are noisy, so compare backends within one\n"
     "run (the speed-up column) rather than across runs.\n";

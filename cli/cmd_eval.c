@@ -57,6 +57,7 @@ const char CMD_EVAL_HELP[] =
     "      --levels L  --threshold pN|max|mse  --per-channel  --count-zeros\n"
     "      --calib-samples N  --reset subtract|zero  --v0 half|zero\n"
     "      --binary-spikes  --signed-spikes | --plain-spikes  --burst B  --graded-nonlinear\n      --maxpool spikes|currents|average  --bias-correction\n"
+    "      --keep-avgpool\n"
     "      --potential-correction  --correction-rounds N\n"
     "      --qcfs-epochs N  --lr X  --qcfs-batch B\n"
     "      --calib-labels Y  labels of --calib for fine-tuning (default: --labels\n"

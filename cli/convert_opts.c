@@ -41,7 +41,7 @@ int cli_convert_args_given(const convert_args *a)
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
            a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear || a->target_loss ||
-           a->target_max_t || a->holdout;
+           a->target_max_t || a->holdout || a->keep_avgpool;
 }
 
 /* The operating point search (--target-loss and what it takes). */
@@ -160,6 +160,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     }
     o->bias_correction = a->bias_correction;
     o->potential_correction = a->potential_correction;
+    o->keep_avgpool = a->keep_avgpool;
     return cli_search_options(cmd, a, o);
 }
 

@@ -73,6 +73,7 @@ static void vst_clear(vst *v)
     nc_free(v->pa);
     nc_free(v->pb);
     nc_free(v->sel);
+    nc_free(v->pool);
     memset(v, 0, sizeof *v);
 }
 
@@ -159,6 +160,8 @@ static nc_status materialise(cv *c, int v)
     vst *x = &c->vs[v];
     if (x->kind == VS_LAYER && x->sel)
         return flush_select(c, v);
+    if (x->kind == VS_LAYER && x->pool)
+        return nc_pf_flush(c, v);
     if (x->kind != VS_LINEAR)
         return NC_OK;
     lin *l = x->ln;
@@ -458,13 +461,19 @@ static nc_status op_conv(cv *c, const nc_node *n)
         st = input_state(c, n, 0, &x);
     /* a pending channel selection folds into an ungrouped Conv's weights */
     int fold_sel = x && x->kind == VS_LAYER && x->sel && nc_attr_int(n, "group", 1) == 1;
-    if (st != NC_OK || (!fold_sel && (st = materialise(c, n->inputs[0])) != NC_OK))
+    /* a pending average pooling of spikes folds into the weights (convert_poolfold.c) */
+    int pooled = x && x->kind == VS_LAYER && x->pool;
+    if (st != NC_OK || (!fold_sel && !pooled && (st = materialise(c, n->inputs[0])) != NC_OK))
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
     if (X->ndim != 3)
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; a Conv2d needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
     nc_tensor fx = {.dtype = NC_DTYPE_F32, .ndim = 4, .shape = {1, X->shape[0], X->shape[1], X->shape[2]}};
+    if (pooled) {
+        fx.shape[2] = x->pool->out[0];
+        fx.shape[3] = x->pool->out[1];
+    }
     nc_spatial sp;
     if ((st = nc_spatial_parse(n, &fx, W->shape + 2, 0, &sp)) != NC_OK)
         return node_prefix(c, n, st);
@@ -491,14 +500,16 @@ static nc_status op_conv(cv *c, const nc_node *n)
     }
     st = fold_sel ? select_into_weights(c, n, x, l)
                   : absorb_pre(c, n, x, l->w, l->b, 1, cp.groups, cp.padding[0] || cp.padding[1]);
-    if (st != NC_OK) {
-        lin_free(l);
-        return st;
-    }
     l->kind = NC_SNN_CONV2D;
     l->cp = cp;
     l->name = n->name;
     l->channels = K;
+    if (st == NC_OK && pooled)
+        st = nc_pf_into_conv(c, n, n->inputs[0], l);
+    if (st != NC_OK) {
+        lin_free(l);
+        return st;
+    }
     vst *y = &c->vs[n->outputs[0]];
     vst_clear(y);
     y->kind = VS_LINEAR;
@@ -529,12 +540,17 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
                         (long long)Cb->numel, (long long)out);
     vst *x = NULL;
     nc_status st = nc_nl_spike_input(c, n, 0);
-    if (st != NC_OK || (st = input_state(c, n, 0, &x)) != NC_OK || (st = materialise(c, n->inputs[0])) != NC_OK)
+    if (st != NC_OK || (st = input_state(c, n, 0, &x)) != NC_OK)
+        return st;
+    /* a pending flattened average pooling of spikes folds into the weights (convert_poolfold.c) */
+    int pooled = x->kind == VS_LAYER && x->pool && x->pool->flat;
+    if (!pooled && (st = materialise(c, n->inputs[0])) != NC_OK)
         return st;
     const nc_snn_layer *X = &c->s->layers[x->layer];
-    if (nc_snn_layer_size(X) != in)
+    int64_t have = pooled ? nc_snn_layer_channels(X) * x->pool->out[0] * x->pool->out[1] : nc_snn_layer_size(X);
+    if (have != in)
         return nc_cg_node_err(c, n, NC_ERR_SHAPE, "weight takes %lld inputs but its input '%s' has %lld",
-                        (long long)in, vname(c, n->inputs[0]), (long long)nc_snn_layer_size(X));
+                        (long long)in, vname(c, n->inputs[0]), (long long)have);
     int64_t wshape[2] = {out, in};
     lin *l = nc_calloc(1, sizeof *l);
     if (!l || !(l->w = nc_tensor_new(NC_DTYPE_F32, 2, wshape)) ||
@@ -549,7 +565,10 @@ static nc_status op_gemm(cv *c, const nc_node *n, int matmul)
             w[o * in + i] = (float)(alpha * (transB ? bm[o * in + i] : bm[i * out + o]));
     for (int64_t o = 0; Cb && o < out; o++)
         b[o] = (float)(beta * nc_f32(Cb)[Cb->numel == 1 ? 0 : o]);
-    if ((st = absorb_pre(c, n, x, l->w, l->b, 0, 1, 0)) != NC_OK) {
+    st = absorb_pre(c, n, x, l->w, l->b, 0, 1, 0);
+    if (st == NC_OK && pooled)
+        st = nc_pf_into_affine(c, n, n->inputs[0], l);
+    if (st != NC_OK) {
         lin_free(l);
         return st;
     }
@@ -642,7 +661,7 @@ static int carries_spikes(const nc_snn *s, int id)
 /* 1 if layer id's value is spikes alone, 0 or a spike value (an IF, or a
  * Concat of such), as a SpikeMaxPool2d needs: pooled or added spikes are
  * not. */
-static int is_spike_train(const nc_snn *s, int id)
+int nc_cg_is_spike_train(const nc_snn *s, int id)
 {
     const nc_snn_layer *L = &s->layers[id];
     if (nc_snn_kind_is_spiking(L->kind))
@@ -650,7 +669,7 @@ static int is_spike_train(const nc_snn *s, int id)
     if (L->kind != NC_SNN_CONCAT)
         return 0;
     for (int k = 0; k < L->n_inputs; k++)
-        if (L->inputs[k] >= id || !is_spike_train(s, L->inputs[k]))
+        if (L->inputs[k] >= id || !nc_cg_is_spike_train(s, L->inputs[k]))
             return 0;
     return 1;
 }
@@ -879,7 +898,7 @@ void nc_cv_replace_layer(cv *c, int v, int id) { c->vs[v].layer = id; }
 int nc_cv_peek_layer(const cv *c, int v)
 {
     const vst *x = &c->vs[v];
-    return x->kind == VS_LAYER && !x->pad[0] && !x->pad[1] ? x->layer : -1;
+    return x->kind == VS_LAYER && !x->pad[0] && !x->pad[1] && !x->pool ? x->layer : -1;
 }
 nc_status nc_cv_add_site(cv *c, const nc_if_site *site) { return add_site(c, site); }
 const char *nc_cv_uniq(const cv *c, const char *base, char *buf, size_t len) { return uniq(c, base, buf, len); }
@@ -917,6 +936,11 @@ static nc_status op_avgpool(cv *c, const nc_node *n, int from_maxpool)
     p[0] += x->pad[0];
     p[1] += x->pad[1];
     int partial = pe[0] || pe[1] || div_pad[0] < p[0] || div_pad[1] < p[1];
+    int pending = 0;
+    if (!partial && (st = nc_pf_try_pending(c, n, x->layer, n->outputs[0], k, s, p, &pending)) != NC_OK)
+        return st;
+    if (pending)
+        return NC_OK;
     char buf[320];
     int id;
     if (partial)
@@ -947,7 +971,7 @@ static nc_status op_maxpool(cv *c, const nc_node *n)
     }
     int id;
     if (c->o->maxpool == NC_MAXPOOL_SPIKES && carries_spikes(c->s, src)) {
-        if (!is_spike_train(c->s, src))
+        if (!nc_cg_is_spike_train(c->s, src))
             return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it would max-pool '%s', which sums or pools spikes: a "
                             "SpikeMaxPool2d needs spikes (an IF layer's); convert with --maxpool average",
                             c->s->layers[src].name);
@@ -986,7 +1010,9 @@ static nc_status op_global_avgpool(cv *c, const nc_node *n)
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input has shape %s; 2-D pooling needs (C, H, W)",
                         nc_shape_str(X->ndim, X->shape, buf, sizeof buf));
     int64_t k[2] = {X->shape[1], X->shape[2]}, p[2] = {0, 0};
-    int id;
+    int id, pending;
+    if ((st = nc_pf_try_pending(c, n, src, n->outputs[0], k, k, p, &pending)) != NC_OK || pending)
+        return st;
     st = nc_snn_add_pool2d(c->s, src, k, k, p, (float)(1.0 / (double)(k[0] * k[1])),
                            uniq(c, n->name, buf, sizeof buf), &id);
     if (st != NC_OK)
@@ -1051,6 +1077,10 @@ static nc_status op_reshape(cv *c, const nc_node *n)
     int vin = n->inputs[0], vout = n->outputs[0];
     vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
+    int flattened = 0; /* a pending pooling that a Gemm folds (convert_poolfold.c) keeps its flattening pending */
+    if (st == NC_OK && x->kind == VS_LAYER && x->pool && (st = nc_pf_flatten(c, n, vin, vout, &flattened)) == NC_OK &&
+        flattened)
+        return NC_OK;
     if (st != NC_OK || (st = materialise(c, vin)) != NC_OK)
         return st;
     if (x->pad[0] || x->pad[1])
@@ -1207,7 +1237,7 @@ static nc_status channel_select(cv *c, const nc_node *n, int vin, int vout, cons
     char b1[160];
     vst *x = NULL;
     nc_status st = input_state(c, n, 0, &x);
-    if (st != NC_OK || (x->kind == VS_LINEAR && (st = materialise(c, vin)) != NC_OK))
+    if (st != NC_OK || ((x->kind == VS_LINEAR || x->pool) && (st = materialise(c, vin)) != NC_OK))
         return st;
     if (x->pad[0] || x->pad[1])
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "it selects channels of a zero-padded value (a Pad before it)");
@@ -1376,7 +1406,7 @@ static int is_one_of(const char *op, const char *const *list)
 /* Shape arithmetic (Shape → Gather → Concat → Reshape on int64) only
  * feeds Reshape's shape input, which the converter reads from the output's
  * inferred shape instead. */
-static int shape_only_node(const nc_graph *g, const nc_node *n)
+int nc_cg_shape_only_node(const nc_graph *g, const nc_node *n)
 {
     int any = 0;
     for (int o = 0; o < n->n_outputs; o++) {
@@ -1415,7 +1445,7 @@ static const char *unconvertible_why(const cv *c, const char *in_pattern, int i)
     const nc_graph *g = c->g;
     const nc_node *n = &g->nodes[i];
     const char *op = n->op_type;
-    if (in_pattern[i] || shape_only_node(g, n) || nc_tok_convertible(c, i))
+    if (in_pattern[i] || nc_cg_shape_only_node(g, n) || nc_tok_convertible(c, i))
         return NULL;
     if (is_one_of(op, k_activations))
         return "activation";
@@ -1526,7 +1556,7 @@ static nc_status convert_node(cv *c, int i)
     const nc_node *n = &c->g->nodes[i];
     const char *op = n->op_type;
     nc_qcfs_match m;
-    if (shape_only_node(c->g, n))
+    if (nc_cg_shape_only_node(c->g, n))
         return NC_OK;
     if (n->n_inputs < 1 || n->n_outputs < 1 || n->outputs[0] < 0)
         return nc_cg_node_err(c, n, NC_ERR_MODEL, "a node without input or output");

@@ -224,6 +224,26 @@ static void test_convert_nir_session(void **state)
     remove(nir);
 }
 
+/* Average pools folded into the Conv and the Gemm after them, and one kept
+ * (a padded pool whose Conv reads a row it drops): convert_poolfold.c's paths. */
+static void test_convert_poolfold(void **state)
+{
+    (void)state;
+    static const char *const models[][2] = {{"overlap", "x12"}, {"gap", "x8"}, {"odd", "x7"}};
+    for (int k = 0; k < 3; k++) {
+        conv_ctx c = {0};
+        char path[128], name[160];
+        snprintf(path, sizeof path, "tests/fixtures/poolfold/%s.onnx", models[k][0]);
+        NC_ASSERT_OK(nc_model_load_onnx(src(path), NULL, &c.m));
+        snprintf(path, sizeof path, "tests/fixtures/poolfold/%s.npy", models[k][1]);
+        NC_ASSERT_OK(nc_data_load(src(path), NC_DTYPE_F32, &c.calib));
+        snprintf(name, sizeof name, "convert %s.onnx (pool folds)", models[k][0]);
+        sweep(name, make_snn, free_snn, &c, 2);
+        nc_tensor_free(c.calib);
+        nc_model_free(c.m);
+    }
+}
+
 int main(void)
 {
     nc_allocator a = {t_malloc, t_realloc, t_free, NULL};
@@ -231,6 +251,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_onnx_load),
         cmocka_unit_test(test_convert_nir_session),
+        cmocka_unit_test(test_convert_poolfold),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     long live = atomic_load(&g_live);

@@ -322,4 +322,16 @@ assert op["timesteps"] == int(sys.argv[2]) and op["loss"] <= 1 and op["energy_ra
 assert op["holdout_samples"] == 128 and len(op["candidates"]) == 9, op
 ' "$TMP/op.json" "$opT"
 
+# ---------------------------------------------------------------- average pools folded (issue 29)
+check "the shipped CNN's average pools fold into the layers reading them (a note each); --keep-avgpool keeps them"
+CNN=$SRC/examples/models/cnn.onnx
+run_cli 0 convert "$CNN" --calib "$X" --calib-samples 64 -o "$TMP/fold.nir"
+expect_in "$TMP/out" "is folded into Conv '/features/features.4/Conv' (now a 6x6 convolution of stride 2, padding 2)"
+expect_in "$TMP/out" "is folded into Gemm '/fc1/Gemm'"
+expect_not_in "$TMP/out" "Pool2d"
+run_cli 0 convert "$CNN" --calib "$X" --calib-samples 64 --keep-avgpool -o "$TMP/keep.nir"
+expect_in "$TMP/out" "Pool2d"
+expect_not_in "$TMP/out" "is folded into"
+rm -f "$TMP/fold.nir" "$TMP/keep.nir"
+
 cli_finish test_convert_cli

@@ -295,12 +295,54 @@ static nc_status open_numeric(hid_t loc, const char *name, size_t elem_size, int
     return nc_errorf(NC_ERR_PARSE, "dataset '%s' is not %s", name, int_only ? "an integer array" : "a numeric array");
 }
 
+static herr_t find_filter_failure(unsigned n, const H5E_error2_t *e, void *found)
+{
+    (void)n;
+    if (e->maj_num == H5E_PLINE)
+        *(int *)found = 1;
+    return 0;
+}
+
+/* After a read that failed inside a filter (the error stack still
+ * intact): 1 if the filter's working memory cannot be had now. HDF5's
+ * deflate filter reports zlib's Z_MEM_ERROR (its window is allocated inside
+ * inflate()) as any other inflate failure, so the stack cannot tell a
+ * corrupt chunk from a lack of memory; an allocation of what the filter
+ * holds at most (the stored chunk, an output buffer that doubles up to
+ * twice the chunk, zlib's window and state: 3 chunks and 64 KB) can. */
+static int filter_out_of_memory(hid_t ds)
+{
+    int in_filter = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_filter_failure, &in_filter);
+    if (!in_filter)
+        return 0;
+    hid_t dcpl = H5Dget_create_plist(ds), ft = H5Dget_type(ds);
+    hsize_t dims[NC_MAX_DIMS];
+    int r = dcpl >= 0 ? H5Pget_chunk(dcpl, NC_MAX_DIMS, dims) : -1;
+    double bytes = ft >= 0 ? (double)H5Tget_size(ft) : 0;
+    for (int d = 0; d < r; d++)
+        bytes *= (double)dims[d];
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (r <= 0 || !(bytes > 0) || bytes > 4294967296.0) /* HDF5 chunks are under 4 GiB */
+        return 0;
+    void *probe = nc_malloc((size_t)(3 * bytes) + 65536);
+    nc_free(probe);
+    return probe == NULL;
+}
+
 /* Reads n elements of an open dataset as memory type mt into buf, and
  * closes it. */
 static nc_status read_all(hid_t ds, hid_t sp, hid_t mt, int64_t n, void *buf, const char *name)
 {
     herr_t e = n > 0 ? H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
-    nc_status st = e < 0 ? read_failed(name, " (corrupt, or a compression filter this HDF5 lacks)") : NC_OK;
+    nc_status st = NC_OK;
+    if (e < 0 && !nc_h5_out_of_memory() && filter_out_of_memory(ds))
+        st = out_of_memory(name);
+    else if (e < 0) /* (the stack is only cleared where it held no allocation failure) */
+        st = read_failed(name, " (corrupt, or a compression filter this HDF5 lacks)");
     close_ds(ds, sp);
     return st;
 }

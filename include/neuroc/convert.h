@@ -66,7 +66,8 @@ typedef enum nc_maxpool_mode {
  * QCFS pattern says), 1000 calibration samples, NC_RESET_SUBTRACT, v(0) =
  * θ/2, spikes carrying θ, NC_MAXPOOL_SPIKES, no QCFS fine-tuning (lr 1e-3,
  * batch 64, seed 0 when on), no progress, no bias or potential correction
- * (1 round when on), one process. */
+ * (1 round when on), one process, average pools of spikes folded into the
+ * layer reading them (keep_avgpool 0). */
 typedef struct nc_convert_options {
     nc_threshold_method method;
     double percentile;        /* for NC_THRESHOLD_PERCENTILE; 0 = 99.9 */
@@ -152,6 +153,15 @@ typedef struct nc_convert_options {
     double target_loss;
     int max_timesteps;        /* the search's largest T; 0 = 32 */
     int64_t holdout_samples;  /* rows held back; 0 = half the data, at most 2000 (100 at least) */
+    /* 1: every AveragePool / GlobalAveragePool stays a Pool2d layer. 0
+     * (default): one that pools the spikes of an IF layer, with one divisor
+     * for every window of at most 5 taps, and is read by a Conv alone (or by
+     * a Gemm after a flattening) folds into that layer, which then reads the
+     * spikes themselves: a larger convolution of stride s·s_pool (an Affine
+     * over the unpooled spikes), the same values, additions for single spikes
+     * instead of multiply-adds on pooled sums. Refused, with a note, where
+     * the composition would not be exactly one convolution. */
+    int keep_avgpool;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2

@@ -411,7 +411,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
             levels=None, calib_samples=None, reset=None, v0=None, binary_spikes=None, spikes=None,
             signed_spikes=None, burst=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             nonlinear_graded=None, qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13,
-            target_loss=None, target_max_timesteps=None, holdout=None):
+            target_loss=None, target_max_timesteps=None, holdout=None, keep_avgpool=None):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
     library's default, as an option left off the command line does).
@@ -431,14 +431,18 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     target_max_timesteps (32), measured on the last `holdout` rows of calib
     (half, at most 2000) against labels, or the ANN's own predictions; the
     T found is snn.timesteps and snn.report["operating_point"] says what
-    was tried."""
+    was tried. keep_avgpool:
+    every average pooling stays a pooling layer (--keep-avgpool); by default
+    one of spikes folds into the Conv/Gemm reading it (additions, not
+    multiply-adds on pooled sums)."""
     co = _lib.new(_lib.ConvertOptions, _lib.nc_convert_options_init)
     _threshold(threshold, co)
     _set(co, timesteps=timesteps, per_channel=per_channel, count_zeros=count_zeros, levels=levels,
          calib_samples=calib_samples, binary_spikes=binary_spikes, burst=burst,
          bias_correction=bias_correction, potential_correction=potential_correction,
          correction_rounds=correction_rounds, nonlinear_graded=nonlinear_graded, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed,
-         target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout)
+         target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout,
+         keep_avgpool=keep_avgpool)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
     if signed_spikes is not None:

@@ -324,3 +324,13 @@ def test_operating_point(cnn, test_xy, tmp_path):
     assert neuroc.load_nir(tmp_path / "op.nir").timesteps == op["timesteps"]
     plain = neuroc.convert(cnn, calib=x, progress=False)
     assert plain.timesteps is None and "operating_point" not in plain.report
+
+
+def test_convert_keep_avgpool(cnn, test_xy):
+    """keep_avgpool=True keeps the CNN's two average pools as Pool2d layers; by
+    default they fold into the Conv and the Gemm that read them (additions)."""
+    x, _ = test_xy
+    kinds = {keep: [L.kind for L in neuroc.convert(cnn, calib=x[:64], keep_avgpool=keep, progress=False).layers]
+             for keep in (None, True)}
+    assert kinds[True].count("Pool2d") == 2 and kinds[None].count("Pool2d") == 0
+    assert len(kinds[None]) == len(kinds[True]) - 2
