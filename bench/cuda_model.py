@@ -52,7 +52,7 @@ def sass():
     cuobjdump = os.environ.get("NEUROC_CUOBJDUMP", "cuobjdump")
     with tempfile.TemporaryDirectory() as d:
         cubin = os.path.join(d, "k.cubin")
-        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "--fmad=false", "-O3", "-I" + ROOT,
+        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "--fmad=false", "-O3", "-I" + ROOT, "-I" + os.path.join(ROOT, "include"),
                         "-I" + os.path.join(ROOT, "snn/backends/cuda"), "-o", cubin,
                         os.path.join(ROOT, "snn/backends/cuda/cuda_kernels.cu")], check=True)
         return subprocess.run([cuobjdump, "-sass", cubin], check=True, capture_output=True, text=True).stdout

@@ -386,6 +386,7 @@ int main(int argc, char **argv)
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
     check_net("depthwise and grouped convolutions", net_depthwise(), 5);
     check_net("strided convolutions", net_strided(), 5);
+    check_net("register-tile convolutions", net_tile_convs(), 5);
     check_nonlinear();
 #ifndef NC_TESTS_NO_ONNX
     /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last four with signed
