@@ -660,29 +660,32 @@ static nc_status gemm(cu_plan *P, int m, int n, int k, const float *A, int lda, 
 static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "tf32" : p == NC_CUDA_BF16 ? "bf16" : "fp32"; }
 
 /* Lane instructions of the event Conv2d kernels' loops, from their sm_90
- * SASS (bench/cuda_model.py prints them): a tap of the output-stationary
- * kernel, a thread step (event looked at or tap) of the shared-memory
- * scatter kernel, and of the register-tile kernel an event looked at, a
- * (row, tap row, tile) visited, and one add a channel-tap. */
-#define NC_CU_COST_STATIONARY 21.8
+ * SASS (bench/cuda_model.py prints them): a channel-tap of the
+ * output-stationary kernel (by the channels a thread holds), a thread step (event
+ * looked at or tap) of the shared-memory scatter kernel, and of the
+ * register-tile kernel an event looked at (its adds aside: TR·CPT a tap,
+ * issued for every row the warp holds) and an input row visited (with the
+ * products recomputed where it has events). */
+#define NC_CU_COST_STATIONARY(g) ((g).K / (g).groups % 4 ? 23.3 : 7.3) /* 1 or 4 channels a thread */
 #define NC_CU_COST_SCATTER 19.0
 #define NC_CU_COST_TILE_EVENT 30.0
-#define NC_CU_COST_TILE_ROW 40.0
+#define NC_CU_COST_TILE_ROW 90.0
 
 /* The event Conv2d's kernel, by a cost model in lane instructions a frame
  * (the constants above; E = density · inputs, cg = C/groups):
  * - output-stationary: every output visits its window, K·P·cg·kh·kw taps;
- * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels a lane): each of
- *   the K/CPT lanes of a tile (OH · ⌈OW/16⌉ tiles) visits cg·kh input rows
- *   and looks at their events in its reach ((16 − 1)·sw + kw columns),
- *   density · reach of them; then one add a channel-tap,
- *   E·(kh/sh)·(kw/sw)·K/groups on average (a stride s leaves an input 1/s
- *   of the taps a dimension);
+ * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels and TR rows a
+ *   lane, nc_cu_conv_tile_rows): each of the K/CPT lanes of a tile
+ *   (⌈OH/TR⌉ · ⌈OW/16⌉ tiles) visits cg·((TR − 1)·sh + kh) input rows and
+ *   looks at their events in its reach ((16 − 1)·sw + kw columns), density
+ *   · reach of them, each with TR·CPT·kw adds;
  * - shared-memory scatter (where the tile kernel does not fit): thread
  *   steps, every thread of a band's block looking at the events of the
  *   input rows that reach the band, E·reach/H·K over all bands (reach: the
  *   input rows of every band together, overlaps counted), a row-offset
- *   look-up per input channel of its groups, bands·K·C_block, and the taps.
+ *   look-up per input channel of its groups, bands·K·C_block, and its taps,
+ *   E·(kh/sh)·(kw/sw)·K/groups on average (a stride s leaves an input 1/s
+ *   of the taps a dimension).
  * NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends the
  * choice to why. */
 static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
@@ -690,13 +693,15 @@ static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
     nc_win_geom g = C->g;
     int band = nc_cu_scatter_band(g), cpt = nc_cu_conv_tile_cpt(g);
     double E = C->density * (double)in, P = (double)g.OH * g.OW, cg = g.C / g.groups;
-    double stationary = NC_CU_COST_STATIONARY * g.K * P * cg * g.kh * g.kw;
-    double taps = E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * (g.K / g.groups), scatter = INFINITY;
+    double stationary = NC_CU_COST_STATIONARY(g) * g.K * P * cg * g.kh * g.kw, scatter = INFINITY;
     if (C->idx && cpt) {
-        double lanes = (double)g.K / cpt * g.OH * ((g.OW + NC_CU_TILE_W - 1) / NC_CU_TILE_W),
-               reach = (NC_CU_TILE_W - 1) * g.sw + g.kw;
+        int tr = nc_cu_conv_tile_rows(cpt);
+        double lanes = (double)g.K / cpt * ((g.OH + tr - 1) / tr) * ((g.OW + NC_CU_TILE_W - 1) / NC_CU_TILE_W),
+               reach = (NC_CU_TILE_W - 1) * g.sw + g.kw, rows = (tr - 1) * g.sh + g.kh;
         reach = reach < g.W ? reach : g.W;
-        scatter = lanes * cg * g.kh * (NC_CU_COST_TILE_ROW + C->density * reach * NC_CU_COST_TILE_EVENT) + taps;
+        rows = rows < g.H ? rows : g.H;
+        scatter = lanes * cg * rows *
+                  (NC_CU_COST_TILE_ROW + C->density * reach * (NC_CU_COST_TILE_EVENT + tr * cpt * g.kw));
     } else if (C->idx && band >= 1) {
         double reach = 0; /* input rows read, summed over the bands */
         for (int b0 = 0; b0 < g.OH; b0 += band) {
@@ -709,7 +714,8 @@ static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
         int kg = g.K / g.groups, kc = NC_CU_SCATTER_K < g.K ? NC_CU_SCATTER_K : g.K;
         double c_block = cg * ((kc + kg - 1) / kg); /* a block's groups' input channels */
         scatter = NC_CU_COST_SCATTER * (E * reach / g.H * (double)g.K +
-                                        ((g.OH + band - 1) / band) * (double)g.K * c_block + taps);
+                                        ((g.OH + band - 1) / band) * (double)g.K * c_block +
+                                        E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * kg);
     }
     const char *force = getenv("NEUROC_CUDA_CONV");
     C->scatter = force && strcmp(force, "scatter") == 0      ? scatter < INFINITY

@@ -22,6 +22,13 @@
 #else
 #define NC_UNROLL
 #endif
+// Hides how a pointer was computed from the compiler (an empty asm that
+// may change it), so that it stays one register pair.
+#ifdef __CUDA_ARCH__
+#define NC_OPAQUE(p) asm("" : "+l"(p))
+#else
+#define NC_OPAQUE(p) ((void)0)
+#endif
 
 namespace {
 
@@ -119,19 +126,67 @@ __global__ void fc_event_kernel(const int32_t *idx, const float *val, const int3
         y[f * out + o] = acc;
 }
 
-// One thread per output, output channel fastest: the lanes of a warp share
-// the input position (their zero tests agree) and read consecutive weights.
-__global__ void conv_event_kernel(const float *x, int64_t total, nc_win_geom g, const float *wt, const float *bias,
-                                  float *y)
+// CPT consecutive floats (16-byte aligned for 4 and 8, 8-byte for 2).
+template <int CPT> __device__ __forceinline__ void load_chans(const float *src, float (&out)[CPT])
+{
+    if constexpr (CPT % 4 == 0) {
+NC_UNROLL
+        for (int q = 0; q < CPT; q += 4) {
+            float4 t = *reinterpret_cast<const float4 *>(src + q);
+            out[q] = t.x, out[q + 1] = t.y, out[q + 2] = t.z, out[q + 3] = t.w;
+        }
+    } else if constexpr (CPT == 2) {
+        float2 t = *reinterpret_cast<const float2 *>(src);
+        out[0] = t.x, out[1] = t.y;
+    } else {
+        out[0] = src[0];
+    }
+}
+
+// Output-stationary Conv2d: one thread per output position and CPT
+// consecutive output channels (channel group fastest: the lanes of a warp
+// share the input position, so their zero tests agree, and read consecutive
+// weights, CPT at once). Each output is the bias, then w·x for each non-zero
+// input of its window in ascending (c, i, j): the reference scatters each
+// non-zero input (c, ih, iw) in ascending order into the outputs it reaches
+// (snn/backends/cpu_ref/backend_cpu_ref.c), and ih = oh·s − p + i·d grows
+// with i (iw with j), so every output gets its terms in the same order.
+template <int CPT>
+__global__ void conv_stationary(const float *x, int64_t total, nc_win_geom g, const float *wt, const float *bias,
+                                float *y)
 {
     const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
+    const int KQ = g.K / CPT, kg = g.K / g.groups, cg = g.C / g.groups;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-        int k = (int)(e % g.K);
-        int64_t r = e / g.K;
-        int p = (int)(r % P);
-        int64_t f = r / P;
-        y[(f * g.K + k) * P + p] = nc_conv_output(x + f * in_size, wt, bias[k], g, k, p / g.OW, p % g.OW);
-        NC_HOST_WORK(g.C / g.groups * g.kh * g.kw);
+        const int k = (int)(e % KQ) * CPT, p = (int)(e / KQ % P), oh = p / g.OW, ow = p % g.OW, kl = k % kg,
+                  c0 = k / kg * cg;
+        const int64_t f = e / KQ / P;
+        const float *xf = x + f * in_size;
+        float acc[CPT], w[CPT];
+        load_chans<CPT>(bias + k, acc);
+        for (int c = c0; c < c0 + cg; c++)
+            for (int i = 0; i < g.kh; i++) {
+                const int ih = oh * g.sh - g.ph + i * g.dh;
+                if ((unsigned)ih >= (unsigned)g.H)
+                    continue;
+                const float *row = xf + ((int64_t)c * g.H + ih) * g.W, *w_row = wt + ((c * g.kh + i) * g.kw * kg + kl);
+                for (int j = 0; j < g.kw; j++) {
+                    const int iw = ow * g.sw - g.pw + j * g.dw;
+                    if ((unsigned)iw >= (unsigned)g.W)
+                        continue;
+                    const float xv = row[iw];
+                    if (xv != 0.0f) {
+                        load_chans<CPT>(w_row + j * kg, w);
+NC_UNROLL
+                        for (int q = 0; q < CPT; q++)
+                            acc[q] += w[q] * xv;
+                    }
+                }
+            }
+NC_UNROLL
+        for (int q = 0; q < CPT; q++)
+            y[(f * g.K + k + q) * P + p] = acc[q];
+        NC_HOST_WORK(cg * g.kh * g.kw * CPT);
     }
 }
 
@@ -190,87 +245,113 @@ template <int O, int KW, int S> constexpr int tile_case_taps()
     return n;
 }
 
-template <int O, int J, int CPT, int KW, int S>
-__device__ __forceinline__ void tile_case(float (&acc)[kTileW][CPT], const float (&p)[KW][CPT])
+// How many of the rows land (the harness's work count).
+template <int TR> __device__ __forceinline__ int nc_tile_landed(const bool (&land)[TR])
+{
+    int n = 0;
+    for (int r = 0; r < TR; r++)
+        n += land[r];
+    return n;
+}
+
+// The output rows a warp holds: TR·16·CPT accumulators a lane (128 at most).
+__host__ __device__ constexpr int tile_rows(int cpt) { return cpt >= 8 ? 1 : cpt == 4 ? 2 : 4; }
+
+// An event at column O of the tile: for each tap j landing there and each
+// output row r the event's input row reaches (land[r], the same for every
+// lane: predicated adds, no branch), its CPT adds.
+template <int O, int J, int TR, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_case(float (&acc)[TR][kTileW][CPT], const float (&p)[TR][KW][CPT],
+                                          const bool (&land)[TR])
 {
     if constexpr (J < KW) {
         constexpr int t = O - J;
         if constexpr (t >= 0 && t % S == 0 && t / S < kTileW) {
 NC_UNROLL
-            for (int q = 0; q < CPT; q++)
-                acc[t / S][q] += p[J][q];
+            for (int r = 0; r < TR; r++)
+                if (land[r])
+NC_UNROLL
+                    for (int q = 0; q < CPT; q++)
+                        acc[r][t / S][q] += p[r][J][q];
         }
-        tile_case<O, J + 1, CPT, KW, S>(acc, p);
+        tile_case<O, J + 1, TR, CPT, KW, S>(acc, p, land);
     }
 }
 
-// CPT consecutive floats (16- or 8-byte aligned for 4 and 2).
-template <int CPT> __device__ __forceinline__ void load_chans(const float *src, float (&out)[CPT])
-{
-    if constexpr (CPT == 4) {
-        float4 t = *reinterpret_cast<const float4 *>(src);
-        out[0] = t.x, out[1] = t.y, out[2] = t.z, out[3] = t.w;
-    } else if constexpr (CPT == 2) {
-        float2 t = *reinterpret_cast<const float2 *>(src);
-        out[0] = t.x, out[1] = t.y;
-    } else {
-        out[0] = src[0];
-    }
-}
-
-// Block (frame, output row × tile, chunk of 32·CPT channels), one warp.
+// Block (frame, TR output rows × tile, chunk of 32·CPT channels), one warp.
+// For each input channel of the group and each input row reaching the
+// block's rows (ascending), the events in the tile's reach; each output row
+// r the input row lands on (tap row i_r) gets w[c][i_r][j]·v.
 template <int CPT, int KW, int S>
 __global__ void conv_tile(const int32_t *idx, const float *val, const int32_t *off, int64_t in, nc_win_geom g,
                           const float *wt, const float *bias, float *y)
 {
+    constexpr int TR = tile_rows(CPT);
     const int64_t f = blockIdx.x;
-    const int tiles = (g.OW + kTileW - 1) / kTileW, oh = blockIdx.y / tiles, tile = blockIdx.y % tiles;
+    const int tiles = (g.OW + kTileW - 1) / kTileW, oh0 = blockIdx.y / tiles * TR, tile = blockIdx.y % tiles;
     const int ow0 = tile * kTileW, k = (blockIdx.z * 32 + threadIdx.x) * CPT, kg = g.K / g.groups,
               cg = g.C / g.groups, kl = k % kg, c0 = k / kg * cg;
     const int base = ow0 * S - g.pw; // the input column of case 0
     const int rows = g.C * g.H;
     const int32_t *list = idx + f * in, *toff = off + f * ((int64_t)rows * tiles + 1);
     const float *vals = val + f * in;
-    float acc[kTileW][CPT], p[KW][CPT] = {}, w[CPT]; // p: set at a row's first event
+    NC_OPAQUE(list); // a base pointer kept in registers, not f·in + a recomputed an event
+    NC_OPAQUE(vals);
+    float acc[TR][kTileW][CPT], p[TR][KW][CPT] = {}, w[CPT]; // p: set at a row's first event
     load_chans<CPT>(bias + k, w);
 NC_UNROLL
-    for (int t = 0; t < kTileW; t++)
+    for (int r = 0; r < TR; r++)
 NC_UNROLL
-        for (int q = 0; q < CPT; q++)
-            acc[t][q] = w[q];
+        for (int t = 0; t < kTileW; t++)
+NC_UNROLL
+            for (int q = 0; q < CPT; q++)
+                acc[r][t][q] = w[q];
+    int ih_lo = oh0 * g.sh - g.ph, ih_hi = (oh0 + TR - 1) * g.sh - g.ph + g.kh - 1;
+    ih_lo = ih_lo < 0 ? 0 : ih_lo;
+    ih_hi = ih_hi >= g.H ? g.H - 1 : ih_hi;
     for (int c = c0; c < c0 + cg; c++)
-        for (int i = 0; i < g.kh; i++) {
-            int ih = oh * g.sh - g.ph + i * g.dh;
-            if (ih < 0 || ih >= g.H)
-                continue;
+        for (int ih = ih_lo; ih <= ih_hi; ih++) { // 32-bit offsets inside the frame (the backend checks sizes)
+            bool land[TR], any = false;
+            int tap[TR];
+NC_UNROLL
+            for (int r = 0; r < TR; r++) { // tap row of output row oh0 + r that reads input row ih (no dilation)
+                tap[r] = ih - ((oh0 + r) * g.sh - g.ph);
+                land[r] = oh0 + r < g.OH && tap[r] >= 0 && tap[r] < g.kh;
+                any |= land[r];
+            }
             const int row = c * g.H + ih;
-            const int a_end = toff[(int64_t)(row + 1) * tiles]; // the next row's start
-            const int32_t rb = row * g.W + base;                // o = index − rb
-            const float *w_row = wt + nc_conv_w_index(g, c, i, 0, kl);
-            float vc = NAN; // the value p was computed for (none yet)
-            const int a0 = toff[(int64_t)row * tiles + tile];
-            const float *vp = vals + a0;
-            for (const int32_t *ap = list + a0, *ae = list + a_end; ap < ae; ap++, vp++) {
-                const int o = *ap - rb; // >= 0: the tile's segment starts at column base or after
+            int a = toff[row * tiles + tile];
+            const int a_end = toff[(row + 1) * tiles]; // the next row's start
+            if (!any)
+                continue;
+            const int rb = row * g.W + base; // o = index − rb
+            float vc = NAN;                  // the value p was computed for (none yet)
+            for (; a < a_end; a++) {
+                const int o = list[a] - rb; // >= 0: the tile's segment starts at column base or after
                 if (o >= (kTileW - 1) * S + KW) // past the tile's reach
                     break;
-                const float v = *vp;
+                const float v = vals[a];
                 NC_HOST_WORK(1);
                 if (!(v == vc)) { // a new value: the row's products again
                     vc = v;
 NC_UNROLL
-                    for (int j = 0; j < KW; j++) {
-                        load_chans<CPT>(w_row + (int64_t)j * kg, w);
+                    for (int r = 0; r < TR; r++)
+                        if (land[r]) {
+                            const float *w_row = wt + ((c * g.kh + tap[r]) * KW * kg + kl);
 NC_UNROLL
-                        for (int q = 0; q < CPT; q++)
-                            p[j][q] = w[q] * v;
-                    }
+                            for (int j = 0; j < KW; j++) {
+                                load_chans<CPT>(w_row + j * kg, w);
+NC_UNROLL
+                                for (int q = 0; q < CPT; q++)
+                                    p[r][j][q] = w[q] * v;
+                            }
+                        }
                 }
                 switch (o) {
 #define NC_TILE_CASE(O)                                                                                            \
     case O:                                                                                                        \
-        tile_case<O, 0, CPT, KW, S>(acc, p);                                                                       \
-        NC_HOST_WORK((CPT * tile_case_taps<O, KW, S>()));                                                          \
+        tile_case<O, 0, TR, CPT, KW, S>(acc, p, land);                                                             \
+        NC_HOST_WORK((CPT * tile_case_taps<O, KW, S>() * nc_tile_landed(land)));                                  \
         break;
                     NC_TILE_CASE(0) NC_TILE_CASE(1) NC_TILE_CASE(2) NC_TILE_CASE(3) NC_TILE_CASE(4)
                     NC_TILE_CASE(5) NC_TILE_CASE(6) NC_TILE_CASE(7) NC_TILE_CASE(8) NC_TILE_CASE(9)
@@ -288,11 +369,13 @@ NC_UNROLL
     const int64_t P = (int64_t)g.OH * g.OW;
     const int n = g.OW - ow0 < kTileW ? g.OW - ow0 : kTileW;
 NC_UNROLL
-    for (int t = 0; t < kTileW; t++)
-        if (t < n)
+    for (int r = 0; r < TR; r++)
 NC_UNROLL
-            for (int q = 0; q < CPT; q++)
-                y[(f * g.K + k + q) * P + (int64_t)oh * g.OW + ow0 + t] = acc[t][q];
+        for (int t = 0; t < kTileW; t++)
+            if (oh0 + r < g.OH && t < n)
+NC_UNROLL
+                for (int q = 0; q < CPT; q++)
+                    y[(f * g.K + k + q) * P + (int64_t)(oh0 + r) * g.OW + ow0 + t] = acc[r][t][q];
 }
 
 // Event-driven Conv2d: block (frame, band of output rows, chunk of
@@ -647,7 +730,9 @@ cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val
 cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win_geom g, const float *wt,
                              const float *bias, float *y)
 {
-    int64_t total = (int64_t)frames * g.K * g.OH * g.OW;
+    const int cpt = g.K / g.groups % 4 == 0 ? 4 : 1;
+    int64_t total = (int64_t)frames * g.K / cpt * g.OH * g.OW;
+    auto conv_event_kernel = cpt == 4 ? conv_stationary<4> : conv_stationary<1>; // the harness's name for it
     conv_event_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, wt, bias, y);
     return cudaGetLastError();
 }
@@ -661,12 +746,14 @@ int nc_cu_scatter_band(nc_win_geom g)
 int nc_cu_conv_tile_cpt(nc_win_geom g)
 {
     int kg = g.K / g.groups;
-    if ((g.kw != 1 && g.kw != 3) || (g.sw != 1 && g.sw != 2) || g.dw != 1)
+    if ((g.kw != 1 && g.kw != 3) || (g.sw != 1 && g.sw != 2) || g.dw != 1 || g.dh != 1)
         return 0;
-    int cpt = kg % 128 == 0 ? 4 : kg % 64 == 0 ? 2 : kg % 32 == 0 ? 1 : 0;
-    int64_t tiles = (int64_t)g.OH * ((g.OW + kTileW - 1) / kTileW);
+    int cpt = kg % 256 == 0 ? 8 : kg % 128 == 0 ? 4 : kg % 64 == 0 ? 2 : kg % 32 == 0 ? 1 : 0;
+    int64_t tiles = (g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * (int64_t)((g.OW + kTileW - 1) / kTileW);
     return tiles > 65535 ? 0 : cpt;
 }
+
+int nc_cu_conv_tile_rows(int cpt) { return tile_rows(cpt); }
 
 int64_t nc_cu_scatter_offsets(nc_win_geom g)
 {
@@ -691,10 +778,12 @@ cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float 
     if (e != cudaSuccess)
         return e;
     if (cpt) {
-        dim3 grid((unsigned)frames, (unsigned)(g.OH * tiles), (unsigned)(g.K / (32 * cpt)));
-        (cpt == 4 ? launch_tile_cpt<4> : cpt == 2 ? launch_tile_cpt<2> : launch_tile_cpt<1>)(st, grid, idx, val,
-                                                                                             row_off, in, g, wt,
-                                                                                             bias, y);
+        dim3 grid((unsigned)frames, (unsigned)((g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * tiles),
+                  (unsigned)(g.K / (32 * cpt)));
+        (cpt == 8   ? launch_tile_cpt<8>
+         : cpt == 4 ? launch_tile_cpt<4>
+         : cpt == 2 ? launch_tile_cpt<2>
+                    : launch_tile_cpt<1>)(st, grid, idx, val, row_off, in, g, wt, bias, y);
         return cudaGetLastError();
     }
     dim3 grid((unsigned)frames, (unsigned)((g.OH + band - 1) / band),
