@@ -252,7 +252,7 @@ def main():
             per_step[name] = (min(taps), max(taps))
     tile = {}
     print("\nregister-tile kernel (warp instructions): an event looked at, by its column in the tile "
-          "(min / mean / max, adds included); products recomputed; a tap row visited")
+          "(min / mean / max, adds included); products recomputed; an input row visited (static count)")
     for name in sorted(n for n in code if n.startswith("conv_tile<")):
         cpt, kw, s = (int(x) for x in re.findall(r"\d+", name))
         tile[(cpt, kw, s)] = c = tile_costs(code[name], cpt, kw, s)
