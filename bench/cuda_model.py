@@ -278,8 +278,9 @@ def predict(density, per_step, tile):
         stationary = out * C * k * k
         cpt = tile_cpt(K, k, s)
         offsets = C * H
-        if spiking and cpt:  # the register-tile kernel (the backend's model picks it for every such layer here)
-            warp_instr, looks = tile_layer(tile[(cpt, k, s)], C, H, K, k, s, p, d)
+        warp_instr, looks = tile_layer(tile[(cpt, k, s)], C, H, K, k, s, p, d) if cpt else (float("inf"), 0)
+        stationary_instr = stationary * per_step["conv_stationary<4>"][0]  # 4 channels a thread
+        if spiking and 32 * warp_instr < stationary_instr:  # the cheaper kernel, as choose_conv_kernel
             kern, steps, instr = f"tile<{cpt},{k},{s}>", looks, 32 * warp_instr
             offsets = C * H * -(-OH // 16)
             # on chip: an event's index and value (a broadcast, 8 B a warp); products' weights
@@ -287,7 +288,7 @@ def predict(density, per_step, tile):
             mem = looks * 8 + min(looks, K // (32 * cpt) * C * OH * k) * 32 * cpt * 4 * k * tile_rows(cpt)
         else:
             kern, steps = "stationary", stationary
-            instr = stationary * per_step["conv_stationary<4>"][0]  # K = 64: 4 channels a thread
+            instr = stationary_instr
             mem = stationary * 5  # a lane: the input (4 B) and 4 weights (16 B) a 4-channel tap
             adds = stationary
         moved = frames * (4.5 * C * H * H + 8 * E + 4 * offsets + 20 * out)

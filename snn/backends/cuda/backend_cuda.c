@@ -676,7 +676,7 @@ static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "
  * - output-stationary: every output visits its window, K·P·cg·kh·kw taps;
  * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels and TR rows a
  *   lane, nc_cu_conv_tile_rows): each of the K/CPT lanes of a tile
- *   (⌈OH/TR⌉ · ⌈OW/16⌉ tiles) visits cg·((TR − 1)·sh + kh) input rows and
+ *   (⌈OH/TR⌉ · ⌈OW/16⌉ tiles) visits cg·min((TR − 1)·sh + kh, TR·kh) input rows and
  *   looks at their events in its reach ((16 − 1)·sw + kw columns), density
  *   · reach of them, each with TR·CPT·kw adds;
  * - shared-memory scatter (where the tile kernel does not fit): thread
@@ -698,6 +698,7 @@ static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
         int tr = nc_cu_conv_tile_rows(cpt);
         double lanes = (double)g.K / cpt * ((g.OH + tr - 1) / tr) * ((g.OW + NC_CU_TILE_W - 1) / NC_CU_TILE_W),
                reach = (NC_CU_TILE_W - 1) * g.sw + g.kw, rows = (tr - 1) * g.sh + g.kh;
+        rows = rows < tr * g.kh ? rows : tr * g.kh; /* the rows some output row lands on (sh > kh skips some) */
         reach = reach < g.W ? reach : g.W;
         rows = rows < g.H ? rows : g.H;
         scatter = lanes * cg * rows *

@@ -219,19 +219,20 @@ __global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64
 }
 
 // ---- Register-tile event Conv2d (conv_tile_kernel) ----
-// A warp holds one output row's tile of kTileW columns × 32·CPT channels in
-// registers (CPT consecutive output channels a lane). For each input channel
-// of its group, each tap row i in order, it reads the events of input row
-// (c, oh·sh − ph + i·dh) whose taps reach the tile (one segment of the
-// list, from the tile offsets) and adds w·v to the outputs they reach. An
-// event's column relative to the tile picks, through a switch (a jump table
-// on the GPU: every lane looks at the same event), the registers it adds to,
-// known at compile time: no shared memory, no bounds test a tap. The
-// products w·v of the row's CPT·KW weights are kept while the events' value
-// stays the same (a spike value; recomputed when it changes), so a tap is
-// one add a channel. An output gets its terms in ascending (c, ih, iw): for
-// one input row each output is reached through one tap row, and the events
-// come in ascending iw: bit-identical to the reference.
+// A warp holds a tile of TR output rows × kTileW columns × 32·CPT channels
+// in registers (CPT consecutive output channels a lane, tile_rows(CPT) rows).
+// For each input channel of its group and each input row that some of its
+// output rows read, in ascending order, it reads that row's events in the
+// tile's reach (one segment of the list, from the tile offsets) and adds
+// w·v to the outputs they reach. An event's column relative to the tile
+// picks, through a switch (compare-and-branch steps and a jump table on
+// sm_90; every lane looks at the same event, so no divergence), the
+// registers it adds to, known at compile time: no shared memory, no bounds
+// test a tap. The products w·v of the row's weights are kept while the
+// events' value stays the same (a spike value; recomputed when it changes),
+// so a tap is one add a channel. An output gets its terms in ascending
+// (c, ih, iw): for one input row each output is reached through one tap
+// row, and the events come in ascending iw: bit-identical to the reference.
 constexpr int kTileW = NC_CU_TILE_W;
 // (kTileW − 1)·S + KW event columns reach a tile: the switch's 33 cases cover S ≤ 2, KW ≤ 3
 static_assert((kTileW - 1) * 2 + 3 == 33, "conv_tile: one switch case an event column");
