@@ -2,11 +2,8 @@
  * for the CUDA kernels, shared, for SpikeMaxPool2d, with the CPU backends;
  * the kernels run on the CPU in test_cuda_host (tests/cuda_host/).
  *
- * Output-stationary: one thread computes one output and visits its window in
- * ascending (c, i, j). The reference scatters each non-zero input (c, ih, iw)
- * in ascending order into the outputs it reaches (snn/backends/cpu_ref/backend_cpu_ref.c);
- * since ih = oh·s − p + i·d grows with i (and iw with j), every output gets
- * its terms in the same order either way, so the float sums are equal. */
+ * The cuda backend's Conv2d kernels (cuda_kernels.cu) keep the reference's
+ * order of each output's terms (snn/backends/cpu_ref/backend_cpu_ref.c). */
 #ifndef NC_KERNELS_WINDOW_INDEX_H
 #define NC_KERNELS_WINDOW_INDEX_H
 
@@ -53,31 +50,6 @@ NC_HD int64_t nc_conv_input_ops(nc_win_geom g, int ih, int iw)
 NC_HD int64_t nc_conv_w_index(nc_win_geom g, int c, int i, int j, int kl)
 {
     return (((int64_t)c * g.kh + i) * g.kw + j) * (g.K / g.groups) + kl;
-}
-
-/* Output (k, oh, ow) of a Conv2d over one frame x (C, H, W) with weights wt
- * in the layout above: the bias, then w·x for each non-zero input of the
- * window in ascending (c, i, j). */
-NC_HD float nc_conv_output(const float *x, const float *wt, float bias, nc_win_geom g, int k, int oh, int ow)
-{
-    int kg = g.K / g.groups, cg = g.C / g.groups, grp = k / kg, kl = k % kg;
-    float acc = bias;
-    for (int c = grp * cg; c < (grp + 1) * cg; c++)
-        for (int i = 0; i < g.kh; i++) {
-            int ih = nc_win_in(oh, i, g.sh, g.ph, g.dh);
-            if (ih < 0 || ih >= g.H)
-                continue;
-            const float *row = x + ((int64_t)c * g.H + ih) * g.W;
-            for (int j = 0; j < g.kw; j++) {
-                int iw = nc_win_in(ow, j, g.sw, g.pw, g.dw);
-                if (iw < 0 || iw >= g.W)
-                    continue;
-                float xv = row[iw];
-                if (xv != 0.0f)
-                    acc += wt[nc_conv_w_index(g, c, i, j, kl)] * xv;
-            }
-        }
-    return acc;
 }
 
 /* Taps of window o (k taps from o·stride − pad) inside [−cpad, n + cpad). */

@@ -433,6 +433,29 @@ NET_FN nc_snn *net_strided(void)
     return net_finish(s, net_chain(s, 0, st, 4), 4, 0.5f);
 }
 
+/* The cuda backend's register-tile conv kernel's shapes (32, 64, 128 and
+ * 256 channels a group: 1, 2, 4 and 8 a lane; 3×3 and 1×1, stride 1 and 2;
+ * rows wider than its 16-column tiles, heights not a multiple of its row
+ * groups): conv 32 3×3 (7 × 37, three tiles, the last partial) → IF →
+ * conv 64 3×3 stride 2 → signed IF, bursts of 2 (the spike value changes
+ * within a row) → 1×1 conv 128 stride 2, 2 groups → signed IF, θ per
+ * neuron → 3×3 conv 128 padding 2 → IF → 1×1 conv 128 → IF → 3×3 conv 256
+ * → IF → 3×3 conv 256 stride 2 → IF → affine 4. */
+NET_FN nc_snn *net_tile_convs(void)
+{
+    static const net_stage st[] = {
+        {32, 3, 1, 1, 1, 1, 0.8f, 1, 0.3f, 1, 1},  {64, 3, 2, 1, 1, 1, 0.5f, 1, 0.2f, 2, 0}, /* 4 × 19 */
+        {128, 1, 2, 0, 1, 2, 0.6f, 0, 0.2f, 1, 0}, /* 2 × 10 */
+        {128, 3, 1, 2, 1, 1, 0.4f, 1, 0.2f, 1, 1}, /* 4 × 12 */
+        {128, 1, 1, 0, 1, 1, 0.4f, 1, 0.2f, 1, 1}, {256, 3, 1, 1, 1, 1, 0.3f, 1, 0.2f, 1, 1},
+        {256, 3, 2, 1, 1, 1, 0.3f, 1, 0.2f, 1, 1}, /* 2 × 6 */
+    };
+    int64_t in[3] = {3, 7, 37};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    return net_finish(s, net_chain(s, 0, st, 7), 4, 0.3f);
+}
+
 /* A wide spiking max pool of signed spikes: conv 70 (whole vectors of
  * every width, a tail, and more than 64 channels) → signed IF, θ per
  * channel → spiking max pool 3×3, stride 2, padding 1 → affine 4. */

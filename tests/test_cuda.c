@@ -313,9 +313,10 @@ static void check_nonlinear(void)
 /* On the CPU harness (its runtime loaded by the cuda module): the work the
  * event kernels report (taps visited, events looked at) at input densities
  * 0.05 and 0.2, exactly (every 100 inputs hold 5 or 20 events; padding
- * k − 1 gives every input all its taps): the scatter conv kernel's and the
- * Affine event kernel's work follows the events, at most a quarter at 0.05
- * of what it is at 0.2; the output-stationary conv kernel's does not. */
+ * k − 1 gives every input all its taps): the scatter conv kernels' (shared
+ * memory and register tiles) and the Affine event kernel's work follows the
+ * events, at most a quarter at 0.05 of what it is at 0.2; the
+ * output-stationary conv kernel's does not. */
 static void check_work(void)
 {
     void *rt = dlopen("libnc_cuda_host_rt.so", RTLD_NOW | RTLD_NOLOAD);
@@ -330,21 +331,24 @@ static void check_work(void)
         return;
     uint64_t rng = g_net_rng; /* the later checks' random nets stay those of a run on a GPU */
     int64_t in[3] = {4, 25, 25}, flat[1] = {400};
-    nc_snn *conv = NULL, *fc = NULL;
-    NET_OK(nc_snn_create(3, in, &conv));
-    int c = net_conv(conv, 0, 16, 3, 1, 2, 1, 2, 0.5f);
+    nc_snn *conv = NULL, *tile = NULL, *fc = NULL;
     int fl, ro;
-    NET_OK(nc_snn_add_flatten(conv, net_if(conv, c, 1, 0, NC_RESET_SUBTRACT, 1.0f), NULL, &fl));
-    NET_OK(nc_snn_add_readout(conv, net_affine(conv, fl, 10, 0.3f), NULL, &ro));
+    for (int t = 0; t < 2; t++) { /* 16 channels, 2 groups: the shared-memory kernel; 32: the register tiles */
+        nc_snn **net = t ? &tile : &conv;
+        NET_OK(nc_snn_create(3, in, net));
+        int c = net_conv(*net, 0, t ? 32 : 16, 3, 1, 2, 1, t ? 1 : 2, 0.5f);
+        NET_OK(nc_snn_add_flatten(*net, net_if(*net, c, 1, 0, NC_RESET_SUBTRACT, 1.0f), NULL, &fl));
+        NET_OK(nc_snn_add_readout(*net, net_affine(*net, fl, 10, 0.3f), NULL, &ro));
+    }
     NET_OK(nc_snn_create(1, flat, &fc));
     NET_OK(nc_snn_add_readout(fc, net_affine(fc, 0, 10, 0.3f), NULL, &ro));
     const struct {
         nc_snn *net;
         const char *conv, *kernel;
-    } runs[3] = {{conv, "scatter", "conv_scatter_kernel"}, {conv, "stationary", "conv_event_kernel"},
-                 {fc, "scatter", "fc_event_kernel"}};
-    unsigned long long w[3][2];
-    for (int k = 0; k < 3; k++) {
+    } runs[4] = {{conv, "scatter", "conv_scatter_kernel"}, {conv, "stationary", "conv_event_kernel"},
+                 {fc, "scatter", "fc_event_kernel"}, {tile, "scatter", "conv_tile_kernel"}};
+    unsigned long long w[4][2];
+    for (int k = 0; k < 4; k++) {
         for (int d = 0; d < 2; d++)
             w[k][d] = kernel_work(runs[k].net, d ? 20 : 5, runs[k].conv, runs[k].kernel, work, reset);
         printf("%-20s work at input density 0.05: %llu, at 0.2: %llu (%.3f)\n", runs[k].kernel, w[k][0], w[k][1],
@@ -362,6 +366,7 @@ static void check_work(void)
     CHECK(w[0][1] * 3 < w[1][1], "the scatter kernel's work at density 0.2 (%llu) is a third or more of the "
           "output-stationary kernel's (%llu): do its bands read events outside their rows?", w[0][1], w[1][1]);
     nc_snn_free(conv);
+    nc_snn_free(tile);
     nc_snn_free(fc);
     g_net_rng = rng;
 }
@@ -386,6 +391,7 @@ int main(int argc, char **argv)
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
     check_net("depthwise and grouped convolutions", net_depthwise(), 5);
     check_net("strided convolutions", net_strided(), 5);
+    check_net("register-tile convolutions", net_tile_convs(), 5);
     check_nonlinear();
 #ifndef NC_TESTS_NO_ONNX
     /* vgg: max pools of spikes; squeezenet: Concat, ceil-mode max pools; the last four with signed

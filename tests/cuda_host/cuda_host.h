@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace nc_host {
@@ -101,7 +102,9 @@ template <class T> inline T from_bits(uint64_t b)
 #define NC_HOST_STR2(x) #x
 #define NC_HOST_STR(x) NC_HOST_STR2(x)
 #define NC_HOST_SITE __FILE__ ":" NC_HOST_STR(__LINE__)
-#define NC_HOST_LAUNCH(k, ...) nc_host::launcher<decltype(&k)>(&k, #k, __FILE__, __LINE__, __VA_ARGS__)
+// k: a kernel, or a variable holding one (a template's instantiation: its name is the launch's)
+#define NC_HOST_LAUNCH(k, ...) \
+    nc_host::launcher<std::decay_t<decltype(k)>>(k, #k, __FILE__, __LINE__, __VA_ARGS__)
 
 // Work a kernel reports (cuda_kernels.cu: taps visited, events looked at),
 // summed per kernel name (nc_host_work in blocks.cc).

@@ -377,8 +377,8 @@ static int64_t bytes_per_step(const nc_snn *s, const cu_layer *CL, int N, const 
             b += nc_bit_words(in) * 4 + 4;
         if (L->kind == NC_SNN_AFFINE)
             b += in * 8 * (want[i] == ST_SPARSE ? 2 : 1);
-        if (L->kind == NC_SNN_CONV2D && want[i] != ST_DENSE) /* event lists and row offsets (scatter kernel) */
-            b += in * 8 + (in / nc_snn_win_geom(L, &s->layers[L->inputs[0]]).W + 1) * 4;
+        if (L->kind == NC_SNN_CONV2D && want[i] != ST_DENSE) /* event lists and row offsets (scatter kernels) */
+            b += in * 8 + nc_cu_scatter_offsets(nc_snn_win_geom(L, &s->layers[L->inputs[0]])) * 4;
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D)
             b += in * 4;
         for (int k = 0; L->kind == NC_SNN_NONLINEAR && k < L->n_inputs; k++) /* the sums after each step */
@@ -427,12 +427,12 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             CU(cudaMalloc((void **)&C->cnt, (size_t)fr * 4), "event counts");
             if (L->kind == NC_SNN_CONV2D)
                 C->g = nc_snn_win_geom(L, &s->layers[L->inputs[0]]);
-            if (L->kind == NC_SNN_AFFINE || (C->want != ST_DENSE && nc_cu_scatter_band(C->g) > 0)) {
+            if (L->kind == NC_SNN_AFFINE || (C->want != ST_DENSE && nc_cu_scatter_offsets(C->g) > 0)) {
                 CU(cudaMalloc((void **)&C->idx, (size_t)(fr * in) * 4), "event lists");
                 CU(cudaMalloc((void **)&C->ev, (size_t)(fr * in) * 4), "event lists");
             }
             if (L->kind == NC_SNN_CONV2D && C->idx)
-                CU(cudaMalloc((void **)&C->row_off, (size_t)(fr * ((int64_t)C->g.C * C->g.H + 1)) * 4),
+                CU(cudaMalloc((void **)&C->row_off, (size_t)(fr * nc_cu_scatter_offsets(C->g)) * 4),
                    "event row offsets");
             if (L->kind == NC_SNN_AFFINE && C->want == ST_SPARSE) {
                 int64_t out = L->shape[0];
@@ -659,42 +659,72 @@ static nc_status gemm(cu_plan *P, int m, int n, int k, const float *A, int lda, 
 
 static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "tf32" : p == NC_CUDA_BF16 ? "bf16" : "fp32"; }
 
-/* The event Conv2d's kernel, by a cost model in thread steps a frame (what
- * the CPU harness counts): output-stationary, every output visits its
- * window, K·P·(C/groups)·kh·kw; scatter, every thread of a band's block
- * looks at the events of the input rows that reach the band, E·reach/H·K
- * over all bands (reach: the input rows of every band together, overlaps
- * counted), plus a row-offset look-up per input channel of its groups,
- * bands·K·C_block, and does its taps, E·(kh/sh)·(kw/sw)·K/groups on
- * average (a stride s leaves an input 1/s of the taps a dimension; E =
- * density · inputs). NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends
- * the choice to why. */
+/* Lane instructions of the event Conv2d kernels' loops, from their sm_90
+ * SASS (bench/cuda_model.py prints them): a channel-tap of the
+ * output-stationary kernel (by the channels a thread holds), a thread step (event
+ * looked at or tap) of the shared-memory scatter kernel, and of the
+ * register-tile kernel an event looked at (its adds aside: TR·CPT a tap,
+ * issued for every row the warp holds) and an input row visited (with the
+ * products recomputed where it has events). */
+#define NC_CU_COST_STATIONARY(g) ((g).K / (g).groups % 4 ? 23.3 : 7.3) /* 1 or 4 channels a thread */
+#define NC_CU_COST_SCATTER 19.0
+#define NC_CU_COST_TILE_EVENT 30.0
+#define NC_CU_COST_TILE_ROW 90.0
+
+/* The event Conv2d's kernel, by a cost model in lane instructions a frame
+ * (the constants above; E = density · inputs, cg = C/groups):
+ * - output-stationary: every output visits its window, K·P·cg·kh·kw taps;
+ * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels and TR rows a
+ *   lane, nc_cu_conv_tile_rows): each of the K/CPT lanes of a tile
+ *   (⌈OH/TR⌉ · ⌈OW/16⌉ tiles) visits cg·min((TR − 1)·sh + kh, TR·kh) input rows and
+ *   looks at their events in its reach ((16 − 1)·sw + kw columns), density
+ *   · reach of them, each with TR·CPT·kw adds;
+ * - shared-memory scatter (where the tile kernel does not fit): thread
+ *   steps, every thread of a band's block looking at the events of the
+ *   input rows that reach the band, E·reach/H·K over all bands (reach: the
+ *   input rows of every band together, overlaps counted), a row-offset
+ *   look-up per input channel of its groups, bands·K·C_block, and its taps,
+ *   E·(kh/sh)·(kw/sw)·K/groups on average (a stride s leaves an input 1/s
+ *   of the taps a dimension).
+ * NEUROC_CUDA_CONV=scatter|stationary forces one (tests). Appends the
+ * choice to why. */
 static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
 {
     nc_win_geom g = C->g;
-    int band = nc_cu_scatter_band(g);
-    double E = C->density * (double)in, P = (double)g.OH * g.OW;
-    double stationary = (double)g.K * P * (g.C / g.groups) * g.kh * g.kw;
-    double reach = 0; /* input rows read, summed over the bands */
-    for (int b0 = 0; band >= 1 && b0 < g.OH; b0 += band) {
-        int last = b0 + band < g.OH ? b0 + band - 1 : g.OH - 1;
-        int lo = b0 * g.sh - g.ph, hi = last * g.sh - g.ph + (g.kh - 1) * g.dh;
-        lo = lo < 0 ? 0 : lo;
-        hi = hi >= g.H ? g.H - 1 : hi;
-        reach += hi >= lo ? hi - lo + 1 : 0;
+    int band = nc_cu_scatter_band(g), cpt = nc_cu_conv_tile_cpt(g);
+    double E = C->density * (double)in, P = (double)g.OH * g.OW, cg = g.C / g.groups;
+    double stationary = NC_CU_COST_STATIONARY(g) * g.K * P * cg * g.kh * g.kw, scatter = INFINITY;
+    if (C->idx && cpt) {
+        int tr = nc_cu_conv_tile_rows(cpt);
+        double lanes = (double)g.K / cpt * ((g.OH + tr - 1) / tr) * ((g.OW + NC_CU_TILE_W - 1) / NC_CU_TILE_W),
+               reach = (NC_CU_TILE_W - 1) * g.sw + g.kw, rows = (tr - 1) * g.sh + g.kh;
+        rows = rows < tr * g.kh ? rows : tr * g.kh; /* the rows some output row lands on (sh > kh skips some) */
+        reach = reach < g.W ? reach : g.W;
+        rows = rows < g.H ? rows : g.H;
+        scatter = lanes * cg * rows *
+                  (NC_CU_COST_TILE_ROW + C->density * reach * (NC_CU_COST_TILE_EVENT + tr * cpt * g.kw));
+    } else if (C->idx && band >= 1) {
+        double reach = 0; /* input rows read, summed over the bands */
+        for (int b0 = 0; b0 < g.OH; b0 += band) {
+            int last = b0 + band < g.OH ? b0 + band - 1 : g.OH - 1;
+            int lo = b0 * g.sh - g.ph, hi = last * g.sh - g.ph + (g.kh - 1) * g.dh;
+            lo = lo < 0 ? 0 : lo;
+            hi = hi >= g.H ? g.H - 1 : hi;
+            reach += hi >= lo ? hi - lo + 1 : 0;
+        }
+        int kg = g.K / g.groups, kc = NC_CU_SCATTER_K < g.K ? NC_CU_SCATTER_K : g.K;
+        double c_block = cg * ((kc + kg - 1) / kg); /* a block's groups' input channels */
+        scatter = NC_CU_COST_SCATTER * (E * reach / g.H * (double)g.K +
+                                        ((g.OH + band - 1) / band) * (double)g.K * c_block +
+                                        E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * kg);
     }
-    int kg = g.K / g.groups, kc = NC_CU_SCATTER_K < g.K ? NC_CU_SCATTER_K : g.K;
-    double c_block = (double)(g.C / g.groups) * ((kc + kg - 1) / kg); /* a block's groups' input channels */
-    double scatter = band < 1 || !C->idx ? INFINITY
-                                         : E * reach / g.H * (double)g.K +
-                                               ((g.OH + band - 1) / band) * (double)g.K * c_block +
-                                               E * ((double)g.kh / g.sh) * ((double)g.kw / g.sw) * kg;
     const char *force = getenv("NEUROC_CUDA_CONV");
-    C->scatter = force && strcmp(force, "scatter") == 0      ? band >= 1 && C->idx
+    C->scatter = force && strcmp(force, "scatter") == 0      ? scatter < INFINITY
                  : force && strcmp(force, "stationary") == 0 ? 0
                                                              : scatter < stationary;
     size_t n = strlen(why);
-    snprintf(why + n, len - n, "; model: scatter %.3g, stationary %.3g steps a frame", scatter, stationary);
+    snprintf(why + n, len - n, "; model: %s %.3g, stationary %.3g lane instructions a frame",
+             cpt ? "register tile" : "scatter", scatter, stationary);
 }
 
 /* Fixes a layer's strategy in the plan's first run, from what was asked,

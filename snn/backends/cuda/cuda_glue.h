@@ -38,14 +38,28 @@ cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win
                              const float *bias, float *y);
 /* Event-driven Conv2d over the event lists of nc_cu_compact (idx, val, cnt;
  * capacity C·H·W a frame): the same outputs as nc_cu_conv_event bit for
- * bit, work following the events. Needs nc_cu_scatter_band(g) >= 1: the
- * output rows a block holds (NC_CU_SCATTER_SHARED floats of shared memory,
- * NC_CU_SCATTER_K channels a block); 0 when a row does not fit. row_off:
- * room for frames × (C·H + 1) offsets (where each input row's events start,
- * filled here), so a block reads only the rows that reach its band. */
+ * bit, work following the events: the register-tile kernel where
+ * nc_cu_conv_tile_cpt(g) > 0, else the shared-memory one, which needs
+ * nc_cu_scatter_band(g) >= 1: the output rows a block holds
+ * (NC_CU_SCATTER_SHARED floats of shared memory, NC_CU_SCATTER_K channels a
+ * block); 0 when a row does not fit. row_off: room for frames ×
+ * nc_cu_scatter_offsets(g) offsets (where each input row's events start, or
+ * each tile's part of it; filled here), so a block reads only the events
+ * that reach it. */
 #define NC_CU_SCATTER_K 64
 #define NC_CU_SCATTER_SHARED 10240
 int nc_cu_scatter_band(nc_win_geom g);
+/* The register-tile kernel nc_cu_conv_scatter runs instead where it fits
+ * (kernel width 1 or 3, column stride 1 or 2, no dilation, output
+ * channels a group a multiple of 32): the output channels a thread holds
+ * (8, 4, 2, 1), 0 where it does not fit. */
+int nc_cu_conv_tile_cpt(nc_win_geom g);
+#define NC_CU_TILE_W 16 /* the output columns of a tile */
+/* The output rows a tile of the register-tile kernel holds for cpt channels. */
+int nc_cu_conv_tile_rows(int cpt);
+/* The offsets nc_cu_conv_scatter needs a frame in row_off (0: neither
+ * kernel fits the layer). */
+int64_t nc_cu_scatter_offsets(nc_win_geom g);
 cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt,
                                int32_t *row_off, int frames, nc_win_geom g, const float *wt, const float *bias,
                                float *y);

@@ -17,6 +17,18 @@
 #ifndef NC_HOST_WORK
 #define NC_HOST_WORK(n) ((void)0)
 #endif
+#ifdef __CUDACC__
+#define NC_UNROLL _Pragma("unroll")
+#else
+#define NC_UNROLL
+#endif
+// Hides how a pointer was computed from the compiler (an empty asm that
+// may change it), so that it stays one register pair.
+#ifdef __CUDA_ARCH__
+#define NC_OPAQUE(p) asm("" : "+l"(p))
+#else
+#define NC_OPAQUE(p) ((void)0)
+#endif
 
 namespace {
 
@@ -114,33 +126,87 @@ __global__ void fc_event_kernel(const int32_t *idx, const float *val, const int3
         y[f * out + o] = acc;
 }
 
-// One thread per output, output channel fastest: the lanes of a warp share
-// the input position (their zero tests agree) and read consecutive weights.
-__global__ void conv_event_kernel(const float *x, int64_t total, nc_win_geom g, const float *wt, const float *bias,
-                                  float *y)
+// CPT consecutive floats (16-byte aligned for 4 and 8, 8-byte for 2).
+template <int CPT> __device__ __forceinline__ void load_chans(const float *src, float (&out)[CPT])
 {
-    const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-        int k = (int)(e % g.K);
-        int64_t r = e / g.K;
-        int p = (int)(r % P);
-        int64_t f = r / P;
-        y[(f * g.K + k) * P + p] = nc_conv_output(x + f * in_size, wt, bias[k], g, k, p / g.OW, p % g.OW);
-        NC_HOST_WORK(g.C / g.groups * g.kh * g.kw);
+    if constexpr (CPT % 4 == 0) {
+NC_UNROLL
+        for (int q = 0; q < CPT; q += 4) {
+            float4 t = *reinterpret_cast<const float4 *>(src + q);
+            out[q] = t.x, out[q + 1] = t.y, out[q + 2] = t.z, out[q + 3] = t.w;
+        }
+    } else if constexpr (CPT == 2) {
+        float2 t = *reinterpret_cast<const float2 *>(src);
+        out[0] = t.x, out[1] = t.y;
+    } else {
+        out[0] = src[0];
     }
 }
 
-// Per frame, where each input row (c, ih) starts in the frame's event list
-// (ascending input index, so a row's events are contiguous): one thread a
-// (frame, row), a binary search. rows + 1 entries a frame, the last cnt[f].
-__global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64_t in, int W, int rows,
-                                   int64_t total, int32_t *off)
+// Output-stationary Conv2d: one thread per output position and CPT
+// consecutive output channels (channel group fastest: the lanes of a warp
+// share the input position, so their zero tests agree, and read consecutive
+// weights, CPT at once). Each output is the bias, then w·x for each non-zero
+// input of its window in ascending (c, i, j): the reference scatters each
+// non-zero input (c, ih, iw) in ascending order into the outputs it reaches
+// (snn/backends/cpu_ref/backend_cpu_ref.c), and ih = oh·s − p + i·d grows
+// with i (iw with j), so every output gets its terms in the same order.
+template <int CPT>
+__global__ void conv_stationary(const float *x, int64_t total, nc_win_geom g, const float *wt, const float *bias,
+                                float *y)
 {
+    const int64_t in_size = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW;
+    const int KQ = g.K / CPT, kg = g.K / g.groups, cg = g.C / g.groups;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
-        int64_t f = e / (rows + 1);
-        int r = (int)(e % (rows + 1));
+        const int k = (int)(e % KQ) * CPT, p = (int)(e / KQ % P), oh = p / g.OW, ow = p % g.OW, kl = k % kg,
+                  c0 = k / kg * cg;
+        const int64_t f = e / KQ / P;
+        const float *xf = x + f * in_size;
+        float acc[CPT], w[CPT];
+        load_chans<CPT>(bias + k, acc);
+        for (int c = c0; c < c0 + cg; c++)
+            for (int i = 0; i < g.kh; i++) {
+                const int ih = oh * g.sh - g.ph + i * g.dh;
+                if ((unsigned)ih >= (unsigned)g.H)
+                    continue;
+                const float *row = xf + ((int64_t)c * g.H + ih) * g.W, *w_row = wt + ((c * g.kh + i) * g.kw * kg + kl);
+                for (int j = 0; j < g.kw; j++) {
+                    const int iw = ow * g.sw - g.pw + j * g.dw;
+                    if ((unsigned)iw >= (unsigned)g.W)
+                        continue;
+                    const float xv = row[iw];
+                    if (xv != 0.0f) {
+                        load_chans<CPT>(w_row + j * kg, w);
+NC_UNROLL
+                        for (int q = 0; q < CPT; q++)
+                            acc[q] += w[q] * xv;
+                    }
+                }
+            }
+NC_UNROLL
+        for (int q = 0; q < CPT; q++)
+            y[(f * g.K + k + q) * P + p] = acc[q];
+        NC_HOST_WORK(cg * g.kh * g.kw * CPT);
+    }
+}
+
+// Per frame, where each segment of each input row (c, ih) starts in the
+// frame's event list (ascending input index, so a row's events are
+// contiguous): one thread a (frame, row, segment), a binary search. Segment
+// t of a row starts at column t·seg_w − pad (clamped to the row); segs = 1,
+// seg_w = pad = 0 gives the rows' starts. rows·segs + 1 entries a frame,
+// the last cnt[f].
+__global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64_t in, int W, int rows, int segs,
+                                   int seg_w, int pad, int64_t total, int32_t *off)
+{
+    const int64_t per_frame = (int64_t)rows * segs + 1;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t f = e / per_frame, rs = e % per_frame;
+        int r = (int)(rs / segs), col = (int)(rs % segs) * seg_w - pad;
+        col = col < 0 ? 0 : col > W ? W : col;
         const int32_t *list = idx + f * in;
-        int lo = 0, hi = cnt[f], first = r * W;
+        int lo = 0, hi = cnt[f];
+        int64_t first = (int64_t)r * W + col; // past every index for the last entry (r = rows)
         while (lo < hi) {
             int mid = (lo + hi) >> 1;
             if (list[mid] < first)
@@ -150,6 +216,167 @@ __global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64
         }
         off[e] = lo;
     }
+}
+
+// ---- Register-tile event Conv2d (conv_tile_kernel) ----
+// A warp holds a tile of TR output rows × kTileW columns × 32·CPT channels
+// in registers (CPT consecutive output channels a lane, tile_rows(CPT) rows).
+// For each input channel of its group and each input row that some of its
+// output rows read, in ascending order, it reads that row's events in the
+// tile's reach (one segment of the list, from the tile offsets) and adds
+// w·v to the outputs they reach. An event's column relative to the tile
+// picks, through a switch (compare-and-branch steps and a jump table on
+// sm_90; every lane looks at the same event, so no divergence), the
+// registers it adds to, known at compile time: no shared memory, no bounds
+// test a tap. The products w·v of the row's weights are kept while the
+// events' value stays the same (a spike value; recomputed when it changes),
+// so a tap is one add a channel. An output gets its terms in ascending
+// (c, ih, iw): for one input row each output is reached through one tap
+// row, and the events come in ascending iw: bit-identical to the reference.
+constexpr int kTileW = NC_CU_TILE_W;
+// (kTileW − 1)·S + KW event columns reach a tile: the switch's 33 cases cover S ≤ 2, KW ≤ 3
+static_assert((kTileW - 1) * 2 + 3 == 33, "conv_tile: one switch case an event column");
+
+// The taps of an event at column O of a tile (O = S·column + j).
+template <int O, int KW, int S> constexpr int tile_case_taps()
+{
+    int n = 0;
+    for (int j = 0; j < KW; j++)
+        n += O - j >= 0 && (O - j) % S == 0 && (O - j) / S < kTileW;
+    return n;
+}
+
+// How many of the rows land (the harness's work count).
+template <int TR> __device__ __forceinline__ int nc_tile_landed(const bool (&land)[TR])
+{
+    int n = 0;
+    for (int r = 0; r < TR; r++)
+        n += land[r];
+    return n;
+}
+
+// The output rows a warp holds: TR·16·CPT accumulators a lane (128 at most).
+__host__ __device__ constexpr int tile_rows(int cpt) { return cpt >= 8 ? 1 : cpt == 4 ? 2 : 4; }
+
+// An event at column O of the tile: for each tap j landing there and each
+// output row r the event's input row reaches (land[r], the same for every
+// lane: predicated adds, no branch), its CPT adds.
+template <int O, int J, int TR, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_case(float (&acc)[TR][kTileW][CPT], const float (&p)[TR][KW][CPT],
+                                          const bool (&land)[TR])
+{
+    if constexpr (J < KW) {
+        constexpr int t = O - J;
+        if constexpr (t >= 0 && t % S == 0 && t / S < kTileW) {
+NC_UNROLL
+            for (int r = 0; r < TR; r++)
+                if (land[r])
+NC_UNROLL
+                    for (int q = 0; q < CPT; q++)
+                        acc[r][t / S][q] += p[r][J][q];
+        }
+        tile_case<O, J + 1, TR, CPT, KW, S>(acc, p, land);
+    }
+}
+
+// Block (frame, TR output rows × tile, chunk of 32·CPT channels), one warp.
+// For each input channel of the group and each input row reaching the
+// block's rows (ascending), the events in the tile's reach; each output row
+// r the input row lands on (tap row i_r) gets w[c][i_r][j]·v.
+template <int CPT, int KW, int S>
+__global__ void conv_tile(const int32_t *idx, const float *val, const int32_t *off, int64_t in, nc_win_geom g,
+                          const float *wt, const float *bias, float *y)
+{
+    constexpr int TR = tile_rows(CPT);
+    const int64_t f = blockIdx.x;
+    const int tiles = (g.OW + kTileW - 1) / kTileW, oh0 = blockIdx.y / tiles * TR, tile = blockIdx.y % tiles;
+    const int ow0 = tile * kTileW, k = (blockIdx.z * 32 + threadIdx.x) * CPT, kg = g.K / g.groups,
+              cg = g.C / g.groups, kl = k % kg, c0 = k / kg * cg;
+    const int base = ow0 * S - g.pw; // the input column of case 0
+    const int rows = g.C * g.H;
+    const int32_t *list = idx + f * in, *toff = off + f * ((int64_t)rows * tiles + 1);
+    const float *vals = val + f * in;
+    NC_OPAQUE(list); // a base pointer kept in registers, not f·in + a recomputed an event
+    NC_OPAQUE(vals);
+    float acc[TR][kTileW][CPT], p[TR][KW][CPT] = {}, w[CPT]; // p: set at a row's first event
+    load_chans<CPT>(bias + k, w);
+NC_UNROLL
+    for (int r = 0; r < TR; r++)
+NC_UNROLL
+        for (int t = 0; t < kTileW; t++)
+NC_UNROLL
+            for (int q = 0; q < CPT; q++)
+                acc[r][t][q] = w[q];
+    int ih_lo = oh0 * g.sh - g.ph, ih_hi = (oh0 + TR - 1) * g.sh - g.ph + g.kh - 1;
+    ih_lo = ih_lo < 0 ? 0 : ih_lo;
+    ih_hi = ih_hi >= g.H ? g.H - 1 : ih_hi;
+    for (int c = c0; c < c0 + cg; c++)
+        for (int ih = ih_lo; ih <= ih_hi; ih++) { // 32-bit offsets inside the frame (the backend checks sizes)
+            bool land[TR], any = false;
+            int tap[TR];
+NC_UNROLL
+            for (int r = 0; r < TR; r++) { // tap row of output row oh0 + r that reads input row ih (no dilation)
+                tap[r] = ih - ((oh0 + r) * g.sh - g.ph);
+                land[r] = oh0 + r < g.OH && tap[r] >= 0 && tap[r] < g.kh;
+                any |= land[r];
+            }
+            const int row = c * g.H + ih;
+            int a = toff[row * tiles + tile];
+            const int a_end = toff[(row + 1) * tiles]; // the next row's start
+            if (!any)
+                continue;
+            const int rb = row * g.W + base; // o = index − rb
+            float vc = NAN;                  // the value p was computed for (none yet)
+            for (; a < a_end; a++) {
+                const int o = list[a] - rb; // >= 0: the tile's segment starts at column base or after
+                if (o >= (kTileW - 1) * S + KW) // past the tile's reach
+                    break;
+                const float v = vals[a];
+                NC_HOST_WORK(1);
+                if (!(v == vc)) { // a new value: the row's products again
+                    vc = v;
+NC_UNROLL
+                    for (int r = 0; r < TR; r++)
+                        if (land[r]) {
+                            const float *w_row = wt + ((c * g.kh + tap[r]) * KW * kg + kl);
+NC_UNROLL
+                            for (int j = 0; j < KW; j++) {
+                                load_chans<CPT>(w_row + j * kg, w);
+NC_UNROLL
+                                for (int q = 0; q < CPT; q++)
+                                    p[r][j][q] = w[q] * v;
+                            }
+                        }
+                }
+                switch (o) {
+#define NC_TILE_CASE(O)                                                                                            \
+    case O:                                                                                                        \
+        tile_case<O, 0, TR, CPT, KW, S>(acc, p, land);                                                             \
+        NC_HOST_WORK((CPT * tile_case_taps<O, KW, S>() * nc_tile_landed(land)));                                  \
+        break;
+                    NC_TILE_CASE(0) NC_TILE_CASE(1) NC_TILE_CASE(2) NC_TILE_CASE(3) NC_TILE_CASE(4)
+                    NC_TILE_CASE(5) NC_TILE_CASE(6) NC_TILE_CASE(7) NC_TILE_CASE(8) NC_TILE_CASE(9)
+                    NC_TILE_CASE(10) NC_TILE_CASE(11) NC_TILE_CASE(12) NC_TILE_CASE(13) NC_TILE_CASE(14)
+                    NC_TILE_CASE(15) NC_TILE_CASE(16) NC_TILE_CASE(17) NC_TILE_CASE(18) NC_TILE_CASE(19)
+                    NC_TILE_CASE(20) NC_TILE_CASE(21) NC_TILE_CASE(22) NC_TILE_CASE(23) NC_TILE_CASE(24)
+                    NC_TILE_CASE(25) NC_TILE_CASE(26) NC_TILE_CASE(27) NC_TILE_CASE(28) NC_TILE_CASE(29)
+                    NC_TILE_CASE(30) NC_TILE_CASE(31) NC_TILE_CASE(32)
+#undef NC_TILE_CASE
+                default: // o is in [0, (kTileW − 1)·S + KW)
+                    __builtin_unreachable();
+                }
+            }
+        }
+    const int64_t P = (int64_t)g.OH * g.OW;
+    const int n = g.OW - ow0 < kTileW ? g.OW - ow0 : kTileW;
+NC_UNROLL
+    for (int r = 0; r < TR; r++)
+NC_UNROLL
+        for (int t = 0; t < kTileW; t++)
+            if (oh0 + r < g.OH && t < n)
+NC_UNROLL
+                for (int q = 0; q < CPT; q++)
+                    y[(f * g.K + k + q) * P + (int64_t)(oh0 + r) * g.OW + ow0 + t] = acc[r][t][q];
 }
 
 // Event-driven Conv2d: block (frame, band of output rows, chunk of
@@ -465,6 +692,23 @@ __global__ void csr_pack_kernel(const int32_t *idx, const float *val, const int3
     }
 }
 
+template <int CPT, int KW, int S>
+void launch_tile(cudaStream_t st, dim3 grid, const int32_t *idx, const float *val, const int32_t *off, int64_t in,
+                 nc_win_geom g, const float *wt, const float *bias, float *y)
+{
+    auto conv_tile_kernel = conv_tile<CPT, KW, S>; // the harness names a launch by this
+    conv_tile_kernel<<<grid, 32, 0, st>>>(idx, val, off, in, g, wt, bias, y);
+}
+
+template <int CPT>
+void launch_tile_cpt(cudaStream_t st, dim3 grid, const int32_t *idx, const float *val, const int32_t *off,
+                     int64_t in, nc_win_geom g, const float *wt, const float *bias, float *y)
+{
+    if (g.kw == 3)
+        (g.sw == 1 ? launch_tile<CPT, 3, 1> : launch_tile<CPT, 3, 2>)(st, grid, idx, val, off, in, g, wt, bias, y);
+    else
+        (g.sw == 1 ? launch_tile<CPT, 1, 1> : launch_tile<CPT, 1, 2>)(st, grid, idx, val, off, in, g, wt, bias, y);
+}
 } // namespace
 
 extern "C" {
@@ -487,7 +731,9 @@ cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val
 cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win_geom g, const float *wt,
                              const float *bias, float *y)
 {
-    int64_t total = (int64_t)frames * g.K * g.OH * g.OW;
+    const int cpt = g.K / g.groups % 4 == 0 ? 4 : 1;
+    int64_t total = (int64_t)frames * g.K / cpt * g.OH * g.OW;
+    auto conv_event_kernel = cpt == 4 ? conv_stationary<4> : conv_stationary<1>; // the harness's name for it
     conv_event_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, wt, bias, y);
     return cudaGetLastError();
 }
@@ -498,15 +744,49 @@ int nc_cu_scatter_band(nc_win_geom g)
     return band < 1 ? 0 : band > g.OH ? g.OH : band;
 }
 
+int nc_cu_conv_tile_cpt(nc_win_geom g)
+{
+    int kg = g.K / g.groups;
+    if ((g.kw != 1 && g.kw != 3) || (g.sw != 1 && g.sw != 2) || g.dw != 1 || g.dh != 1)
+        return 0;
+    int cpt = kg % 256 == 0 ? 8 : kg % 128 == 0 ? 4 : kg % 64 == 0 ? 2 : kg % 32 == 0 ? 1 : 0;
+    int64_t tiles = (g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * (int64_t)((g.OW + kTileW - 1) / kTileW);
+    return tiles > 65535 ? 0 : cpt;
+}
+
+int nc_cu_conv_tile_rows(int cpt) { return tile_rows(cpt); }
+
+int64_t nc_cu_scatter_offsets(nc_win_geom g)
+{
+    int64_t rows = (int64_t)g.C * g.H;
+    return nc_cu_conv_tile_cpt(g) ? rows * ((g.OW + kTileW - 1) / kTileW) + 1
+           : nc_cu_scatter_band(g) ? rows + 1
+                                   : 0;
+}
+
 cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float *val, const int32_t *cnt,
                                int32_t *row_off, int frames, nc_win_geom g, const float *wt, const float *bias,
                                float *y)
 {
-    int band = nc_cu_scatter_band(g);
-    if (band < 1)
+    int band = nc_cu_scatter_band(g), cpt = nc_cu_conv_tile_cpt(g);
+    if (band < 1 && !cpt)
         return cudaErrorInvalidValue;
-    int64_t in = (int64_t)g.C * g.H * g.W, offs = (int64_t)frames * ((int64_t)g.C * g.H + 1);
-    row_offsets_kernel<<<blocks_for(offs), kBlock, 0, st>>>(idx, cnt, in, g.W, g.C * g.H, offs, row_off);
+    int tiles = cpt ? (g.OW + kTileW - 1) / kTileW : 1;
+    int64_t in = (int64_t)g.C * g.H * g.W, offs = (int64_t)frames * nc_cu_scatter_offsets(g);
+    row_offsets_kernel<<<blocks_for(offs), kBlock, 0, st>>>(idx, cnt, in, g.W, g.C * g.H, tiles,
+                                                            cpt ? kTileW * g.sw : 0, cpt ? g.pw : 0, offs, row_off);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    if (cpt) {
+        dim3 grid((unsigned)frames, (unsigned)((g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * tiles),
+                  (unsigned)(g.K / (32 * cpt)));
+        (cpt == 8   ? launch_tile_cpt<8>
+         : cpt == 4 ? launch_tile_cpt<4>
+         : cpt == 2 ? launch_tile_cpt<2>
+                    : launch_tile_cpt<1>)(st, grid, idx, val, row_off, in, g, wt, bias, y);
+        return cudaGetLastError();
+    }
     dim3 grid((unsigned)frames, (unsigned)((g.OH + band - 1) / band),
               (unsigned)((g.K + NC_CU_SCATTER_K - 1) / NC_CU_SCATTER_K));
     conv_scatter_kernel<<<grid, NC_CU_SCATTER_K, 0, st>>>(idx, val, row_off, in, g, wt, bias, band, y);
