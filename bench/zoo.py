@@ -63,9 +63,13 @@ MODELS = {
     "efficientnet_b0": (32, {}, True),
     "mobilenet_v3_small": (32, {}, True),
     "efficientnet_v2_s": (32, {}, True),
-    # torchvision's VisionTransformer, small: LayerNorm, attention, GELU: refused
+    # transformers (issue 28): torchvision's own, random weights, the smallest inputs they export at
+    "vit_b_32": (64, {"image_size": 64}, True),
+    "convnext_tiny": (32, {"layer_scale": 0.5}, True),  # layer scale 1e-6 would make every block the identity
+    "swin_t": (32, {}, False),  # refused at its first window Pad: windows, roll and padding move data
+    # torchvision's VisionTransformer, small: LayerNorm, attention, GELU
     "vit": (32, {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 4, "hidden_dim": 64,
-                 "mlp_dim": 128}, False),
+                 "mlp_dim": 128}, True),
 }
 DEFAULT_T = [32, 64, 128, 256]
 
@@ -92,9 +96,10 @@ def build(name, px, kwargs, classes):
     torch.manual_seed(0)
     if name == "vit":
         net = torchvision.models.VisionTransformer(num_classes=classes, **kwargs)
-        torch.nn.init.normal_(net.heads.head.weight, std=0.2)  # torchvision starts it at zero
     else:
         net = getattr(torchvision.models, name)(weights=None, num_classes=classes, **kwargs)
+    if isinstance(net, torchvision.models.VisionTransformer):  # torchvision starts the head at zero
+        torch.nn.init.normal_(net.heads.head.weight, std=0.2)
     for m in net.modules():  # cumulative averages over the batches below
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.momentum = None

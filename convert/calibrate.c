@@ -233,6 +233,8 @@ static nc_status set_theta(nc_snn *s, site_stats *ss, const nc_calib_options *o,
         layer_theta = 1.0;
     }
     site->stat = layer_theta;
+    if (site->two_sided)
+        site->median_abs = nc_hist_percentile(ss->layer, 50.0, 0);
     int64_t n = ss->ch ? ss->channels : 1;
     nc_tensor *t = nc_tensor_new(NC_DTYPE_F32, 1, &n);
     if (!t)

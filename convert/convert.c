@@ -2,6 +2,7 @@
  * (convert_graph.c), thresholds from calibration (calibrate.c), optional
  * QCFS fine-tuning (train.c), optional binary spikes (convert_fold.c), and
  * the report (convert_report.c). */
+#include <math.h>
 #include <string.h>
 
 #include "snn/base/finite.h"
@@ -14,6 +15,7 @@
 #include "snn/base/error.h"
 #include "convert/ann/model.h"
 #include "snn/base/tensor.h"
+#include "snn/ir/snn_ir.h"
 
 /* From this many IF layers on, conversion notes that signed spikes converge
  * faster (the shipped 5-layer ResNet: 87.8 % against 55.5 % at T = 32). */
@@ -162,12 +164,37 @@ static int default_burst(const nc_cgraph *cg)
     return NC_DEFAULT_BURST;
 }
 
+/* The bursts of two-sided layer L: at least NC_NONLINEAR_BURST, and more
+ * (up to NC_MAX_BURST) where its values are heavy-tailed, so that θ = clip / B
+ * is at most NC_MEDIAN_STEPS times the median |x| (a median neuron fires at
+ * least once every NC_MEDIAN_STEPS steps): with the clip at the largest of a
+ * few huge values (a deep residual stream with random weights: |x| up to
+ * 10⁴ where the median is 1), 32 levels would leave the typical neurons
+ * silent for hundreds of steps. Ordinary layers (clip / median below
+ * 32·NC_MEDIAN_STEPS) keep NC_NONLINEAR_BURST. */
+#define NC_MEDIAN_STEPS 4
+static int two_sided_burst(const nc_cgraph *cg, int layer, int burst)
+{
+    int B = burst < NC_NONLINEAR_BURST ? NC_NONLINEAR_BURST : burst;
+    for (int k = 0; k < cg->n_sites; k++) {
+        const nc_if_site *site = &cg->sites[k];
+        double median_theta = site->median_abs * NC_MEDIAN_STEPS;
+        if (site->layer != layer || !(median_theta > 0.0) || !(site->stat > median_theta * B))
+            continue;
+        double need = ceil(site->stat / median_theta);
+        B = need >= NC_MAX_BURST ? NC_MAX_BURST : (int)need;
+    }
+    return B;
+}
+
 /* Bursts of up to B spikes a step: each SignedIF layer no spiking max pool
- * reads gets max_spikes B (NC_NONLINEAR_BURST at least for a two-sided one)
+ * reads gets max_spikes B (a two-sided one: two_sided_burst)
  * and θ (and an explicit v(0) or spike value) / B, so the clip B·θ stays the
  * calibrated one. */
-static nc_status apply_bursts(nc_snn *s, int burst, nc_strlist *notes)
+static nc_status apply_bursts(const nc_cgraph *cg, int burst, nc_strlist *notes)
 {
+    nc_snn *s = cg->snn;
+    int heavy = 0, heavy_max = 0;
     char *mark = nc_calloc((size_t)s->n_layers, 2);
     if (!mark)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
@@ -184,7 +211,11 @@ static nc_status apply_bursts(nc_snn *s, int burst, nc_strlist *notes)
             kept++;
             continue;
         }
-        int B = L->two_sided && burst < NC_NONLINEAR_BURST ? NC_NONLINEAR_BURST : burst;
+        int B = L->two_sided ? two_sided_burst(cg, i, burst) : burst;
+        if (L->two_sided && B > NC_NONLINEAR_BURST && B > burst) {
+            heavy++;
+            heavy_max = B > heavy_max ? B : heavy_max;
+        }
         if (B < 2)
             continue;
         L->max_spikes = B;
@@ -194,6 +225,10 @@ static nc_status apply_bursts(nc_snn *s, int burst, nc_strlist *notes)
                 nc_f32(ts[k])[j] /= (float)B;
     }
     nc_free(mark);
+    if (heavy && nc_strlist_addf(notes, "%d two-sided SignedIF layers have heavy-tailed values (median |x| below "
+                                 "their clip / %d): they send bursts of up to %d spikes a step", heavy,
+                                 NC_NONLINEAR_BURST * NC_MEDIAN_STEPS, heavy_max) != NC_OK)
+        return NC_ERR_NOMEM;
     if (kept && burst > 1)
         return nc_strlist_addf(notes, "%d IF layers read by spiking max pools send one spike a step (a max pool "
                                "of counts reads no bursts); the others up to %d", kept, burst);
@@ -248,7 +283,7 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
-    if ((st = apply_bursts(cg.snn, o.burst, &cg.notes)) != NC_OK)
+    if ((st = apply_bursts(&cg, o.burst, &cg.notes)) != NC_OK)
         goto done;
     if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (docs/signed-spikes.md): say so */
         int n_if = 0;

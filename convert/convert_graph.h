@@ -40,6 +40,7 @@ typedef struct nc_if_site {
     /* calibration results (NC_THETA_CALIB) */
     double act_max;            /* largest activation seen */
     double stat;               /* the layer-wide statistic chosen as θ (per layer) */
+    double median_abs;         /* two-sided: the median of |x| (its bursts resolve it: apply_bursts) */
     int64_t n_values, n_zeros; /* activations seen, and how many were <= 0 */
     int fallback_channels;     /* per-channel: channels that never fired, given the layer's θ */
     int source;                /* NC_THETA_CALIB: nc_calib_source (calibrate.h); 0 = the data */

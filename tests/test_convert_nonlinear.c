@@ -153,6 +153,54 @@ static void test_linear_se(void **state)
     check_model(&e);
 }
 
+/* Heavy tails: calibration data with one outlier, an input scaled by
+ * OUTLIER, sets every two-sided layer's clip (the max of |x|) far above
+ * its typical values, as a deep residual stream with random weights does
+ * (efficientnet_v2_s: |x| up to 10⁴, median 1). Those layers send larger
+ * bursts (θ = clip / B at most 4 × the median |x|, B up to NC_MAX_BURST), so
+ * the clip stays where calibration put it and the typical inputs are
+ * still resolved. With 32 levels they were silent: centred cosine 0.00 at
+ * T = 32 and 0.22 at T = 256 (0.54 and 0.99 with the larger bursts). */
+#define OUTLIER 3000.0f
+static void test_heavy_tails(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/nonlinear/effnet.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/nonlinear/x.npy"), *ann_y = NULL;
+    int64_t per = x->numel / x->shape[0], cs[4] = {x->shape[0] + 1, x->shape[1], x->shape[2], x->shape[3]};
+    nc_tensor *calib = nc_tensor_new(NC_DTYPE_F32, 4, cs);
+    assert_non_null(calib);
+    memcpy(nc_f32(calib), nc_f32(x), (size_t)x->numel * sizeof(float));
+    for (int64_t e = 0; e < per; e++)
+        nc_f32(calib)[x->numel + e] = OUTLIER * nc_f32(x)[e];
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann_y, 1));
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, calib, NULL, NULL, &s, NULL));
+    int larger = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind != NC_SNN_SIGNED_IF || !L->two_sided)
+            continue;
+        assert_true(L->max_spikes >= NC_NONLINEAR_BURST && L->max_spikes <= NC_MAX_BURST);
+        larger += L->max_spikes > NC_NONLINEAR_BURST;
+    }
+    nc_tensor *y = run_snn(s, x, 256), *y32 = run_snn(s, x, 32);
+    double c = nc_test_centred_cosine(y, ann_y, 256), c32 = nc_test_centred_cosine(y32, ann_y, 32);
+    printf("heavy tails: %d of 10 two-sided layers send larger bursts; centred cosine at T = 32: %.4f, T = 256: "
+           "%.4f\n", larger, c32, c);
+    nc_tensor_free(y32);
+    assert_true(larger > 0);
+    assert_true(c >= 0.95);
+    nc_tensor_free(y);
+    nc_snn_free(s);
+    nc_tensor_free(calib);
+    nc_tensor_free(ann_y);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 /* Erf(x) + x·x is no function a Nonlinear layer computes: refused as
  * before, naming the Erf; the product x·x alone would convert */
 static void test_refused(void **state)
@@ -179,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_gelu),
         cmocka_unit_test(test_gelu_tanh),
         cmocka_unit_test(test_linear_se),
+        cmocka_unit_test(test_heavy_tails),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -185,10 +185,6 @@ static void test_one_head(void **state)
     nc_tensor_free(ann_y);
 }
 
-/* A shifted-window Swin block: the ANN equals torch (its attention mask is
- * computed from float values, which the load's shape pass cannot see: it
- * must not be folded from that pass); conversion refuses it naming a node
- * (windows need data moved: no view of one layer expresses them) */
 /* With default options (spikes): a two-sided SignedIF turns each
  * Nonlinear output a synaptic layer reads into spikes, so the ViT runs on
  * spikes, and its readout converges to the ANN's as T grows. */
@@ -227,6 +223,12 @@ static void test_vit_spiking(void **state)
     nc_model_free(m);
 }
 
+/* A shifted-window Swin block: the ANN equals torch (its attention mask is
+ * computed from float values, which the load's shape pass cannot see: it
+ * must not be folded from that pass); conversion refuses it naming a node:
+ * its channels-last input is held as an (8, 8, 16) layer of 8 channels, so
+ * the first LayerNorm's γ is no per-channel constant; past that, its
+ * windows, roll and padding need data moved (docs/modern-networks.md: swin_t) */
 static void test_swin_block(void **state)
 {
     (void)state;
