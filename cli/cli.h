@@ -276,6 +276,7 @@ typedef struct convert_args {
     const char *qcfs_epochs, *lr, *qcfs_batch, *seed, *correction_rounds, *burst;
     int per_channel, count_zeros, binary_spikes, bias_correction, potential_correction, signed_spikes, plain_spikes;
     int graded_nonlinear;
+    const char *target_loss, *target_max_t, *holdout;
     int keep_avgpool;
 } convert_args;
 /* The options both commands spell the same way. */
@@ -293,11 +294,15 @@ typedef struct convert_args {
         {"--signed-spikes", NULL, NULL, &(c).signed_spikes},                                       \
         {"--plain-spikes", NULL, NULL, &(c).plain_spikes}, {"--burst", NULL, &(c).burst, NULL},    \
         {"--graded-nonlinear", NULL, NULL, &(c).graded_nonlinear},                                 \
+        {"--target-loss", NULL, &(c).target_loss, NULL},                                           \
+        {"--target-max-T", NULL, &(c).target_max_t, NULL}, {"--holdout", NULL, &(c).holdout, NULL}, \
         {"--keep-avgpool", NULL, NULL, &(c).keep_avgpool}
 /* Fills *o from the arguments; a usage error (exit 2) names the bad one. */
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o);
 /* 1 if any conversion option was given (calib and seed aside). */
 int cli_convert_args_given(const convert_args *a);
+/* The operating point line (--target-loss), when the conversion searched one. */
+void cli_print_operating_point(const nc_convert_report *r);
 /* Prints what conversion made: layers, thresholds, warnings. */
 void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_report *r);
 

@@ -23,6 +23,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [--keep-avgpool]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]]\n"
+    "                      [--target-loss P [--labels Y] [--target-max-T 32] [--holdout N]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
     "\n"
     "Converts a trained ANN (ONNX, ReLU / Clip / QCFS activations) into a spiking\n"
@@ -119,6 +120,15 @@ const char CMD_CONVERT_HELP[] =
     "                     one divisor) read by a Conv, or a Gemm after a flatten,\n"
     "                     folds into it: that layer reads the spikes (additions),\n"
     "                     not their pooled sums (multiply-adds); same values\n"
+    "      --target-loss P  choose the operating point: the conversion of least energy\n"
+    "                     within P accuracy points of the ANN (e.g. 0.5) at some\n"
+    "                     T <= --target-max-T (default 32), measured on the last\n"
+    "                     --holdout samples of --calib (default: half, at most 2000)\n"
+    "                     against --labels, or against the ANN's own predictions;\n"
+    "                     searches what is left at its default, one option at a\n"
+    "                     time: --burst (1..16), --threshold (max, p99.99, p99.9),\n"
+    "                     --per-channel, --bias-correction. The T found is stored in\n"
+    "                     the .nir: eval and run use it when -T is not given\n"
     "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
     "  -l, --labels Y     labels of the calibration samples (npy or IDX)\n"
     "      --lr X         Adam learning rate for fine-tuning (default 1e-3)\n"
@@ -359,6 +369,8 @@ loaded:
     if (cli_is_root())
         cli_print_nir_graphs(output);
     rc = report && cli_is_root() ? convert_write_report(report, rep, output) : CLI_OK;
+    if (rc == CLI_OK)
+        cli_print_operating_point(rep);
 done:
     nc_convert_report_free(rep);
     nc_snn_free(s);

@@ -27,7 +27,8 @@ const char CMD_EVAL_HELP[] =
     "\n"
     "  -d, --data X       samples (.npy, IDX, or file.h5:/dataset)\n"
     "  -l, --labels Y     their integer labels (.npy or IDX)\n"
-    "  -T, --timesteps T  steps to run (default 64); accuracy is reported at\n"
+    "  -T, --timesteps T  steps to run (default: the network's operating T, set by\n"
+    "                     convert --target-loss, else 64); accuracy is reported at\n"
     "                     t = 1, 2, 4, ... and T, and at every t in the report\n"
     "      --backend B    cpu (the reference backend, the oracle; default) or\n"
     "                     cpu-fast (event-driven, vectorised; same results)\n"
@@ -219,6 +220,7 @@ static int eval_convert(const char *model_path, const nc_model *m, const nc_tens
     if (st != NC_OK)
         return cli_fail(st);
     cli_print_conversion(model_path, *s, *rep);
+    cli_print_operating_point(*rep);
     putchar('\n');
     return CLI_OK;
 }
@@ -356,12 +358,17 @@ loaded:
     if ((rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
         goto done;
 
+    const char *t_note = "";
+    if (!a.timesteps && nc_snn_timesteps(s) > 0) { /* the operating T conversion chose (--target-loss) */
+        T = nc_snn_timesteps(s);
+        t_note = " (the network's operating T)";
+    }
     nc_eval_options eo = {.backend = a.backend, .timesteps = (int)T, .batch = (int)batch, .encoding = enc,
                           .seed = co.seed, .progress = cli_progress_cb, .progress_user = &prog,
                           .dist = cli_dist()};
     const nc_model *ann = ann_model ? ann_model : m;
-    printf("evaluating %s on %lld samples of %s, T = %lld, backend %s%s\n", model_path,
-           (long long)nc_tensor_shape(x)[0], a.data, T, a.backend ? a.backend : "cpu", cli_dist_note());
+    printf("evaluating %s on %lld samples of %s, T = %lld%s, backend %s%s\n", model_path,
+           (long long)nc_tensor_shape(x)[0], a.data, T, t_note, a.backend ? a.backend : "cpu", cli_dist_note());
     fflush(stdout);
     st = nc_snn_evaluate(s, ann, x, y, &eo, &res);
     cli_progress_end(&prog);

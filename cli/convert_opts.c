@@ -40,8 +40,42 @@ int cli_convert_args_given(const convert_args *a)
     return a->timesteps || a->levels || a->threshold || a->calib_samples || a->reset || a->v0 ||
            a->maxpool || a->qcfs_epochs || a->lr || a->qcfs_batch || a->per_channel || a->count_zeros ||
            a->binary_spikes || a->bias_correction || a->potential_correction || a->correction_rounds ||
-           a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear ||
+           a->signed_spikes || a->plain_spikes || a->burst || a->graded_nonlinear || a->target_loss ||
+           a->target_max_t || a->holdout ||
            a->keep_avgpool;
+}
+
+/* The operating point search (--target-loss and what it takes). */
+static int cli_search_options(const char *cmd, const convert_args *a, nc_convert_options *o)
+{
+    long long v;
+    if (a->target_loss) {
+        char *end;
+        errno = 0;
+        double p = strtod(a->target_loss, &end);
+        if (errno || *end || end == a->target_loss || !(p > 0 && p <= 100))
+            return cli_usage_error(cmd, "--target-loss must be accuracy points in (0, 100], e.g. 0.5, not '%s'",
+                                   a->target_loss);
+        o->target_loss = p;
+    }
+    if ((a->target_max_t || a->holdout) && !a->target_loss)
+        return cli_usage_error(cmd, "--%s is for the operating point search: give --target-loss too",
+                               a->target_max_t ? "target-max-T" : "holdout");
+    if (a->target_max_t) {
+        if (!cli_parse_ll(a->target_max_t, 1, 4096, 0, &v))
+            return cli_usage_error(cmd, "--target-max-T must be a whole number from 1 to 4096, not '%s'",
+                                   a->target_max_t);
+        o->max_timesteps = (int)v;
+    }
+    if (a->holdout) {
+        if (!cli_parse_ll(a->holdout, 100, INT64_MAX, 0, &v))
+            return cli_usage_error(cmd, "--holdout must be a whole number of samples >= 100, not '%s'", a->holdout);
+        o->holdout_samples = v;
+    }
+    if (a->target_loss && a->qcfs_epochs)
+        return cli_usage_error(cmd, "--target-loss searches conversions without QCFS fine-tuning: leave out "
+                                    "--qcfs-epochs");
+    return CLI_OK;
 }
 
 int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_options *o)
@@ -128,7 +162,7 @@ int cli_convert_options(const char *cmd, const convert_args *a, nc_convert_optio
     o->bias_correction = a->bias_correction;
     o->potential_correction = a->potential_correction;
     o->keep_avgpool = a->keep_avgpool;
-    return CLI_OK;
+    return cli_search_options(cmd, a, o);
 }
 
 /* ---------------------------------------------------------------- summary */
@@ -249,4 +283,22 @@ void cli_print_conversion(const char *model, const nc_snn *s, const nc_convert_r
         printf("signed spikes (SignedIF): neuroc runs them (cpu, cpu-fast, cuda, Loihi 2 simulation); other NIR "
                "tools and Loihi 1 need --plain-spikes\n");
     free(th.e);
+}
+
+void cli_print_operating_point(const nc_convert_report *r)
+{
+    nc_operating_point op;
+    if (!r || nc_convert_report_operating_point(r, &op) != NC_OK)
+        return;
+    char th[32];
+    if (op.method == NC_THRESHOLD_PERCENTILE)
+        snprintf(th, sizeof th, "p%g", op.percentile);
+    else
+        snprintf(th, sizeof th, "%s", op.method == NC_THRESHOLD_MSE ? "mse" : "max");
+    printf("operating point: T = %d, expected loss %.2f points against the ANN (%s, %lld held-back samples), "
+           "energy %.3f x the ANN's; burst %d, threshold %s%s%s; %d conversions tried%s\n",
+           op.timesteps, op.loss, op.labelled ? "labels" : "its own predictions", (long long)op.holdout_samples,
+           op.energy_ratio, op.burst, th, op.per_channel ? ", per channel" : "",
+           op.bias_correction ? ", bias correction" : "", op.candidates,
+           op.feasible ? "" : " (none within the target: see the warning)");
 }

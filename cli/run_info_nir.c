@@ -49,6 +49,8 @@ int cli_info_snn(const char *path, const nc_nir_options *nopt)
     char hp[32], sh_buf[200];
     printf("\ntotal: %zu layers, %lld spiking neurons, %lld params (%s)\n", n, (long long)total_neurons,
            (long long)total_params, cli_human(total_params, hp, sizeof hp));
+    if (nc_snn_timesteps(s) > 0)
+        printf("operating T: %d (eval and run use it without -T)\n", nc_snn_timesteps(s));
     for (int k = 0; nc_snn_num_outputs(s) > 1 && k < nc_snn_num_outputs(s); k++) {
         nc_snn_output_info o;
         if (nc_snn_output_at(s, k, &o) == NC_OK)
@@ -309,6 +311,8 @@ int cli_run_snn(const run_args *a, int64_t batch)
     nc_status st = nc_snn_load_nir(a->model, &nopt, &s);
     if (st != NC_OK)
         return cli_fail(st);
+    if (!a->timesteps && nc_snn_timesteps(s) > 0) /* the operating T conversion chose (--target-loss) */
+        T = nc_snn_timesteps(s);
     counts = calloc(nc_snn_num_layers(s), sizeof *counts);
     if (!counts) {
         nc_snn_free(s);

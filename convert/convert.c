@@ -8,6 +8,7 @@
 #include "calibrate.h"
 #include "convert_graph.h"
 #include "convert_report.h"
+#include "operating_point.h"
 #include "convert/train/train.h"
 #include "snn/base/alloc.h"
 #include "snn/base/error.h"
@@ -208,6 +209,8 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
         *report = NULL;
     if (!m || !out)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert: model or out is NULL");
+    if (opt && opt->target_loss != 0)
+        return nc_convert_operating_point(m, calib, labels, opt, out, report);
     nc_convert_options o;
     nc_status st = fill_defaults(opt, &o);
     if (st != NC_OK || (st = nc_graph_check_runnable(m->g)) != NC_OK || /* describe_only models */

@@ -1,5 +1,6 @@
 /* The conversion report as JSON (convert_report.h). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ struct nc_convert_report {
     int n_layers;
     nc_convert_summary summary;  /* readout points at readout_name */
     char *readout_name;
+    nc_operating_point op;       /* op.timesteps 0: no search */
 };
 
 static void free_strings(char **s, size_t n)
@@ -89,6 +91,58 @@ nc_status nc_convert_report_layer(const nc_convert_report *r, int i, nc_convert_
     if (!r || !out || i < 0 || i >= r->n_layers)
         return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert_report_layer: no layer %d", i);
     *out = r->layers[i].info;
+    return NC_OK;
+}
+
+nc_status nc_convert_report_operating_point(const nc_convert_report *r, nc_operating_point *out)
+{
+    if (!r || !out)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_convert_report_operating_point: NULL argument");
+    if (r->op.timesteps == 0)
+        return nc_errorf(NC_ERR_INVALID_ARG, "the conversion searched no operating point (no target loss)");
+    *out = r->op;
+    return NC_OK;
+}
+
+nc_status nc_convert_report_set_operating_point(nc_convert_report *r, const nc_operating_point *op,
+                                                const char *json)
+{
+    /* the report's JSON is one object: the search's goes in before its closing brace */
+    size_t n = strlen(r->json), k = strlen(json);
+    while (n && r->json[n - 1] != '}')
+        n--;
+    while (k && (json[k - 1] == '\n' || json[k - 1] == ' '))
+        k--;
+    static const char key[] = ",\"operating_point\":";
+    if (!n)
+        return nc_errorf(NC_ERR_INTERNAL, "the conversion report is not a JSON object");
+    char *t = nc_malloc(n + sizeof key + k + 1);
+    if (!t)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory writing the conversion report");
+    memcpy(t, r->json, n - 1);
+    memcpy(t + n - 1, key, sizeof key - 1);
+    memcpy(t + n - 1 + sizeof key - 1, json, k);
+    memcpy(t + n - 1 + sizeof key - 1 + k, "}\n", 3);
+    nc_free(r->json);
+    r->json = t;
+    r->op = *op;
+    return NC_OK;
+}
+
+nc_status nc_convert_report_add_warning(nc_convert_report *r, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = nc_realloc(r->warnings, (r->n_warnings + 1) * sizeof *w);
+    if (!w)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    r->warnings = w;
+    if (!(w[r->n_warnings] = nc_strdup(buf)))
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    r->n_warnings++;
     return NC_OK;
 }
 

@@ -19,5 +19,11 @@ typedef struct nc_report_input {
 } nc_report_input;
 
 nc_status nc_convert_report_build(const nc_report_input *in, nc_convert_report **out);
+/* The operating point search's result, and its JSON object (text) under
+ * "operating_point" at the report's top level. */
+nc_status nc_convert_report_set_operating_point(nc_convert_report *r, const nc_operating_point *op,
+                                                const char *json);
+nc_status nc_convert_report_add_warning(nc_convert_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -293,6 +293,34 @@ run_cli 1 convert "$ZOO/avg_ceil.onnx" --calib "$ZOO/x.npy" --maxpool average --
 expect_in "$TMP/err" "divisors"
 expect_no_file "$TMP/z.nir"
 
+# ---------------------------------------------------------------- the operating point (--target-loss)
+check "convert --target-loss: usage errors name the option"
+run_cli 2 convert "$MODEL" --calib "$X" --target-loss 0 -o "$TMP/op.nir"
+expect_in "$TMP/err" "--target-loss"
+run_cli 2 convert "$MODEL" --calib "$X" --target-max-T 8 -o "$TMP/op.nir"
+expect_in "$TMP/err" "--target-loss"
+run_cli 2 convert "$MODEL" --calib "$X" --target-loss 0.5 --holdout 10 -o "$TMP/op.nir"
+run_cli 1 convert "$MODEL" --target-loss 0.5 -o "$TMP/op.nir"
+expect_in "$TMP/err" "calibration data"
+expect_no_file "$TMP/op.nir"
+
+check "convert --target-loss chooses T; info shows it; eval and run use it without -T"
+run_cli 0 convert "$MODEL" --calib "$X" --labels "$Y" --target-loss 1 --target-max-T 6 --holdout 128 \
+    -o "$TMP/op.nir" --report "$TMP/op.json"
+expect_in "$TMP/out" "operating point: T = "
+opT=$(sed -n 's/^operating point: T = \([0-9]*\),.*/\1/p' "$TMP/out")
+run_cli 0 info "$TMP/op.nir"
+expect_in "$TMP/out" "operating T: $opT"
+run_cli 0 eval "$TMP/op.nir" --data "$X" --labels "$Y" --ann "$MODEL"
+expect_in "$TMP/out" "T = $opT (the network's operating T)"
+run_cli 0 eval "$TMP/op.nir" --data "$X" --labels "$Y" -T 3
+expect_in "$TMP/out" "T = 3, backend"
+py_check "the report's operating point names T, loss, energy and the candidates" '
+import json, sys
+op = json.load(open(sys.argv[1]))["operating_point"]
+assert op["timesteps"] == int(sys.argv[2]) and op["loss"] <= 1 and op["energy_ratio"] > 0, op
+assert op["holdout_samples"] == 128 and len(op["candidates"]) == 9, op
+' "$TMP/op.json" "$opT"
 # ---------------------------------------------------------------- average pools folded (issue 29)
 check "the shipped CNN's average pools fold into the layers reading them (a note each); --keep-avgpool keeps them"
 CNN=$SRC/examples/models/cnn.onnx

@@ -283,9 +283,16 @@ nc_status nir_read_neuroc(rd *R, hid_t f, int format, nc_snn **out)
         nc_error_prefix("%s: /neuroc", R->path);
         return st;
     }
-    if (!(n_layers >= 1 && n_layers <= NC_NIR_MAX_NODES) || !(output >= -1 && output < n_layers)) {
+    double timesteps = 0;
+    if (nc_h5_exists(g, "timesteps") && (st = nc_h5_read_f64_scalar(g, "timesteps", &timesteps)) != NC_OK) {
         H5Gclose(g);
-        return nc_errorf(NC_ERR_MODEL, "%s: /neuroc: bad n_layers or output", R->path);
+        nc_error_prefix("%s: /neuroc", R->path);
+        return st;
+    }
+    if (!(n_layers >= 1 && n_layers <= NC_NIR_MAX_NODES) || !(output >= -1 && output < n_layers) ||
+        !(timesteps >= 0 && timesteps <= NC_SNN_MAX_TIMESTEPS && timesteps == (int)timesteps)) {
+        H5Gclose(g);
+        return nc_errorf(NC_ERR_MODEL, "%s: /neuroc: bad n_layers, output or timesteps", R->path);
     }
     nc_snn *s = NULL;
     for (int i = 0; st == NC_OK && i < (int)n_layers; i++) {
@@ -308,6 +315,7 @@ nc_status nir_read_neuroc(rd *R, hid_t f, int format, nc_snn **out)
         return st;
     }
     s->output = (int)output;
+    s->timesteps = (int)timesteps;
     *out = s;
     return NC_OK;
 }

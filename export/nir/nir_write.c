@@ -804,6 +804,8 @@ static nc_status write_neuroc(const wr *w, hid_t f, const wr *std, const char *l
         st = nc_h5_write_i64_scalar(g, "output", w->s->output);
     if (st == NC_OK)
         st = nc_h5_write_i64_scalar(g, "n_layers", w->n);
+    if (st == NC_OK && w->s->timesteps > 0) /* the operating T (nc_snn_timesteps): older readers ignore it */
+        st = nc_h5_write_i64_scalar(g, "timesteps", w->s->timesteps);
     int out = nc_snn_output_id(w->s);
     if (st == NC_OK && w->s->layers[out].kind == NC_SNN_READOUT)
         st = nc_h5_write_string(g, "readout", w->s->layers[out].name);

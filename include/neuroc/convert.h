@@ -137,6 +137,22 @@ typedef struct nc_convert_options {
      * multiply-adds; 0 (default): a two-sided SignedIF (NC_SIGNED_TWO_SIDED)
      * with a calibrated threshold turns each such value into spikes first. */
     int nonlinear_graded;
+    /* The operating point chosen for the caller: > 0 searches the
+     * conversion of least energy whose accuracy is within target_loss
+     * points (e.g. 0.5) of the ANN's at some T ≤ max_timesteps, measured on
+     * the last holdout_samples rows of `calib` (the others calibrate):
+     * against `labels` where given, else against the ANN's own predictions.
+     * Searched one at a time, each kept at its best before the next, are the
+     * options left at their defaults: burst (1, 2, 4, 8, 16), threshold
+     * statistic (max, p99.99, p99.9), per-channel thresholds, bias
+     * correction (at the T found). The network returned is the best one,
+     * with that T as its operating T (nc_snn_timesteps), and the report
+     * says what was tried (nc_convert_report_operating_point). Costs one
+     * conversion and one run of the held-back rows per candidate (at most
+     * 10). Needs calibration data; refused with QCFS fine-tuning. */
+    double target_loss;
+    int max_timesteps;        /* the search's largest T; 0 = 32 */
+    int64_t holdout_samples;  /* rows held back; 0 = half the data, at most 2000 (100 at least) */
     /* 1: every AveragePool / GlobalAveragePool stays a Pool2d layer. 0
      * (default): one that pools the spikes of an IF layer, with one divisor
      * for every window of at most 5 taps, and is read by a Conv alone (or by
@@ -208,6 +224,27 @@ NC_API const char *nc_convert_report_warning(const nc_convert_report *r, size_t 
  * skipped after QCFS fine-tuning). Strings owned by the report. */
 NC_API size_t nc_convert_report_num_notes(const nc_convert_report *r);
 NC_API const char *nc_convert_report_note(const nc_convert_report *r, size_t i);
+
+/* What the operating point search (nc_convert_options.target_loss) chose.
+ * Losses are accuracy points on the held-back rows (the ANN's accuracy
+ * there minus the SNN's at t), energies per inference over steps 1..t. */
+typedef struct nc_operating_point {
+    int timesteps;               /* the T chosen: the network's nc_snn_timesteps */
+    double target_loss, loss;    /* asked, and measured at timesteps */
+    double snn_joules, ann_joules, energy_ratio;
+    double ann_accuracy;         /* on the held-back rows (1 against its own predictions) */
+    int64_t holdout_samples;
+    int labelled;                /* 1: against labels; 0: against the ANN's predictions */
+    int feasible;                /* 0: none was within the target up to max_timesteps; the closest kept */
+    int candidates;              /* conversions tried */
+    /* the options chosen */
+    int burst;
+    nc_threshold_method method;
+    double percentile;
+    int per_channel, bias_correction;
+} nc_operating_point;
+/* NC_ERR_INVALID_ARG when the conversion made no search. */
+NC_API nc_status nc_convert_report_operating_point(const nc_convert_report *r, nc_operating_point *out);
 
 /* Where an IF layer's threshold came from. */
 typedef enum nc_threshold_rule {

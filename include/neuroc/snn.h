@@ -233,6 +233,14 @@ NC_API nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out
 /* Id of the layer named `name`, or -1. */
 NC_API int nc_snn_find_layer(const nc_snn *s, const char *name);
 NC_API int nc_snn_output_layer(const nc_snn *s);
+/* The operating T: the steps a static input runs for when the caller does
+ * not say (neuroc eval and run without -T, the Python methods without
+ * timesteps). Conversion with nc_convert_options.target_loss sets it to
+ * the T it chose; .nir files keep it in /neuroc. 0 = none (the callers'
+ * own defaults). */
+#define NC_SNN_MAX_TIMESTEPS (1 << 20)
+NC_API nc_status nc_snn_set_timesteps(nc_snn *s, int timesteps);
+NC_API int nc_snn_timesteps(const nc_snn *s);
 
 /* The network's outputs: 1, or the number of Output nodes of a NIR graph
  * that has several (run together: the output layer holds their values,

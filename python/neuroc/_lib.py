@@ -110,7 +110,8 @@ ConvertOptions = _options("ConvertOptions", [
     ("qcfs_lr", c_float), ("qcfs_batch", c_int), ("seed", c_uint64), ("progress", PROGRESS_FN),
     ("progress_user", c_void_p), ("bias_correction", c_int), ("dist", c_void_p),
     ("potential_correction", c_int), ("correction_rounds", c_int), ("spikes", c_int), ("burst", c_int),
-    ("nonlinear_graded", c_int),
+    ("nonlinear_graded", c_int), ("target_loss", c_double), ("max_timesteps", c_int),
+    ("holdout_samples", c_int64),
     ("keep_avgpool", c_int)])
 
 EvalOptions = _options("EvalOptions", [
@@ -246,6 +247,8 @@ _fn("nc_snn_num_layers", c_int, P)
 _fn("nc_snn_layer_at", ST, P, c_int, POINTER(SnnLayerInfo))
 _fn("nc_snn_find_layer", c_int, P, c_char_p)
 _fn("nc_snn_output_layer", c_int, P)
+_fn("nc_snn_timesteps", c_int, P)
+_fn("nc_snn_set_timesteps", c_int, P, c_int)
 _fn("nc_snn_num_outputs", c_int, P)
 _fn("nc_snn_output_at", ST, P, c_int, POINTER(SnnOutputInfo))
 _fn("nc_nir_options_init", None, POINTER(NirOptions))

@@ -108,6 +108,17 @@ class SNN:
         return self._layer(_lib.nc_snn_output_layer(self._h)).shape
 
     @property
+    def timesteps(self):
+        """The operating T (nc_snn_timesteps): what convert(target_loss=...)
+        chose, kept in .nir files; run and evaluate use it when timesteps is
+        None. None when the network has none."""
+        return _lib.nc_snn_timesteps(self._h) or None
+
+    @timesteps.setter
+    def timesteps(self, t):
+        check(_lib.nc_snn_set_timesteps(self._h, int(t or 0)))
+
+    @property
     def outputs(self):
         """The network's outputs as {name: shape}: one, or each Output node of
         a NIR graph that has several (run returns a dict of them then)."""
@@ -156,10 +167,11 @@ class SNN:
         check(_lib.nc_snn_rate_limit(self._h, t_in.ptr, ctypes.byref(y)))
         return take(y)
 
-    def run(self, x, timesteps=32, backend="cpu-fast", per_step=False, batch=256, encoding="direct", seed=0,
+    def run(self, x, timesteps=None, backend="cpu-fast", per_step=False, batch=256, encoding="direct", seed=0,
             record=None, scale=True, profile=False):
         """Runs the network on x: a static batch (N, *input_shape), fed at
-        every one of `timesteps` steps, or a time series (T, N, *input_shape).
+        every one of `timesteps` steps (None: the operating T, else 32), or a
+        time series (T, N, *input_shape).
         Returns the output layer summed over the steps, (N, *out), or every
         step with per_step, (T, N, *out), as `neuroc run`; a network with
         several outputs (see `outputs`) returns {name: array} of them. With record=[names]
@@ -172,7 +184,7 @@ class SNN:
         x = features(x, None if series else in_shape, scale)
         if x.ndim < 1 or x.shape[0] == 0:
             raise InvalidArgument(f"no samples in an input of shape {x.shape}")
-        T, N = (x.shape[0], x.shape[1]) if series else (int(timesteps), x.shape[0])
+        T, N = (x.shape[0], x.shape[1]) if series else (int(timesteps or self.timesteps or 32), x.shape[0])
         so = _lib.new(_lib.SessionOptions, _lib.nc_session_options_init)
         names = [n.encode() for n in (record or [])]
         rec = (ctypes.c_char_p * max(len(names), 1))(*names)
@@ -220,9 +232,10 @@ class SNN:
             result += (times,)
         return result if len(result) > 1 else out
 
-    def evaluate(self, x, y=None, timesteps=64, backend="cpu-fast", batch=64, encoding="direct", seed=0,
+    def evaluate(self, x, y=None, timesteps=None, backend="cpu-fast", batch=64, encoding="direct", seed=0,
                  ann=True, progress=None, scale=True):
-        """Accuracy at every t ≤ timesteps against labels y, the ANN's accuracy
+        """Accuracy at every t ≤ timesteps (None: the operating T, else 64)
+        against labels y, the ANN's accuracy
         on the same data (ann: True = the model this was converted from, a
         Model, or None), spike rates, synaptic operations and energy (in
         total, and of steps 1..t for every t: EvalResult.per_t), as
@@ -237,7 +250,7 @@ class SNN:
         if m is not None and not isinstance(m, Model):
             m = Model._load(m)
         eo = _lib.new(_lib.EvalOptions, _lib.nc_eval_options_init)
-        _set(eo, backend=backend.encode(), timesteps=int(timesteps), batch=int(batch),
+        _set(eo, backend=backend.encode(), timesteps=int(timesteps or self.timesteps or 64), batch=int(batch),
              encoding=_choice("encoding", encoding, _ENCODING), seed=int(seed))
         tx, ty = Tensor(x), Tensor(y)
         res = ctypes.c_void_p()
@@ -398,6 +411,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
             levels=None, calib_samples=None, reset=None, v0=None, binary_spikes=None, spikes=None,
             signed_spikes=None, burst=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             nonlinear_graded=None, qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13,
+            target_loss=None, target_max_timesteps=None, holdout=None,
             keep_avgpool=None):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
@@ -412,16 +426,22 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     that many signed spikes a step (--burst; None: 2 with signed spikes).
     nonlinear_graded: synaptic layers read the graded outputs of the
     non-linear layers (SiLU, sigmoid gates, GELU) as multiply-adds
-    (--graded-nonlinear) instead of their two-sided spikes. keep_avgpool:
-    every average pooling stays a pooling layer (--keep-avgpool); by default
-    one of spikes folds into the Conv/Gemm reading it (additions, not
-    multiply-adds on pooled sums)."""
+    (--graded-nonlinear) instead of their two-sided spikes.
+    target_loss: choose the operating point (--target-loss): the conversion
+    of least energy within that many accuracy points of the ANN at some T ≤
+    target_max_timesteps (32), measured on the last `holdout` rows of calib
+    (half, at most 2000) against labels, or the ANN's own predictions; the
+    T found is snn.timesteps and snn.report["operating_point"] says what
+    was tried. keep_avgpool: every average pooling stays a pooling layer
+    (--keep-avgpool); by default one of spikes folds into the Conv/Gemm
+    reading it (additions, not multiply-adds on pooled sums)."""
     co = _lib.new(_lib.ConvertOptions, _lib.nc_convert_options_init)
     _threshold(threshold, co)
     _set(co, timesteps=timesteps, per_channel=per_channel, count_zeros=count_zeros, levels=levels,
          calib_samples=calib_samples, binary_spikes=binary_spikes, burst=burst,
          bias_correction=bias_correction, potential_correction=potential_correction,
          correction_rounds=correction_rounds, nonlinear_graded=nonlinear_graded, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed,
+         target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout,
          keep_avgpool=keep_avgpool)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
@@ -437,7 +457,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
         co.maxpool = _choice("maxpool", maxpool, _MAXPOOL)
     x = y = None
     if calib is not None:
-        x, y = gather(calib, co.calib_samples)  # batches: only as many as calibration takes
+        # batches: only as many as calibration (and the search's held-back rows) take
+        x, y = gather(calib, None if target_loss else co.calib_samples)
         if labels is not None:
             y = labels
     if is_torch_module(model):
@@ -447,7 +468,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     elif not isinstance(model, Model):
         model = Model._load(model)
     tx = Tensor(features(x, model.sample_shape(), scale)) if x is not None else None
-    ty = Tensor(_labels(y, tx.array.shape[0])) if (y is not None and tx is not None and co.qcfs_epochs > 0) else None
+    use_labels = co.qcfs_epochs > 0 or bool(target_loss)
+    ty = Tensor(_labels(y, tx.array.shape[0])) if (y is not None and tx is not None and use_labels) else None
     h, rep = ctypes.c_void_p(), ctypes.c_void_p()
     with Progress(progress) as p:
         co.progress = p.fn

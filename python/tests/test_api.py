@@ -305,6 +305,27 @@ def test_several_outputs(tmp_path):
     assert all(np.array_equal(y[k], y2[k]) for k in y)
 
 
+def test_operating_point(cnn, test_xy, tmp_path):
+    """convert(target_loss=...) chooses T and the options; the network keeps
+    T (snn.timesteps, through a .nir) and run/evaluate use it by default."""
+    x, y = test_xy
+    snn = neuroc.convert(cnn, calib=x, labels=y, target_loss=1.0, target_max_timesteps=6, holdout=128,
+                         progress=False)
+    op = snn.report["operating_point"]
+    assert snn.timesteps == op["timesteps"] and 1 <= op["timesteps"] <= 6
+    assert op["holdout_samples"] == 128 and op["loss_against"] == "labels" and len(op["candidates"]) == 9
+    assert op["feasible"] and op["loss"] <= 1.0
+    res = snn.evaluate(x[128:], y[128:], backend="cpu")  # the held-back rows, at the operating T
+    assert res.timesteps == op["timesteps"]
+    assert abs(res.ann_accuracy - res.accuracy[res.timesteps] - op["loss"]) < 1e-9
+    assert snn.run(x[:4]).shape == (4, 10)
+    assert np.array_equal(snn.run(x[:4]), snn.run(x[:4], timesteps=op["timesteps"]))
+    snn.save(tmp_path / "op.nir")
+    assert neuroc.load_nir(tmp_path / "op.nir").timesteps == op["timesteps"]
+    plain = neuroc.convert(cnn, calib=x, progress=False)
+    assert plain.timesteps is None and "operating_point" not in plain.report
+
+
 def test_convert_keep_avgpool(cnn, test_xy):
     """keep_avgpool=True keeps the CNN's two average pools as Pool2d layers; by
     default they fold into the Conv and the Gemm that read them (additions)."""

@@ -709,6 +709,17 @@ int nc_snn_num_layers(const nc_snn *s) { return s ? s->n_layers : 0; }
 
 int nc_snn_output_layer(const nc_snn *s) { return s ? nc_snn_output_id(s) : -1; }
 
+nc_status nc_snn_set_timesteps(nc_snn *s, int timesteps)
+{
+    if (!s || timesteps < 0 || timesteps > NC_SNN_MAX_TIMESTEPS)
+        return nc_errorf(NC_ERR_INVALID_ARG, "nc_snn_set_timesteps: T %d is outside [0, %d]", timesteps,
+                         NC_SNN_MAX_TIMESTEPS);
+    s->timesteps = timesteps;
+    return NC_OK;
+}
+
+int nc_snn_timesteps(const nc_snn *s) { return s ? s->timesteps : 0; }
+
 nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
 {
     if (!s || !out || id < 0 || id >= s->n_layers)

@@ -87,6 +87,7 @@ struct nc_snn {
     int n_layers, cap_layers;
     nc_snn_layer *layers;
     int output;                   /* -1 = default (readout, else the last layer) */
+    int timesteps;                /* the operating T conversion chose; 0 = none */
 };
 
 /* Nonlinear layers (nonlinear.c): inputs of function fn (2 for Mul and

@@ -1,0 +1,199 @@
+/* The operating point search (nc_convert_options.target_loss,
+ * convert/operating_point.c) on the shipped CNN and 256 Fashion-MNIST test
+ * images (128 calibrate, 128 held back): what the report says it measured
+ * is what the network returned does on the held-back rows when evaluated
+ * again (loss at the chosen T, energy), the network carries that T (and
+ * keeps it through a .nir), the options the caller set stay as set, and a
+ * search that cannot be made is refused naming why. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct data {
+    nc_model *m;
+    nc_tensor *x, *y;       /* 256 rows */
+    nc_tensor *held, *held_y; /* views of the last 128 */
+} data;
+
+static void load(data *d)
+{
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("examples/models/cnn.onnx"), NULL, &d->m));
+    d->x = nc_test_load_f32("examples/data/fmnist_test_x.npy");
+    NC_ASSERT_OK(nc_data_load(nc_test_src("examples/data/fmnist_test_y.npy"), NC_DTYPE_I64, &d->y));
+    const int64_t *xs = nc_tensor_shape(d->x);
+    assert_int_equal(xs[0], 256);
+    int64_t shape[NC_MAX_DIMS], per = nc_tensor_numel(d->x) / 256, n = 128;
+    memcpy(shape, xs, (size_t)nc_tensor_ndim(d->x) * sizeof *shape);
+    shape[0] = 128;
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_F32, nc_tensor_ndim(d->x), shape, (float *)nc_tensor_data(d->x) + 128 * per,
+                                &d->held));
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_I64, 1, &n, (int64_t *)nc_tensor_data(d->y) + 128, &d->held_y));
+}
+
+static void unload(data *d)
+{
+    nc_tensor_free(d->held);
+    nc_tensor_free(d->held_y);
+    nc_tensor_free(d->x);
+    nc_tensor_free(d->y);
+    nc_model_free(d->m);
+}
+
+/* The network the search returned, evaluated again on the held-back rows:
+ * its loss at the operating T and its energy are the report's. */
+static void check_against_eval(const data *d, const nc_snn *s, const nc_operating_point *op)
+{
+    nc_eval_options eo;
+    nc_eval_options_init(&eo);
+    eo.backend = "cpu"; /* the search ran cpu-fast: bit-identical */
+    eo.timesteps = op->timesteps;
+    nc_eval_result *r = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, d->m, d->held, d->held_y, &eo, &r));
+    double loss = 100.0 * (nc_eval_result_ann_accuracy(r) - nc_eval_result_accuracy_at(r, op->timesteps));
+    nc_eval_cost c;
+    NC_ASSERT_OK(nc_eval_result_cost_at(r, op->timesteps, &c));
+    print_message("operating point: T = %d, loss %.3f (eval: %.3f), energy %.4g J = %.3f x ANN (eval: %.4g J), "
+                  "burst %d, %d candidates\n", op->timesteps, op->loss, loss, op->snn_joules, op->energy_ratio,
+                  c.snn_joules, op->burst, op->candidates);
+    assert_true(fabs(loss - op->loss) < 1e-9);
+    assert_true(fabs(c.snn_joules - op->snn_joules) <= 1e-9 * c.snn_joules);
+    assert_true(fabs(c.ann_joules - op->ann_joules) <= 1e-9 * c.ann_joules);
+    assert_true(fabs(op->energy_ratio - op->snn_joules / op->ann_joules) < 1e-12);
+    nc_eval_result_free(r);
+}
+
+static void test_search_with_labels(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 1.0;
+    o.max_timesteps = 8;
+    o.holdout_samples = 128;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
+    nc_operating_point op;
+    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    assert_int_equal(op.holdout_samples, 128);
+    assert_int_equal(op.labelled, 1);
+    assert_true(op.timesteps >= 1 && op.timesteps <= 8);
+    assert_int_equal(nc_snn_timesteps(s), op.timesteps);
+    /* burst (4 more), threshold (2), per channel, bias correction */
+    assert_int_equal(op.candidates, 9);
+    assert_true(op.feasible);
+    assert_true(op.loss <= 1.0);
+    check_against_eval(&d, s, &op);
+    /* the report's JSON has it, and so does a .nir of the network */
+    const char *json = nc_convert_report_json(rep);
+    assert_non_null(strstr(json, "\"operating_point\":{"));
+    assert_non_null(strstr(json, "\"candidates\":"));
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/nc_op_%d.nir", (int)getpid());
+    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    nc_snn *back = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &back));
+    assert_int_equal(nc_snn_timesteps(back), op.timesteps);
+    unlink(path);
+    nc_snn_free(back);
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    unload(&d);
+}
+
+/* Without labels the loss is against the ANN's own predictions; options the
+ * caller set are not searched (burst 4, per channel: burst stays 4). */
+static void test_search_against_ann_keeps_set_options(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 2.0;
+    o.max_timesteps = 6;
+    o.burst = 4;
+    o.per_channel = 1;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(d.m, d.x, NULL, &o, &s, &rep)); /* default holdout: half, 128 */
+    nc_operating_point op;
+    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    assert_int_equal(op.labelled, 0);
+    assert_int_equal(op.holdout_samples, 128);
+    assert_true(op.ann_accuracy == 1.0);
+    assert_int_equal(op.burst, 4);
+    assert_int_equal(op.per_channel, 1);
+    assert_int_equal(op.candidates, 4); /* start, p99.99, p99.9, bias correction */
+    /* the ANN's predictions on the held-back rows as labels: the same loss */
+    nc_tensor *pred = NULL, *ann = NULL;
+    const nc_tensor *ins[1] = {d.held};
+    NC_ASSERT_OK(nc_model_run(d.m, ins, 1, &ann, 1));
+    int64_t n = 128;
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_I64, 1, &n, &pred));
+    for (int i = 0; i < 128; i++) {
+        const float *v = (const float *)nc_tensor_data_const(ann) + 10 * i;
+        int b = 0;
+        for (int k = 1; k < 10; k++)
+            b = v[k] > v[b] ? k : b;
+        ((int64_t *)nc_tensor_data(pred))[i] = b;
+    }
+    data dp = d;
+    dp.held_y = pred;
+    check_against_eval(&dp, s, &op);
+    nc_tensor_free(ann);
+    nc_tensor_free(pred);
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    unload(&d);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 0.5;
+    nc_snn *s = NULL;
+    assert_int_equal(nc_convert(d.m, NULL, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG); /* data-free */
+    assert_non_null(strstr(nc_last_error(), "calibration data"));
+    o.holdout_samples = 50;
+    assert_int_equal(nc_convert(d.m, d.x, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "held-back"));
+    o.holdout_samples = 0;
+    o.qcfs_epochs = 1;
+    assert_int_equal(nc_convert(d.m, d.x, d.y, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "QCFS"));
+    o.qcfs_epochs = 0;
+    o.target_loss = -1;
+    assert_int_equal(nc_convert(d.m, d.x, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_null(s);
+    /* a conversion without a search has no operating point */
+    nc_convert_options_init(&o);
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(d.m, d.x, NULL, &o, &s, &rep));
+    nc_operating_point op;
+    assert_int_equal(nc_convert_report_operating_point(rep, &op), NC_ERR_INVALID_ARG);
+    assert_int_equal(nc_snn_timesteps(s), 0);
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    unload(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_with_labels),
+        cmocka_unit_test(test_search_against_ann_keeps_set_options),
+        cmocka_unit_test(test_refusals),
+    };
+    nc_test_select_cases();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
