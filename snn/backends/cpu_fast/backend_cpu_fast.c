@@ -236,14 +236,27 @@ static int mergeable(const fast_layer *F)
     return !F->dw && !F->sel;
 }
 
+static int is_depthwise(const nc_snn_layer *L)
+{
+    return L->groups == L->shape[0] && L->weight->shape[1] == 1;
+}
+
 /* A depthwise convolution (one input channel an output channel) reading a
  * channel-last dense value (signed spikes) gathers each output's taps for
  * all channels at once (K->dw_cl): scattered, every spike would add one
- * float per tap. Returns 0 when out of memory. */
+ * float per tap. One reading an NCHW dense value (a Nonlinear layer's:
+ * conversion's LayerNorm γ, attention's score scale, a readout token's
+ * Gather) is NCHW too and gathers a channel at a time (run_dwconv_nchw):
+ * scattered, each of its dense values was an event. Returns 0 when out of
+ * memory. */
 static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, fast_layer *F)
 {
     int64_t C = L->shape[0], kh = L->weight->shape[2], kw = L->weight->shape[3];
-    if (L->groups != C || L->weight->shape[1] != 1 || !F->cl || !X->cl)
+    if (is_depthwise(L) && !F->cl && !X->cl) {
+        F->dw = 1;
+        return 1;
+    }
+    if (!is_depthwise(L) || !F->cl || !X->cl)
         return 1;
     if (!(F->wdw = nc_malloc((size_t)(C * kh * kw) * sizeof *F->wdw)))
         return 0;
@@ -440,27 +453,30 @@ static nc_status plan_layers(fast_plan *P)
             F->rep = REP_DENSE;
             ok = (F->wt = nc_snn_fanout_weights(L)) != NULL;
             break;
-        case NC_SNN_CONV2D:
+        case NC_SNN_CONV2D: {
             F->rep = REP_DENSE;
-            F->cl = F->C > 1 && F->HW > 1;
-            ok = plan_conv(L, &s->layers[L->inputs[0]], F) &&
+            /* the dense input read in place, by the convolution's own geometry:
+             * what the gathers and the copy (below) read */
+            const nc_snn_layer *XL = &s->layers[L->inputs[0]];
+            int in_place = X && x_view != 0 && X->rep == REP_DENSE && X->C == XL->shape[0] &&
+                           X->HW == XL->shape[1] * XL->shape[2];
+            F->cl = F->C > 1 && F->HW > 1 && !(in_place && !X->cl && is_depthwise(L)); /* run_dwconv_nchw */
+            ok = plan_conv(L, XL, F) &&
                  (F->bias_img = nc_malloc((size_t)F->size * sizeof *F->bias_img)) != NULL;
             for (int64_t c = 0; ok && c < F->C; c++)
                 for (int64_t p = 0; p < F->HW; p++)
                     F->bias_img[at(F->cl, F->C, F->HW, c, p)] = nc_f32(L->bias)[c];
-            /* the dense input read in place, by the convolution's own geometry:
-             * what the gathers and the copy (below) read */
-            if (ok && X && x_view != 0 && X->rep == REP_DENSE && X->C == s->layers[L->inputs[0]].shape[0] &&
-                X->HW == F->conv.HW) {
+            if (ok && in_place) {
                 int one = L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1;
                 ok = plan_depthwise(L, X, F) && (!one || plan_selection(L, F));
-                F->pw = one && !F->sel && F->cl && X->cl;
+                F->pw = one && !F->sel && F->cl; /* x channel-last, or NCHW (a Nonlinear layer's) */
             }
             /* few events a channel per step read a large weight tensor once
              * for a handful of adds: merge the block's steps over it */
             F->merge_slots = ok && mergeable(F) &&
                              s->layers[L->inputs[0]].shape[0] * F->conv.wc * (int64_t)sizeof(float) >= NC_FAST_MERGE_BYTES;
             break;
+        }
         case NC_SNN_POOL2D: {
             int r = plan_pool_counts(s, L, P, F);
             ok = r >= 0;
