@@ -954,7 +954,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
                 materialize(P, W, j, W->tmp[i]);
                 x = W->tmp[i];
             }
-            nc_fast_nl_accumulate(nc_fast_nl_sums(s, L, W, i, k), x, P->L[j].size);
+            K->nl_sum(nc_fast_nl_sums(s, L, W, i, k), x, P->L[j].size);
         }
         ops[i] += nc_fast_nl_step(P, W, i, t + 1);
         break;
