@@ -53,6 +53,28 @@ static void materialize(const fast_plan *P, const fast_ws *W, int j, float *dst)
     }
 }
 
+/* Elements [off, off + n) of view layer j's NCHW order into dst, straight
+ * from its dense value (a Reshape's range: attention's heads): copied, or
+ * gathered from channel-last; else through a whole materialised copy in tmp. */
+static void materialize_range(const fast_plan *P, const fast_ws *W, int j, int64_t off, int64_t n, float *tmp,
+                              float *dst)
+{
+    const fast_layer *F = &P->L[j];
+    const float *x = j == 0 ? NULL : dense_of(W, j, F);
+    if (x && !F->cl) {
+        memcpy(dst, x + off, (size_t)n * sizeof *dst);
+    } else if (x) {
+        for (int64_t k = off; k < off + n;) { /* a channel at a time */
+            int64_t c = k / F->HW, p = k % F->HW, end = (c + 1) * F->HW < off + n ? (c + 1) * F->HW : off + n;
+            for (; k < end; k++, p++)
+                dst[k - off] = x[p * F->C + c];
+        }
+    } else {
+        materialize(P, W, j, tmp);
+        memcpy(dst, tmp + off, (size_t)n * sizeof *dst);
+    }
+}
+
 /* The bits of word wi (positions wi·64 ..) that lie in [p0, p1). */
 static inline uint64_t word_range(int64_t wi, int64_t p0, int64_t p1)
 {
@@ -941,8 +963,9 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         }
         break;
     }
+    case NC_SNN_RESHAPE: materialize_range(P, W, x_view, L->kernel[0], F->size, W->tmp[i], W->dense[i]); break;
     case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-    case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+    case NC_SNN_DELAY:
         materialize(P, W, x_view, W->tmp[i]);
         nc_fast_nir_step(L, F, W, i);
         break;
