@@ -254,6 +254,15 @@ static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, fast_layer
     int64_t C = L->shape[0], kh = L->weight->shape[2], kw = L->weight->shape[3];
     if (is_depthwise(L) && !F->cl && !X->cl) {
         F->dw = 1;
+        if (kh * kw > 1 || L->stride[0] != 1 || L->stride[1] != 1 || L->padding[0] || L->padding[1])
+            return 1;
+        /* one tap at the output's own position: its weight at every
+         * position, so the kernel set's depthwise tap runs over a channel's
+         * positions as its lanes (run_dwconv_nchw) */
+        if (!(F->wdw = nc_malloc((size_t)F->size * sizeof *F->wdw)))
+            return 0;
+        for (int64_t k = 0; k < F->size; k++)
+            F->wdw[k] = nc_f32(L->weight)[k / F->HW];
         return 1;
     }
     if (!is_depthwise(L) || !F->cl || !X->cl)

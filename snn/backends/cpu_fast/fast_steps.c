@@ -219,16 +219,16 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
  * channel-last x into the channel-last acc: each output position's valid
  * taps, all channels at once, after its start (conv_bias) is copied, while
  * the row is in cache. */
-static int64_t run_dwconv_nchw(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F,
-                               const float *restrict x, float *restrict acc, const float *restrict start,
-                               int64_t oh0, int64_t oh1);
+static int64_t run_dwconv_nchw(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                               const fast_layer *F, const float *restrict x, float *restrict acc,
+                               const float *restrict start, int64_t oh0, int64_t oh1);
 
 static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
                           const fast_layer *F, const float *restrict x, float *restrict acc, const float *start,
                           int64_t oh0, int64_t oh1)
 {
     if (!F->cl)
-        return run_dwconv_nchw(L, X, F, x, acc, start, oh0, oh1);
+        return run_dwconv_nchw(K, L, X, F, x, acc, start, oh0, oh1);
     int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], ops = 0;
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
     int64_t dh = L->dilation[0], dw = L->dilation[1];
@@ -253,28 +253,26 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
  * Nonlinear layer's graded value: plan_depthwise) into the NCHW acc, a
  * channel at a time: each output its start (the bias), then the taps whose
  * input is not zero in (i, j) order, as the reference adds them. A 1×1
- * tap of stride 1 (attention's score scale, LayerNorm's γ) is an
- * element-wise multiply-add the compiler vectorises. */
-static int64_t run_dwconv_nchw(const nc_snn_layer *L, const nc_snn_layer *X, const fast_layer *F,
-                               const float *restrict x, float *restrict acc, const float *restrict start,
-                               int64_t oh0, int64_t oh1)
+ * tap of stride 1 (attention's score scale, LayerNorm's γ; F->wdw its
+ * weight at every position) is the kernel set's depthwise tap over the
+ * channel's positions as lanes (K->dw_cl, which adds a zero input's ±0
+ * product: no sum changes but an accumulator of −0 may become +0). */
+static int64_t run_dwconv_nchw(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                               const fast_layer *F, const float *restrict x, float *restrict acc,
+                               const float *restrict start, int64_t oh0, int64_t oh1)
 {
     int64_t H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
     int64_t dh = L->dilation[0], dw = L->dilation[1];
     const float *w = nc_f32(L->weight);
-    int point = kh == 1 && kw == 1 && sh == 1 && sw == 1 && !L->padding[0] && !L->padding[1];
     for (int64_t c = 0; c < F->C; c++) {
         const float *xc = x + c * H * Wd, *wc = w + c * kh * kw;
         const float *sc = start + c * OH * OW;
         float *ac = acc + c * OH * OW;
-        if (point) {
-            float wv = wc[0];
-            for (int64_t p = oh0 * OW; p < oh1 * OW; p++) {
-                float v = xc[p];
-                ac[p] = v != 0.0f ? sc[p] + wv * v : sc[p];
-                ops += v != 0.0f;
-            }
+        if (F->wdw) {
+            int64_t p0 = oh0 * OW, n = (oh1 - oh0) * OW;
+            memcpy(ac + p0, sc + p0, (size_t)n * sizeof *ac);
+            ops += K->dw_cl(ac + p0, xc + p0, F->wdw + c * OH * OW + p0, 1, 1, 0, 0, 0, n);
             continue;
         }
         for (int64_t oh = oh0; oh < oh1; oh++) {
