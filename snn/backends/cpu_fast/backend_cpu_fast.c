@@ -244,15 +244,15 @@ static int is_depthwise(const nc_snn_layer *L)
 /* A depthwise convolution (one input channel an output channel) reading a
  * channel-last dense value (signed spikes) gathers each output's taps for
  * all channels at once (K->dw_cl): scattered, every spike would add one
- * float per tap. One reading an NCHW dense value (a Nonlinear layer's:
- * conversion's LayerNorm γ, attention's score scale, a readout token's
- * Gather) is NCHW too and gathers a channel at a time (run_dwconv_nchw):
- * scattered, each of its dense values was an event. Returns 0 when out of
- * memory. */
-static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, fast_layer *F)
+ * float per tap. One reading graded NCHW values (graded_nchw: a Nonlinear
+ * layer's: conversion's LayerNorm γ, attention's score scale, a readout
+ * token's Gather) is NCHW too (plan_layers) and gathers a channel at a time
+ * (run_dwconv_nchw): scattered, each of its values was an event. Returns 0
+ * when out of memory. */
+static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, int graded_nchw, fast_layer *F)
 {
     int64_t C = L->shape[0], kh = L->weight->shape[2], kw = L->weight->shape[3];
-    if (is_depthwise(L) && !F->cl && !X->cl) {
+    if (is_depthwise(L) && graded_nchw) {
         F->dw = 1;
         if (kh * kw > 1 || L->stride[0] != 1 || L->stride[1] != 1 || L->padding[0] || L->padding[1])
             return 1;
@@ -469,7 +469,11 @@ static nc_status plan_layers(fast_plan *P)
             const nc_snn_layer *XL = &s->layers[L->inputs[0]];
             int in_place = X && x_view != 0 && X->rep == REP_DENSE && X->C == XL->shape[0] &&
                            X->HW == XL->shape[1] * XL->shape[2];
-            F->cl = F->C > 1 && F->HW > 1 && !(in_place && !X->cl && is_depthwise(L)); /* run_dwconv_nchw */
+            /* graded NCHW values (P->is_static: nc_snn_mark_macs, its input
+             * no spikes), a Nonlinear layer's: all non-zero, so a gather beats
+             * scattering each as an event; NCHW spikes keep the scatter */
+            int graded_nchw = in_place && !X->cl && P->is_static[i];
+            F->cl = F->C > 1 && F->HW > 1 && !(graded_nchw && is_depthwise(L)); /* run_dwconv_nchw */
             ok = plan_conv(L, XL, F) &&
                  (F->bias_img = nc_malloc((size_t)F->size * sizeof *F->bias_img)) != NULL;
             for (int64_t c = 0; ok && c < F->C; c++)
@@ -477,8 +481,8 @@ static nc_status plan_layers(fast_plan *P)
                     F->bias_img[at(F->cl, F->C, F->HW, c, p)] = nc_f32(L->bias)[c];
             if (ok && in_place) {
                 int one = L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1;
-                ok = plan_depthwise(L, X, F) && (!one || plan_selection(L, F));
-                F->pw = one && !F->sel && F->cl; /* x channel-last, or NCHW (a Nonlinear layer's) */
+                ok = plan_depthwise(L, X, graded_nchw, F) && (!one || plan_selection(L, F));
+                F->pw = one && !F->sel && F->cl && (X->cl || graded_nchw);
             }
             /* few events a channel per step read a large weight tensor once
              * for a handful of adds: merge the block's steps over it */
