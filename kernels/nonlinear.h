@@ -60,17 +60,23 @@ NC_HD float nc_nl_expf(float x)
 NC_HD float nc_nl_erff(float x)
 {
     float a = fabsf(x), u = a * a;
-    float small = a * (1.12837923f +
-                       u * (-0.376126289f +
-                            u * (0.112836257f +
-                                 u * (-0.0268553998f + u * (0.00519121857f + u * (-0.000803484698f + u * 7.93349391e-05f))))));
+    float small = 7.93349391e-05f; /* Horner, highest power first */
+    small = -0.000803484698f + u * small;
+    small = 0.00519121857f + u * small;
+    small = -0.0268553998f + u * small;
+    small = 0.112836257f + u * small;
+    small = -0.376126289f + u * small;
+    small = a * (1.12837923f + u * small);
     float ac = a < 1.0f ? 1.0f : a > 4.0f ? 4.0f : a, t = ac - 2.5f;
-    float h = -1.55681527f +
-              t * (-0.352680683f +
-                   t * (0.0561063588f +
-                        t * (-0.0108585171f +
-                             t * (0.00216516037f +
-                                  t * (-0.000420144555f + t * (7.73944266e-05f + t * (-1.33093899e-05f + t * 1.6140616e-06f)))))));
+    float h = 1.6140616e-06f;
+    h = -1.33093899e-05f + t * h;
+    h = 7.73944266e-05f + t * h;
+    h = -0.000420144555f + t * h;
+    h = 0.00216516037f + t * h;
+    h = -0.0108585171f + t * h;
+    h = 0.0561063588f + t * h;
+    h = -0.352680683f + t * h;
+    h = -1.55681527f + t * h;
     float big = 1.0f - nc_nl_expf(h - ac * ac);
     return copysignf(a < 1.0f ? small : big, x);
 }
