@@ -30,6 +30,14 @@ nc_room(backends DIR snn/backends DEPS run ir base kernels LIBS ${CMAKE_DL_LIBS}
                 NC_MODULE_DIR_FROM_BIN="${NC_MODULE_DIR_FROM_BIN}")
 nc_room(cpu_ref DIR snn/backends/cpu_ref DEPS backends LIBS ${NC_OMP})
 nc_room(cpu_fast DIR snn/backends/cpu_fast DEPS backends LIBS ${NC_OMP})
+# cpu-fast's kernel sets vectorise the Nonlinear layers' loops
+# (fast_nonlinear_impl.h): gcc at -O2 only with loop vectorisation asked
+# for, and only without trapping math, which turns the selects of
+# kernels/nonlinear.h's e^x and erf into blends (each lane computes both
+# sides of a select; no float changes). clang does both by default.
+set_source_files_properties(snn/backends/cpu_fast/fast_generic.c snn/backends/cpu_fast/fast_avx2.c
+                            snn/backends/cpu_fast/fast_avx512.c PROPERTIES
+                            COMPILE_OPTIONS "$<$<C_COMPILER_ID:GNU>:-ftree-loop-vectorize;-fno-trapping-math>")
 # The core holds nothing of the cuda backend: it is the module
 # libneuroc_cuda.so, which the registry (snn/session) opens with dlopen on
 # first use, so neither the core library nor the program links a CUDA

@@ -12,19 +12,87 @@
 #define NC_KERNELS_NONLINEAR_H
 
 #include "neuroc/neuroc.h" /* nc_nonlinear_fn */
-#include "neuron.h"        /* NC_HD, math.h */
+#include <string.h>
+
+#include "neuron.h"        /* NC_HD, math.h, stdint.h */
+
+/* The float whose bits are u. */
+NC_HD float nc_nl_bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* e^x, and erf(x) below, in float arithmetic alone: no table, no fused
+ * multiply-add, no branch (both sides of a choice are computed, then one
+ * is selected), so that the C library's expf and erff, whose floats differ
+ * between libraries, CPUs and the GPU, are out of the picture: the reference
+ * backend, cpu-fast's vector kernels (each lane the same operations) and the
+ * CUDA kernels (compiled with --fmad=false) compute the same float, and
+ * cpu-fast's loops vectorise. Accuracy against exp and erf in double
+ * (tests/test_nonlinear.c, on samples of all floats): e^x within 1.1 ulp
+ * (glibc's expf 0.5), erf within 3 ulp (2.67 seen; glibc's erff 0.92).
+ *
+ * e^x: x = n·ln2 + r, |r| <= ln2/2 (n rounded by adding and subtracting
+ * 1.5·2^23; ln2 in two parts, the first with 15 significant bits so that
+ * n·ln2_hi is exact), e^r = 1 + r + r²·q(r) with q of degree 4 fitted
+ * (Chebyshev) to (e^r − 1 − r)/r², times 2^n as two powers of two (each a
+ * normal float, so a result below 2^−126 rounds once). x clamped to
+ * [−104, 89]: 0 and +inf beyond; NaN passes. */
+NC_HD float nc_nl_expf(float x)
+{
+    float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
+    xc = xc == xc ? xc : 0.0f;
+    float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f;
+    float r = (xc - n * 0.693145751953125f) - n * 1.42860677e-06f;
+    float q = 0.5f + r * (0.166665763f + r * (0.0416664667f + r * (0.00836317521f + r * 0.00139336463f)));
+    float p = 1.0f + (r + (r * r) * q);
+    int32_t ni = (int32_t)n, h = ni / 2;
+    float y = p * nc_nl_bits_float((uint32_t)(h + 127) << 23) * nc_nl_bits_float((uint32_t)(ni - h + 127) << 23);
+    return x == x ? y : x;
+}
+
+/* erf(x): for |x| < 1, x·P(x²) with P of degree 6 fitted to erf(x)/x; from
+ * 1 on, 1 − e^(h(|x|) − x²) with h of degree 8 in |x| − 2.5 fitted to
+ * log erfc(x) + x² on [1, 4] (|x| clamped to 4: erfc(4) < 2^−25, so the
+ * result is 1); the sign of x (erf(−0) = −0). */
+NC_HD float nc_nl_erff(float x)
+{
+    float a = fabsf(x), u = a * a;
+    float small = 7.93349391e-05f; /* Horner, highest power first */
+    small = -0.000803484698f + u * small;
+    small = 0.00519121857f + u * small;
+    small = -0.0268553998f + u * small;
+    small = 0.112836257f + u * small;
+    small = -0.376126289f + u * small;
+    small = a * (1.12837923f + u * small);
+    float ac = a < 1.0f ? 1.0f : a > 4.0f ? 4.0f : a, t = ac - 2.5f;
+    float h = 1.6140616e-06f;
+    h = -1.33093899e-05f + t * h;
+    h = 7.73944266e-05f + t * h;
+    h = -0.000420144555f + t * h;
+    h = 0.00216516037f + t * h;
+    h = -0.0108585171f + t * h;
+    h = 0.0561063588f + t * h;
+    h = -0.352680683f + t * h;
+    h = -1.55681527f + t * h;
+    float big = 1.0f - nc_nl_expf(h - ac * ac);
+    return copysignf(a < 1.0f ? small : big, x);
+}
 
 /* f(x) of the element-wise functions (NC_NL_SIGMOID .. NC_NL_GELU_TANH);
- * the formulas of the ONNX operators the ANN side runs. */
+ * the formulas of the ONNX operators the ANN side runs (e^x and erf as
+ * above; tanh the C library's). */
 NC_HD float nc_nl_elem(int fn, float x, float alpha, float beta)
 {
     switch (fn) {
-    case NC_NL_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case NC_NL_SILU: return x / (1.0f + expf(-x));
+    case NC_NL_SIGMOID: return 1.0f / (1.0f + nc_nl_expf(-x));
+    case NC_NL_SILU: return x / (1.0f + nc_nl_expf(-x));
     case NC_NL_TANH: return tanhf(x);
     case NC_NL_HARDSIGMOID: return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
     case NC_NL_HARDSWISH: return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
-    case NC_NL_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case NC_NL_GELU: return 0.5f * x * (1.0f + nc_nl_erff(x * 0.70710678118654752f));
     case NC_NL_GELU_TANH:
         return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     default: return 0.0f;
@@ -131,10 +199,10 @@ NC_HD void nc_nl_row_total(int fn, float eps, const float *S, float *p, int64_t 
     float mx = -INFINITY, sum = 0.0f;
     for (int64_t i = 0; i < n; i++) {
         p[i * st] = S[i * st] / tf;
-        mx = fmaxf(mx, p[i * st]);
+        mx = p[i * st] > mx ? p[i * st] : mx; /* a select vectorises; fmaxf is a call */
     }
     for (int64_t i = 0; i < n; i++) {
-        p[i * st] = expf(p[i * st] - mx);
+        p[i * st] = nc_nl_expf(p[i * st] - mx);
         sum += p[i * st];
     }
     for (int64_t i = 0; i < n; i++)

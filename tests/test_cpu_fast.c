@@ -528,6 +528,34 @@ static void test_example_models(void **state)
     convert_and_check("examples/models/mlp.onnx");
 }
 
+/* Transformers as conversion makes them (default options: spikes after
+ * the Nonlinear layers that synaptic layers read): the one-block ViT, the
+ * ConvNeXt and the token-mixing MLP of tests/fixtures/vit. Their 1×1 and
+ * depthwise convolutions read Nonlinear layers' graded NCHW values
+ * (attention's Q/K/V and score scale, LayerNorm's γ, the readout token's
+ * Gather: run_conv1x1 over NCHW, run_dwconv_nchw), which the random
+ * networks do not; every kernel set, batch size, thread count and team. */
+static void test_converted_transformers(void **state)
+{
+    (void)state;
+    static const char *models[] = {"vit1", "convnext", "tokmix"};
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x.npy");
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/fixtures/vit/%s.onnx", models[k]);
+        nc_model *m = NULL;
+        NC_ASSERT_OK(nc_model_load_onnx(nc_test_src(path), NULL, &m));
+        nc_snn *s = NULL;
+        NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+        g_total_spikes = 0;
+        check_all(s, 5);
+        assert_true(g_total_spikes > 0);
+        nc_snn_free(s);
+        nc_model_free(m);
+    }
+    nc_tensor_free(x);
+}
+
 /* Profiled sessions (nc_session_options.profile) time every layer on both
  * CPU backends: the synaptic layers take time, and the times are refused
  * without the option. */
@@ -695,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_concat_layers),      cmocka_unit_test(test_nonlinear_layers),
         cmocka_unit_test(test_nonlinear_commands),
         cmocka_unit_test(test_refuses_cleanly),    cmocka_unit_test(test_example_models),
+        cmocka_unit_test(test_converted_transformers),
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
         cmocka_unit_test(test_team_shares_a_sample),
         cmocka_unit_test(test_compact_kernels),

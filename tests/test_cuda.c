@@ -17,8 +17,10 @@
  *    relative to its scale, and the argmax must mostly agree);
  *  - Nonlinear layers of every function and the two-sided SignedIF
  *    (net_nonlinear): "event" bit for bit on the CPU harness, whose
- *    expf, erff and tanhf are the reference's; on a GPU, whose math
- *    library rounds those otherwise, within check_close's tolerance;
+ *    tanhf is the reference's (e^x and erf are kernels/nonlinear.h's own
+ *    on every backend); on a GPU, whose tanhf rounds otherwise, within
+ *    check_close's tolerance (the functions without tanh could be held to
+ *    bit identity there once a GPU has shown it);
  *  - bad options and unsupported layers fail with a message. */
 #define _GNU_SOURCE 1 /* RTLD_NOLOAD */
 #include <dlfcn.h>

@@ -236,14 +236,36 @@ static int mergeable(const fast_layer *F)
     return !F->dw && !F->sel;
 }
 
+static int is_depthwise(const nc_snn_layer *L)
+{
+    return L->groups == L->shape[0] && L->weight->shape[1] == 1;
+}
+
 /* A depthwise convolution (one input channel an output channel) reading a
  * channel-last dense value (signed spikes) gathers each output's taps for
  * all channels at once (K->dw_cl): scattered, every spike would add one
- * float per tap. Returns 0 when out of memory. */
-static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, fast_layer *F)
+ * float per tap. One reading graded NCHW values (graded_nchw: a Nonlinear
+ * layer's: conversion's LayerNorm γ, attention's score scale, a readout
+ * token's Gather) is NCHW too (plan_layers) and gathers a channel at a time
+ * (run_dwconv_nchw): scattered, each of its values was an event. Returns 0
+ * when out of memory. */
+static int plan_depthwise(const nc_snn_layer *L, const fast_layer *X, int graded_nchw, fast_layer *F)
 {
     int64_t C = L->shape[0], kh = L->weight->shape[2], kw = L->weight->shape[3];
-    if (L->groups != C || L->weight->shape[1] != 1 || !F->cl || !X->cl)
+    if (is_depthwise(L) && graded_nchw) {
+        F->dw = 1;
+        if (kh * kw > 1 || L->stride[0] != 1 || L->stride[1] != 1 || L->padding[0] || L->padding[1])
+            return 1;
+        /* one tap at the output's own position: its weight at every
+         * position, so the kernel set's depthwise tap runs over a channel's
+         * positions as its lanes (run_dwconv_nchw) */
+        if (!(F->wdw = nc_malloc((size_t)F->size * sizeof *F->wdw)))
+            return 0;
+        for (int64_t k = 0; k < F->size; k++)
+            F->wdw[k] = nc_f32(L->weight)[k / F->HW];
+        return 1;
+    }
+    if (!is_depthwise(L) || !F->cl || !X->cl)
         return 1;
     if (!(F->wdw = nc_malloc((size_t)(C * kh * kw) * sizeof *F->wdw)))
         return 0;
@@ -440,27 +462,38 @@ static nc_status plan_layers(fast_plan *P)
             F->rep = REP_DENSE;
             ok = (F->wt = nc_snn_fanout_weights(L)) != NULL;
             break;
-        case NC_SNN_CONV2D:
+        case NC_SNN_CONV2D: {
             F->rep = REP_DENSE;
-            F->cl = F->C > 1 && F->HW > 1;
-            ok = plan_conv(L, &s->layers[L->inputs[0]], F) &&
+            /* the dense input read in place, by the convolution's own geometry:
+             * what the gathers and the copy (below) read */
+            const nc_snn_layer *XL = &s->layers[L->inputs[0]];
+            int in_place = X && x_view != 0 && X->rep == REP_DENSE && X->C == XL->shape[0] &&
+                           X->HW == XL->shape[1] * XL->shape[2];
+            /* graded NCHW values (P->is_static: nc_snn_mark_macs, its input
+             * no spikes), a Nonlinear layer's: all non-zero, so a gather beats
+             * scattering each as an event; so do a 1×1 convolution's over an
+             * NCHW SignedIF's (after a Nonlinear layer: the ViT's MLP, dense
+             * bursts; scattered, the small ViT took 1.3× the time). Other NCHW spikes (a
+             * Concat's) keep the scatter: not measured. */
+            int graded_nchw = in_place && !X->cl && P->is_static[i];
+            int signed_nchw = in_place && !X->cl && s->layers[x_view].kind == NC_SNN_SIGNED_IF;
+            F->cl = F->C > 1 && F->HW > 1 && !(graded_nchw && is_depthwise(L)); /* run_dwconv_nchw */
+            ok = plan_conv(L, XL, F) &&
                  (F->bias_img = nc_malloc((size_t)F->size * sizeof *F->bias_img)) != NULL;
             for (int64_t c = 0; ok && c < F->C; c++)
                 for (int64_t p = 0; p < F->HW; p++)
                     F->bias_img[at(F->cl, F->C, F->HW, c, p)] = nc_f32(L->bias)[c];
-            /* the dense input read in place, by the convolution's own geometry:
-             * what the gathers and the copy (below) read */
-            if (ok && X && x_view != 0 && X->rep == REP_DENSE && X->C == s->layers[L->inputs[0]].shape[0] &&
-                X->HW == F->conv.HW) {
+            if (ok && in_place) {
                 int one = L->weight->shape[2] == 1 && L->weight->shape[3] == 1 && L->groups == 1;
-                ok = plan_depthwise(L, X, F) && (!one || plan_selection(L, F));
-                F->pw = one && !F->sel && F->cl && X->cl;
+                ok = plan_depthwise(L, X, graded_nchw, F) && (!one || plan_selection(L, F));
+                F->pw = one && !F->sel && F->cl && (X->cl || graded_nchw || signed_nchw);
             }
             /* few events a channel per step read a large weight tensor once
              * for a handful of adds: merge the block's steps over it */
             F->merge_slots = ok && mergeable(F) &&
                              s->layers[L->inputs[0]].shape[0] * F->conv.wc * (int64_t)sizeof(float) >= NC_FAST_MERGE_BYTES;
             break;
+        }
         case NC_SNN_POOL2D: {
             int r = plan_pool_counts(s, L, P, F);
             ok = r >= 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fast_kernels.h"
+#include "kernels/nonlinear.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -39,6 +40,7 @@ static inline void axpy_avx2(float *y, const float *w, float a, int64_t n)
 #define FAST_AXPY axpy_avx2
 #define FAST_FN(name) name##_avx2
 #include "fast_scatter_impl.h"
+#include "fast_nonlinear_impl.h"
 
 /* One IF step on 8 neurons; returns the spike mask (bit j = lane j). */
 static inline int if8(float *v, const float *cur, const float *theta, int reset_zero)
@@ -355,6 +357,10 @@ static const nc_fast_kernels kernels_avx2 = {
     .signed_burst = signed_burst_avx2,
     .pool_cl = pool_cl_avx2,
     .dw_cl = dw_cl_avx2,
+    .nl_sum = nl_sum_avx2,
+    .nl_emit = nl_emit_avx2,
+    .nl_elem = nl_elem_avx2,
+    .nl_rows = nl_rows_avx2,
     .count_spikes = count_spikes_avx2,
     .umax = umax_avx2,
     .ne_mask64 = ne_mask64_avx2,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fast_kernels.h"
+#include "kernels/nonlinear.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -43,6 +44,7 @@ static inline void axpy_avx512(float *y, const float *w, float a, int64_t n)
 #define FAST_AXPY axpy_avx512
 #define FAST_FN(name) name##_avx512
 #include "fast_scatter_impl.h"
+#include "fast_nonlinear_impl.h"
 
 /* The taps t < 9 whose accumulator a0 − rel[t] lies in [lo, hi). */
 static inline unsigned band_mask(int64_t a0, const int64_t *rel, int64_t lo, int64_t hi)
@@ -544,6 +546,10 @@ static const nc_fast_kernels kernels_avx512 = {
     .signed_burst = signed_burst_avx512,
     .pool_cl = pool_cl_avx512,
     .dw_cl = dw_cl_avx512,
+    .nl_sum = nl_sum_avx512,
+    .nl_emit = nl_emit_avx512,
+    .nl_elem = nl_elem_avx512,
+    .nl_rows = nl_rows_avx512,
     .count_spikes = count_spikes_avx512,
     .umax = umax_avx512,
     .ne_mask64 = ne_mask64_avx512,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fast_kernels.h"
+#include "kernels/nonlinear.h"
 #include "kernels/neuron.h"
 
 static inline void axpy_generic(float *y, const float *w, float a, int64_t n)
@@ -15,6 +16,7 @@ static inline void axpy_generic(float *y, const float *w, float a, int64_t n)
 #define FAST_AXPY axpy_generic
 #define FAST_FN(name) name##_generic
 #include "fast_scatter_impl.h"
+#include "fast_nonlinear_impl.h"
 
 static int64_t affine_generic(const float *wt, int64_t out, const int32_t *idx, const float *val, int64_t n,
                               float *y)
@@ -88,6 +90,10 @@ const nc_fast_kernels nc_fast_generic = {
     .pool_cl = nc_fast_pool_cl_generic,
     .dw_cl = nc_fast_dw_cl_generic,
     .compact = nc_fast_compact_generic,
+    .nl_sum = nl_sum_generic,
+    .nl_emit = nl_emit_generic,
+    .nl_elem = nl_elem_generic,
+    .nl_rows = nl_rows_generic,
     .count_spikes = nc_fast_count_spikes_generic,
     .umax = nc_fast_umax_generic,
     .ne_mask64 = nc_fast_ne_mask64_generic,

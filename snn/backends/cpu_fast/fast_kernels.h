@@ -112,6 +112,14 @@ typedef struct nc_fast_kernels {
      * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
      * a[k] != b[k]. */
     void (*count_spikes)(uint32_t *cnt, const float *x, int64_t n, int signed_in);
+    /* A Nonlinear layer's loops (fast_nonlinear_impl.h): sum[e] += x[e];
+     * totals y into increments over tot (tot the totals); y = t·f(S/t) of
+     * an element-wise function; the rows of a LayerNorm or Softmax of one
+     * sample (nc_nl_rows_total). */
+    void (*nl_sum)(float *restrict sum, const float *restrict x, int64_t n);
+    void (*nl_emit)(float *restrict y, float *restrict tot, int64_t n);
+    void (*nl_elem)(int fn, float alpha, float beta, const float *S, float *y, int64_t n, float tf);
+    void (*nl_rows)(int fn, float eps, const int64_t *shape, int ndim, int axis, const float *S, float *p, int t);
     void (*umax)(uint32_t *m, const uint32_t *row, int64_t n);
     uint64_t (*ne_mask64)(const uint32_t *a, const uint32_t *b, int64_t n);
 } nc_fast_kernels;

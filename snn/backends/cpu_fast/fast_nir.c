@@ -2,7 +2,9 @@
  * Threshold, Scale, Delay, Reshape): dense values in the reference's
  * (NCHW) order, each element as the reference computes it
  * (kernels/nir_neuron.h), so results equal the cpu backend's bit for bit.
- * Their input is materialised in NCHW order first (fast_layer.in_dense 0). */
+ * Their input is materialised in NCHW order first (fast_layer.in_dense 0);
+ * a Reshape's range of it straight into its value (fast_steps.c,
+ * materialize_range), not through that copy. */
 #include <math.h>
 #include <string.h>
 
@@ -71,7 +73,6 @@ void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, in
         for (int64_t k = 0; k < n; k++)
             y[k] = x[k] * F->sval[k];
         break;
-    case NC_SNN_RESHAPE: memcpy(y, x + L->kernel[0], (size_t)n * sizeof *y); break;
     case NC_SNN_DELAY: { /* the reference's ring of d + 1 frames */
         int64_t d = L->kernel[0], pos = W->ring_pos[i];
         memcpy(W->ring[i] + pos * n, x, (size_t)n * sizeof *x);

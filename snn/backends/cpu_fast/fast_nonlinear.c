@@ -2,8 +2,11 @@
  * the same floats as the reference (backend_cpu_ref.c, run_nonlinear), from
  * the same kernels/nonlinear.h functions in the same order, faster:
  *  - a sample's sums and totals stay in its thread's workspace (fast_ws.nl);
- *  - an element-wise function's loop is specialised per function (the
- *    switch of nc_nl_elem leaves the loop), so the hard ones vectorise;
+ *  - the loops of the element-wise functions (specialised per function:
+ *    the switch of nc_nl_elem leaves the loop), of LayerNorm's and
+ *    Softmax's rows and of the sums are the kernel set's (K->nl_*,
+ *    fast_nonlinear_impl.h), vectorised for its instruction set: e^x and
+ *    erf are kernels/nonlinear.h's own, whose selects become blends;
  *  - Mul reads its broadcast operand through a table made at plan time, not
  *    a division per dimension per element;
  *  - MatMul takes the means once per step (the reference divides each
@@ -67,46 +70,6 @@ int nc_fast_plan_nonlinear(const nc_snn *s, const nc_snn_layer *L, fast_layer *F
     return 1;
 }
 
-void nc_fast_nl_accumulate(float *restrict sum, const float *restrict x, int64_t n)
-{
-    for (int64_t e = 0; e < n; e++)
-        sum[e] += x[e];
-}
-
-/* Totals p into y as increments over tot (then the new totals). */
-static void emit(float *restrict y, float *restrict tot, int64_t n)
-{
-    for (int64_t e = 0; e < n; e++) {
-        float p = y[e];
-        y[e] = p - tot[e];
-        tot[e] = p;
-    }
-}
-
-/* One element-wise function's step, fn a constant where it is inlined. */
-static inline __attribute__((always_inline)) void elem_loop(int fn, float alpha, float beta, const float *restrict S,
-                                                            float *restrict y, int64_t n, float tf)
-{
-    for (int64_t e = 0; e < n; e++)
-        y[e] = tf * nc_nl_elem(fn, S[e] / tf, alpha, beta);
-}
-
-static void run_elementwise(const nc_nonlinear_params *p, const float *S, float *y, int64_t n, float tf)
-{
-    switch (p->fn) {
-#define ELEM_CASE(f) case f: elem_loop(f, p->alpha, p->beta, S, y, n, tf); break;
-        ELEM_CASE(NC_NL_SIGMOID)
-        ELEM_CASE(NC_NL_SILU)
-        ELEM_CASE(NC_NL_TANH)
-        ELEM_CASE(NC_NL_HARDSIGMOID)
-        ELEM_CASE(NC_NL_HARDSWISH)
-        ELEM_CASE(NC_NL_GELU)
-        ELEM_CASE(NC_NL_GELU_TANH)
-#undef ELEM_CASE
-    default: break;
-    }
-}
-
 /* MatMul's totals into y (see the file comment): the means into mx
  * [b][m][k] and my [b][k][n], then each row as an affine layer. */
 static void run_matmul(const fast_plan *P, const nc_snn_layer *L, const float *sx, const float *sy, float *mx,
@@ -152,7 +115,7 @@ int64_t nc_fast_nl_step(const fast_plan *P, fast_ws *W, int i, int t)
     const fast_layer *F = &P->L[i];
     int64_t ops = 0;
     if (nc_nonlinear_fn_is_elementwise(p->fn)) {
-        run_elementwise(p, sx, y, size, tf);
+        P->K->nl_elem(p->fn, p->alpha, p->beta, sx, y, size, tf);
     } else if (p->fn == NC_NL_MUL) {
         for (int64_t e = 0; e < size; e++)
             y[e] = nc_nl_mul_total(sx[e], sy[F->bidx ? F->bidx[e] : e], t);
@@ -163,8 +126,8 @@ int64_t nc_fast_nl_step(const fast_plan *P, fast_ws *W, int i, int t)
         run_matmul(P, L, sx, sy, tot + size, tot + size + xs, W->ev_idx, W->ev_val, y, t);
         ops = size * k;
     } else { /* LayerNorm, Softmax: rows along the axis, as the reference */
-        nc_nl_rows_total(p->fn, p->eps, L->shape, L->ndim, p->axis, sx, y, t);
+        P->K->nl_rows(p->fn, p->eps, L->shape, L->ndim, p->axis, sx, y, t);
     }
-    emit(y, tot, size);
+    P->K->nl_emit(y, tot, size);
     return ops;
 }

@@ -202,14 +202,13 @@ void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, in
 
 /* fast_nonlinear.c: Nonlinear layers. Plans layer L (0 when out of
  * memory); the floats it keeps in a workspace (fast_ws.nl); the sums of its
- * input k there; zeroes its sums and totals at a sample's start; adds n
- * values x to a sum; and its step t (1, 2, ...) from the sums into
+ * input k there (K->nl_sum adds an input's value to them); zeroes its sums
+ * and totals at a sample's start; and its step t (1, 2, ...) from the sums into
  * W->dense[i], returning the synaptic ops (the reference's). */
 int nc_fast_plan_nonlinear(const nc_snn *s, const nc_snn_layer *L, fast_layer *F);
 int64_t nc_fast_nl_floats(const nc_snn *s, const nc_snn_layer *L);
 float *nc_fast_nl_sums(const nc_snn *s, const nc_snn_layer *L, const fast_ws *W, int i, int k);
 void nc_fast_nl_reset(const nc_snn *s, const nc_snn_layer *L, fast_ws *W, int i);
-void nc_fast_nl_accumulate(float *restrict sum, const float *restrict x, int64_t n);
 int64_t nc_fast_nl_step(const fast_plan *P, fast_ws *W, int i, int t);
 
 #endif

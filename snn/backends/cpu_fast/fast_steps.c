@@ -53,6 +53,28 @@ static void materialize(const fast_plan *P, const fast_ws *W, int j, float *dst)
     }
 }
 
+/* Elements [off, off + n) of view layer j's NCHW order into dst, straight
+ * from its dense value (a Reshape's range: attention's heads): copied, or
+ * gathered from channel-last; else through a whole materialised copy in tmp. */
+static void materialize_range(const fast_plan *P, const fast_ws *W, int j, int64_t off, int64_t n, float *tmp,
+                              float *dst)
+{
+    const fast_layer *F = &P->L[j];
+    const float *x = j == 0 ? NULL : dense_of(W, j, F);
+    if (x && !F->cl) {
+        memcpy(dst, x + off, (size_t)n * sizeof *dst);
+    } else if (x) {
+        for (int64_t k = off; k < off + n;) { /* a channel at a time */
+            int64_t c = k / F->HW, p = k % F->HW, end = (c + 1) * F->HW < off + n ? (c + 1) * F->HW : off + n;
+            for (; k < end; k++, p++)
+                dst[k - off] = x[p * F->C + c];
+        }
+    } else {
+        materialize(P, W, j, tmp);
+        memcpy(dst, tmp + off, (size_t)n * sizeof *dst);
+    }
+}
+
 /* The bits of word wi (positions wi·64 ..) that lie in [p0, p1). */
 static inline uint64_t word_range(int64_t wi, int64_t p0, int64_t p1)
 {
@@ -197,10 +219,16 @@ static int64_t run_pool_dense(const nc_fast_kernels *K, const nc_snn_layer *L, c
  * channel-last x into the channel-last acc: each output position's valid
  * taps, all channels at once, after its start (conv_bias) is copied, while
  * the row is in cache. */
+static int64_t run_dwconv_nchw(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                               const fast_layer *F, const float *restrict x, float *restrict acc,
+                               const float *restrict start, int64_t oh0, int64_t oh1);
+
 static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
                           const fast_layer *F, const float *restrict x, float *restrict acc, const float *start,
                           int64_t oh0, int64_t oh1)
 {
+    if (!F->cl)
+        return run_dwconv_nchw(K, L, X, F, x, acc, start, oh0, oh1);
     int64_t C = F->C, H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], ops = 0;
     int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
     int64_t dh = L->dilation[0], dw = L->dilation[1];
@@ -221,8 +249,56 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
     return ops;
 }
 
+/* Output rows [oh0, oh1) of a depthwise convolution of the NCHW x (a
+ * Nonlinear layer's graded value: plan_depthwise) into the NCHW acc, a
+ * channel at a time: each output its start (the bias), then the taps whose
+ * input is not zero in (i, j) order, as the reference adds them. A 1×1
+ * tap of stride 1 (attention's score scale, LayerNorm's γ; F->wdw its
+ * weight at every position) is the kernel set's depthwise tap over the
+ * channel's positions as lanes (K->dw_cl, which adds a zero input's ±0
+ * product: no sum changes but an accumulator of −0 may become +0). */
+static int64_t run_dwconv_nchw(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
+                               const fast_layer *F, const float *restrict x, float *restrict acc,
+                               const float *restrict start, int64_t oh0, int64_t oh1)
+{
+    int64_t H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2], ops = 0;
+    int64_t kh = L->weight->shape[2], kw = L->weight->shape[3], sh = L->stride[0], sw = L->stride[1];
+    int64_t dh = L->dilation[0], dw = L->dilation[1];
+    const float *w = nc_f32(L->weight);
+    for (int64_t c = 0; c < F->C; c++) {
+        const float *xc = x + c * H * Wd, *wc = w + c * kh * kw;
+        const float *sc = start + c * OH * OW;
+        float *ac = acc + c * OH * OW;
+        if (F->wdw) {
+            int64_t p0 = oh0 * OW, n = (oh1 - oh0) * OW;
+            memcpy(ac + p0, sc + p0, (size_t)n * sizeof *ac);
+            ops += K->dw_cl(ac + p0, xc + p0, F->wdw + c * OH * OW + p0, 1, 1, 0, 0, 0, n);
+            continue;
+        }
+        for (int64_t oh = oh0; oh < oh1; oh++) {
+            int64_t ih0, i0, i1;
+            win_taps(oh, kh, sh, L->padding[0], dh, H, &ih0, &i0, &i1);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t iw0, j0, j1;
+                win_taps(ow, kw, sw, L->padding[1], dw, Wd, &iw0, &j0, &j1);
+                float a = sc[oh * OW + ow];
+                for (int64_t i = i0; i < i1; i++)
+                    for (int64_t j = j0; j < j1; j++) {
+                        float v = xc[(ih0 + i * dh) * Wd + iw0 + j * dw];
+                        if (v != 0.0f) {
+                            a += wc[i * kw + j] * v;
+                            ops++;
+                        }
+                    }
+                ac[oh * OW + ow] = a;
+            }
+        }
+    }
+    return ops;
+}
+
 /* Output rows [oh0, oh1) of a 1×1 convolution (fast_layer.pw) of the
- * channel-last x into the channel-last acc: each output position gets its
+ * dense x (channel-last, or NCHW: xcl 0) into the channel-last acc: each output position gets its
  * start (conv_bias) and then the non-zero channels of its input position,
  * in ascending order, through the affine kernel (the
  * weights are [C_in][C_out] either way), which holds the outputs in
@@ -230,10 +306,11 @@ static int64_t run_dwconv(const nc_fast_kernels *K, const nc_snn_layer *L, const
  * gather for a 3×3 window, its inputs compacted in (c, i, j) order, was 2.9×
  * slower than the scatter on the example ResNet.) */
 static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                           const fast_layer *F, const float *restrict x, float *restrict acc, const float *start,
-                           int64_t oh0, int64_t oh1, int32_t *restrict idx, float *restrict val)
+                           const fast_layer *F, const float *restrict x, int xcl, float *restrict acc,
+                           const float *start, int64_t oh0, int64_t oh1, int32_t *restrict idx, float *restrict val)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OW = L->shape[2], Ko = F->C;
+    int64_t xc = xcl ? 1 : H * Wd, xp = xcl ? C : 1; /* x's channel and position strides */
     int64_t ops = 0;
     for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ih = oh * L->stride[0] - L->padding[0];
@@ -243,7 +320,7 @@ static int64_t run_conv1x1(const nc_fast_kernels *K, const nc_snn_layer *L, cons
                 memcpy(acc + (oh * OW + ow) * Ko, start + (oh * OW + ow) * Ko, (size_t)Ko * sizeof *acc);
             if (ih < 0 || ih >= H || iw < 0 || iw >= Wd)
                 continue;
-            int64_t n = K->compact(x + (ih * Wd + iw) * C, 1, C, 0, idx, val);
+            int64_t n = K->compact(x + (ih * Wd + iw) * xp, xc, C, 0, idx, val);
             if (n)
                 ops += K->affine(F->wt, Ko, idx, val, n, acc + (oh * OW + ow) * Ko);
         }
@@ -745,7 +822,7 @@ static int64_t run_layer_part(const fast_plan *P, fast_ws *W, const nc_run_reque
         if (F->dw)
             *ops += run_dwconv(P->K, L, XL, F, x, y, conv_bias(P, F, t), lo, hi);
         else
-            *ops += run_conv1x1(P->K, L, XL, F, x, y, conv_bias(P, F, t), lo, hi, idx, val);
+            *ops += run_conv1x1(P->K, L, XL, F, x, P->L[x_view].cl, y, conv_bias(P, F, t), lo, hi, idx, val);
         return 0;
     }
     if (L->ndim == 3 && F->cl) { /* the bands of the convolutions: each thread's values stay in its cache */
@@ -819,7 +896,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
             ops[i] += run_dwconv(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc,
                                  conv_bias(P, F, t), 0, L->shape[1]);
         else
-            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), acc,
+            ops[i] += run_conv1x1(K, L, &s->layers[L->inputs[0]], F, dense_of(W, x_view, X), X->cl, acc,
                                   conv_bias(P, F, t), 0, L->shape[1], W->ev_idx, W->ev_val);
         break;
     }
@@ -884,8 +961,9 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         }
         break;
     }
+    case NC_SNN_RESHAPE: materialize_range(P, W, x_view, L->kernel[0], F->size, W->tmp[i], W->dense[i]); break;
     case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-    case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+    case NC_SNN_DELAY:
         materialize(P, W, x_view, W->tmp[i]);
         nc_fast_nir_step(L, F, W, i);
         break;
@@ -897,7 +975,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
                 materialize(P, W, j, W->tmp[i]);
                 x = W->tmp[i];
             }
-            nc_fast_nl_accumulate(nc_fast_nl_sums(s, L, W, i, k), x, P->L[j].size);
+            K->nl_sum(nc_fast_nl_sums(s, L, W, i, k), x, P->L[j].size);
         }
         ops[i] += nc_fast_nl_step(P, W, i, t + 1);
         break;
