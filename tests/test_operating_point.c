@@ -153,6 +153,39 @@ static void test_search_against_ann_keeps_set_options(void **state)
     unload(&d);
 }
 
+/* Everything but bias correction set: two candidates, T <= 2, 100 rows
+ * held back: the whole search path, cheap enough for the sanitizer pass
+ * (the two cases above run in the plain pass: test_operating_point_accuracy). */
+static void test_two_candidates(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 5.0;
+    o.max_timesteps = 2;
+    o.holdout_samples = 100;
+    o.burst = 4;
+    o.method = NC_THRESHOLD_MAX;
+    o.per_channel = 1;
+    o.calib_samples = 64;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
+    nc_operating_point op;
+    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    assert_int_equal(op.candidates, 2); /* as set, then with bias correction */
+    assert_int_equal(op.holdout_samples, 100);
+    assert_true(op.timesteps >= 1 && op.timesteps <= 2);
+    assert_int_equal(nc_snn_timesteps(s), op.timesteps);
+    assert_true(op.energy_ratio > 0 && op.snn_joules > 0);
+    assert_non_null(strstr(nc_convert_report_json(rep), "\"operating_point\":{"));
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    unload(&d);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -192,6 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_with_labels),
         cmocka_unit_test(test_search_against_ann_keeps_set_options),
+        cmocka_unit_test(test_two_candidates),
         cmocka_unit_test(test_refusals),
     };
     nc_test_select_cases();
