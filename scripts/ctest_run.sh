@@ -14,7 +14,11 @@ console=$(mktemp)
 trap 'rm -f "$console"' EXIT
 # Every test has a TIMEOUT of its own (CMakeLists.txt, "test timeouts");
 # --timeout is the backstop for one that lacks it.
-(cd "$dir" && ctest --output-on-failure -j"$(nproc)" --timeout 300 "$@") | tee "$console"
+# The cores, not the OpenMP setting: GNU nproc answers OMP_NUM_THREADS, which
+# the sanitizer pass sets to 1 for the tests' own processes (that ran the
+# whole pass one test at a time).
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+(cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 300 "$@") | tee "$console"
 rc=${PIPESTATUS[0]}
 names=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$console")
 log=$dir/Testing/Temporary/LastTest.log
