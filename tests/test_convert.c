@@ -735,16 +735,7 @@ static nc_tensor *filled(int ndim, const int64_t *shape, float scale, float offs
     return t;
 }
 
-static nc_tensor *run_sum(const nc_snn *s, const nc_tensor *x, int T)
-{
-    nc_session_options o = {.timesteps = T};
-    nc_session *ss = NULL;
-    nc_tensor *y = NULL;
-    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    NC_ASSERT_OK(nc_session_run(ss, x, &y));
-    nc_session_free(ss);
-    return y;
-}
+static nc_tensor *run_sum(const nc_snn *s, const nc_tensor *x, int T) { return nc_test_run(s, NULL, x, T); }
 
 /* A residual net: an IF feeding an Add needs a scale layer once spikes are binary. */
 static void test_binary_spikes(void **state)

@@ -16,16 +16,7 @@
 
 #include "snn/ir/snn_ir.h"
 
-static nc_tensor *run_snn(const nc_snn *s, const nc_tensor *x, int T)
-{
-    nc_session_options o = {.backend = "cpu", .timesteps = T};
-    nc_session *ss = NULL;
-    nc_tensor *y = NULL;
-    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    NC_ASSERT_OK(nc_session_run(ss, x, &y));
-    nc_session_free(ss);
-    return y;
-}
+static nc_tensor *run_snn(const nc_snn *s, const nc_tensor *x, int T) { return nc_test_run(s, "cpu", x, T); }
 
 typedef struct expect {
     const char *model;

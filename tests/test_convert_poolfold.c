@@ -158,16 +158,7 @@ static int check_folds_exact(const nc_snn *f, const nc_snn *k)
     return folds;
 }
 
-static nc_tensor *run_snn(const nc_snn *s, const nc_tensor *x, int T)
-{
-    nc_session_options o = {.backend = "cpu", .timesteps = T};
-    nc_session *ss = NULL;
-    nc_tensor *y = NULL;
-    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    NC_ASSERT_OK(nc_session_run(ss, x, &y));
-    nc_session_free(ss);
-    return y;
-}
+static nc_tensor *run_snn(const nc_snn *s, const nc_tensor *x, int T) { return nc_test_run(s, "cpu", x, T); }
 
 /* Folded and kept: the same readout up to the odd spike that float
  * rounding moves, both approaching the ANN. */

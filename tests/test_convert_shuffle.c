@@ -15,13 +15,7 @@
 
 static nc_tensor *run_snn(const nc_snn *s, const char *backend, const nc_tensor *x, int T)
 {
-    nc_session_options o = {.backend = backend, .timesteps = T};
-    nc_session *ss = NULL;
-    nc_tensor *y = NULL;
-    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
-    NC_ASSERT_OK(nc_session_run(ss, x, &y));
-    nc_session_free(ss);
-    return y;
+    return nc_test_run(s, backend, x, T);
 }
 
 /* 1 if layer L is a 1×1 Conv2d whose weight has one 1 per output channel, zeros elsewhere. */

@@ -82,3 +82,14 @@ void nc_test_select_cases(void)
     if (getenv("NC_TEST_SKIP") && *getenv("NC_TEST_SKIP"))
         cmocka_set_skip_filter(getenv("NC_TEST_SKIP"));
 }
+
+nc_tensor *nc_test_run(const nc_snn *s, const char *backend, const nc_tensor *x, int T)
+{
+    nc_session_options o = {.backend = backend, .timesteps = T};
+    nc_session *ss = NULL;
+    nc_tensor *y = NULL;
+    NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+    NC_ASSERT_OK(nc_session_run(ss, x, &y));
+    nc_session_free(ss);
+    return y;
+}

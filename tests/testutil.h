@@ -43,6 +43,9 @@ double nc_test_centred_cosine(const nc_tensor *a, const nc_tensor *b, int T);
  * leaves those matching its pattern out (cmocka's '*' and '?' patterns).
  * CMakeLists.txt splits a long test in two this way (NEUROC_TEST_SPLITS). */
 void nc_test_select_cases(void);
+/* The output layer of s summed over T steps of the static input x on
+ * `backend` (NULL: the reference); fails the test on an error. */
+nc_tensor *nc_test_run(const nc_snn *s, const char *backend, const nc_tensor *x, int T);
 /* Asserts st == NC_OK, printing nc_last_error() otherwise. */
 #define NC_ASSERT_OK(expr)                                                              \
     do {                                                                                \
