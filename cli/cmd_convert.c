@@ -137,10 +137,15 @@ const char CMD_CONVERT_HELP[] =
     "      --finetune-epochs N  after conversion, fine-tune the SNN with BPTT at -T\n"
     "                     for N epochs (as 'neuroc finetune': Adam, triangle\n"
     "                     surrogate, batch --batch or 64) on --train X with\n"
-    "                     --labels Y, or on all the calibration samples\n"
+    "                     --labels Y, or on all the calibration samples. With\n"
+    "                     --target-loss the search fine-tunes its best conversion\n"
+    "                     at T = 1, 2, 4, ... below the T it found (lr 3e-3,\n"
+    "                     thresholds trained) on the samples it does not hold\n"
+    "                     back, and keeps the first T within the target\n"
     "      --train X      training samples for --finetune-epochs; --labels then\n"
     "                     are theirs (not with --qcfs-epochs)\n"
-    "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4)\n" CLI_DATA_OPTS_HELP
+    "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4;\n"
+    "                     3e-3 in the --target-loss search)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
@@ -159,7 +164,7 @@ static nc_status ft_epoch_line(const nc_snn *s, const nc_finetune_epoch *e, void
 
 /* BPTT fine-tuning of the converted network on x/y (`--finetune-epochs`). */
 static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, const nc_convert_options *co,
-                            int epochs, const char *lr, cli_progress *prog)
+                            int epochs, float lr, cli_progress *prog)
 {
     nc_finetune_options o;
     nc_finetune_options_init(&o);
@@ -167,14 +172,8 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
     o.epochs = epochs;
     o.batch = co->qcfs_batch ? co->qcfs_batch : 64;
     o.seed = co->seed;
-    if (lr) {
-        char *end;
-        errno = 0;
-        double v = strtod(lr, &end);
-        if (errno || *end || end == lr || !(v > 0) || !isfinite(v))
-            return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", lr);
-        o.lr = (float)v;
-    }
+    if (lr > 0)
+        o.lr = lr;
     o.progress = cli_progress_cb;
     o.progress_user = prog;
     o.on_epoch = ft_epoch_line;
@@ -295,6 +294,23 @@ int cmd_convert(int argc, char **argv)
     if (n_ft > 0 && !labels_path)
         return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "
                                           "samples)");
+    float lr_ft = 0;
+    if (ft_lr) {
+        char *end;
+        errno = 0;
+        double v = strtod(ft_lr, &end);
+        if (errno || *end || end == ft_lr || !(v > 0) || !isfinite(v))
+            return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", ft_lr);
+        lr_ft = (float)v;
+    }
+    if (o.target_loss > 0 && n_ft > 0) { /* the search fine-tunes its candidates (nc_convert_options.finetune_epochs) */
+        if (train_path)
+            return cli_usage_error("convert", "--train with --target-loss: the search fine-tunes on the calibration "
+                                              "samples it does not hold back; leave out --train");
+        o.finetune_epochs = (int)n_ft;
+        o.finetune_lr = lr_ft;
+        n_ft = 0;
+    }
     if (train_path && o.qcfs_epochs > 0)
         return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
                                           "the calibration samples' labels");
@@ -351,7 +367,7 @@ loaded:
     }
     cli_print_conversion(model_path, s, rep);
     if (n_ft > 0 &&
-        (rc = convert_finetune(s, train ? train : calib, labels, &o, (int)n_ft, ft_lr, &prog)) != CLI_OK)
+        (rc = convert_finetune(s, train ? train : calib, labels, &o, (int)n_ft, lr_ft, &prog)) != CLI_OK)
         goto done;
     /* every rank holds the same network; rank 0 writes it */
     nc_nir_save_options so;

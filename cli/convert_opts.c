@@ -294,10 +294,13 @@ void cli_print_operating_point(const nc_convert_report *r)
         snprintf(th, sizeof th, "p%g", op.percentile);
     else
         snprintf(th, sizeof th, "%s", op.method == NC_THRESHOLD_MSE ? "mse" : "max");
+    char ft[64] = "";
+    if (op.finetune_timesteps)
+        snprintf(ft, sizeof ft, ", fine-tuned at T = %d (%d epochs)", op.finetune_timesteps, op.finetune_epochs);
     printf("operating point: T = %d, expected loss %.2f points against the ANN (%s, %lld held-back samples), "
-           "energy %.3f x the ANN's; burst %d, threshold %s%s%s; %d conversions tried%s\n",
+           "energy %.3f x the ANN's; burst %d, threshold %s%s%s%s; %d conversions tried%s\n",
            op.timesteps, op.loss, op.labelled ? "labels" : "its own predictions", (long long)op.holdout_samples,
            op.energy_ratio, op.burst, th, op.per_channel ? ", per channel" : "",
-           op.bias_correction ? ", bias correction" : "", op.candidates,
+           op.bias_correction ? ", bias correction" : "", ft, op.candidates,
            op.feasible ? "" : " (none within the target: see the warning)");
 }

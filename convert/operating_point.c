@@ -7,7 +7,10 @@
  * descent, the best value kept before the next option): burst, threshold
  * statistic, per-channel thresholds, bias correction (measured at the best
  * T so far). Each conversion costs a calibration and an SNN run of the
- * held-back samples, so the search is a handful of them, not a grid. */
+ * held-back samples, so the search is a handful of them, not a grid. With
+ * finetune_epochs, the best conversion is then fine-tuned at smaller T
+ * (BPTT on the calibration rows): training at the T it will run at lets a
+ * network reach at T = 2..4 what conversion alone reaches at 8..16. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,12 +27,15 @@
 #define HOLDOUT_MIN 100
 #define SEARCH_MAX_T 32
 #define MAX_CANDIDATES 16
+#define POW2_T 13                /* t = 2^k ≤ 4096 */
 
 typedef struct candidate {
     int burst;                   /* 0 = conversion's default */
     nc_threshold_method method;  /* NC_THRESHOLD_DEFAULT = conversion's default */
     double percentile;
     int per_channel, bias_correction, correction_t;
+    int finetune_t;              /* fine-tuned at this T; 0 = not */
+    double energy_pow2[POW2_T];  /* J at t = 1, 2, 4, … ≤ max_t (where to start fine-tuning at that T) */
     int t;                       /* least t within the target; 0: none up to max_t */
     double loss, energy;         /* points and J at t (at max_t without one) */
 } candidate;
@@ -37,6 +43,7 @@ typedef struct candidate {
 typedef struct search {
     const nc_model *m;
     nc_tensor *calib, *held, *held_labels;  /* views of the caller's data (held_labels may be owned) */
+    nc_tensor *calib_labels;     /* the caller's labels of calib (fine-tuning); NULL without labels */
     int labels_owned;
     const nc_convert_options *o;
     nc_convert_options base;
@@ -125,6 +132,13 @@ static nc_status score(search *S, candidate *c, const nc_eval_result *r)
             return st;
         S->ann_joules = cost.ann_joules;
     }
+    for (int k = 0; k < POW2_T && (1 << k) <= S->max_t; k++) {
+        nc_eval_cost cost;
+        nc_status st = nc_eval_result_cost_at(r, 1 << k, &cost);
+        if (st != NC_OK)
+            return st;
+        c->energy_pow2[k] = cost.snn_joules;
+    }
     c->t = 0;
     for (int t = 1; t <= S->max_t; t++) {
         double loss = 100.0 * (S->ann_accuracy - nc_eval_result_accuracy_at(r, t));
@@ -143,6 +157,31 @@ static nc_status score(search *S, candidate *c, const nc_eval_result *r)
     return NC_OK;
 }
 
+/* BPTT at T on the calibration rows, with the recipe that brought the
+ * shipped CNN within a point of its ANN at T = 4 in one epoch
+ * (docs/accuracy.md): a higher rate than nc_snn_finetune's cautious
+ * default, thresholds trained, a narrow surrogate, the reset detached. */
+static nc_status finetune(const search *S, nc_snn *snn, int t)
+{
+    nc_finetune_options fo;
+    nc_finetune_options_init(&fo);
+    fo.timesteps = t;
+    fo.epochs = S->o->finetune_epochs;
+    fo.lr = S->o->finetune_lr > 0 ? S->o->finetune_lr : 3e-3f;
+    fo.train_thresholds = 1;
+    fo.surrogate_width = 0.5f;
+    fo.detach_reset = 1;
+    fo.batch = S->o->qcfs_batch ? S->o->qcfs_batch : 64;
+    fo.seed = S->o->seed;
+    fo.dist = S->o->dist;
+    fo.progress = S->o->progress;
+    fo.progress_user = S->o->progress_user;
+    nc_status st = nc_snn_finetune(snn, S->calib, S->calib_labels, NULL, NULL, &fo);
+    if (st != NC_OK)
+        nc_error_prefix("fine-tuning at T = %d", t);
+    return st;
+}
+
 /* Converts and scores candidate c; keeps its network when it is the best. */
 static nc_status try_candidate(search *S, candidate c)
 {
@@ -154,6 +193,8 @@ static nc_status try_candidate(search *S, candidate c)
     nc_convert_report *rep = NULL;
     nc_eval_result *r = NULL;
     nc_status st = nc_convert(S->m, S->calib, NULL, &o, &snn, &rep);
+    if (st == NC_OK && c.finetune_t)
+        st = finetune(S, snn, c.finetune_t);
     if (st == NC_OK) {
         nc_eval_options eo;
         nc_eval_options_init(&eo);
@@ -204,6 +245,12 @@ static nc_status check_request(const nc_tensor *calib, const nc_tensor *labels, 
     if (o->qcfs_epochs > 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "a target loss searches conversions without QCFS fine-tuning; "
                          "leave out --qcfs-epochs");
+    if (o->finetune_epochs < 0 || o->finetune_lr < 0 || !isfinite(o->finetune_lr))
+        return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning epochs %d or learning rate %g out of range",
+                         o->finetune_epochs, (double)o->finetune_lr);
+    if (o->finetune_epochs > 0 && !labels)
+        return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning in the search needs the calibration samples' labels "
+                         "(--labels)");
     if (o->max_timesteps < 0 || o->max_timesteps > 4096 || o->holdout_samples < 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "search options out of range (max timesteps %d, held-back "
                          "samples %lld)", o->max_timesteps, (long long)o->holdout_samples);
@@ -225,8 +272,10 @@ static nc_status split_data(search *S, const nc_tensor *calib, const nc_tensor *
     if (st == NC_OK)
         st = rows_view(calib, n - held, held, &S->held);
     if (st == NC_OK && labels) {
-        int64_t one = held;
+        int64_t one = held, rest = n - held;
         st = nc_tensor_wrap(NC_DTYPE_I64, 1, &one, (int64_t *)labels->data + (n - held), &S->held_labels);
+        if (st == NC_OK)
+            st = nc_tensor_wrap(NC_DTYPE_I64, 1, &rest, labels->data, &S->calib_labels);
     } else if (st == NC_OK) {
         st = ann_labels(S);
     }
@@ -251,6 +300,10 @@ static void put_candidate(nc_json *j, const search *S, const candidate *c)
     nc_json_string(j, "threshold", method_label(c, mb, sizeof mb));
     nc_json_bool(j, "per_channel", c->per_channel);
     nc_json_bool(j, "bias_correction", c->bias_correction);
+    if (c->finetune_t)
+        nc_json_int(j, "finetune_timesteps", c->finetune_t);
+    else
+        nc_json_null(j, "finetune_timesteps");
     if (c->t)
         nc_json_int(j, "timesteps", c->t);
     else
@@ -281,6 +334,8 @@ static nc_status attach(search *S)
         .percentile = b->percentile,
         .per_channel = b->per_channel,
         .bias_correction = b->bias_correction,
+        .finetune_timesteps = b->finetune_t,
+        .finetune_epochs = b->finetune_t ? S->o->finetune_epochs : 0,
     };
     char warning[320] = "";
     if (!op.feasible)
@@ -306,7 +361,13 @@ static nc_status attach(search *S)
     nc_json_string(&j, "backend", S->backend);
     nc_json_int(&j, "max_timesteps", S->max_t);
     nc_json_string(&j, "search", "one option at a time (burst, threshold, per_channel, bias_correction), the "
-                   "best kept; a candidate's cost is its energy at the least t within the target loss");
+                   "best kept, then with finetune_epochs the best fine-tuned at T = 1, 2, 4, ... below its T; "
+                   "a candidate's cost is its energy at the least t within the target loss");
+    nc_json_int(&j, "finetune_epochs", op.finetune_epochs);
+    if (op.finetune_timesteps)
+        nc_json_int(&j, "finetune_timesteps", op.finetune_timesteps);
+    else
+        nc_json_null(&j, "finetune_timesteps");
     nc_json_begin_array(&j, "candidates");
     for (int i = 0; i < S->n_tried; i++)
         put_candidate(&j, S, &S->tried[i]);
@@ -322,6 +383,42 @@ static nc_status attach(search *S)
     return st;
 }
 
+/* Fine-tuning rounds below a best t of `t`: T = 1, 2, 4, … < t. */
+static int finetune_rounds(const search *S, int t)
+{
+    int n = 0;
+    for (int ft = 1; S->o->finetune_epochs > 0 && ft < t; ft *= 2)
+        n++;
+    return n;
+}
+
+/* Fine-tuning at T = 1, 2, 4, … below the best t so far, the smallest T
+ * first: the first within the target is the cheapest, as energy grows with
+ * T. Training is to bring the accuracy, so each T starts from the
+ * conversion tried that costs least at that T (fewer spikes a step, e.g.
+ * bursts of 1), not from the one that was most accurate untrained. */
+static nc_status finetune_search(search *S)
+{
+    const candidate best = S->tried[S->best];
+    int limit = feasible(&best) ? best.t : S->max_t + 1, n_converted = S->n_tried;
+    S->planned = S->n_tried + finetune_rounds(S, limit);
+    nc_status st = NC_OK;
+    for (int ft = 1, k = 0; st == NC_OK && S->o->finetune_epochs > 0 && ft < limit; ft *= 2, k++) {
+        int from = S->best;
+        for (int i = 0; i < n_converted; i++)
+            if (S->tried[i].energy_pow2[k] < S->tried[from].energy_pow2[k])
+                from = i;
+        candidate c = S->tried[from];
+        c.finetune_t = ft;
+        if (c.bias_correction)
+            c.correction_t = ft;
+        st = try_candidate(S, c);
+        if (st == NC_OK && feasible(&S->tried[S->n_tried - 1]))
+            break;
+    }
+    return st;
+}
+
 /* The values of each searched option, the caller's own setting kept. */
 static nc_status run_search(search *S)
 {
@@ -333,7 +430,8 @@ static nc_status run_search(search *S)
     int search_method = o->method == NC_THRESHOLD_DEFAULT;
     int search_channel = !o->per_channel;
     int search_bias = !o->bias_correction && !o->potential_correction;
-    S->planned = 1 + (search_burst ? 4 : 0) + (search_method ? 2 : 0) + search_channel + search_bias;
+    S->planned = 1 + (search_burst ? 4 : 0) + (search_method ? 2 : 0) + search_channel + search_bias +
+                 finetune_rounds(S, S->max_t);
     candidate start = {.burst = o->burst, .method = o->method, .percentile = o->percentile ? o->percentile : 99.9,
                        .per_channel = o->per_channel, .bias_correction = o->bias_correction};
     if (search_burst)
@@ -370,7 +468,7 @@ static nc_status run_search(search *S)
         c.correction_t = c.t ? c.t : S->max_t;
         st = try_candidate(S, c);
     }
-    return st;
+    return st == NC_OK ? finetune_search(S) : st;
 }
 
 nc_status nc_convert_operating_point(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
@@ -405,5 +503,6 @@ nc_status nc_convert_operating_point(const nc_model *m, const nc_tensor *calib, 
     nc_tensor_free(S.calib);
     nc_tensor_free(S.held);
     nc_tensor_free(S.held_labels);
+    nc_tensor_free(S.calib_labels);
     return st;
 }

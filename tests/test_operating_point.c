@@ -186,6 +186,68 @@ static void test_two_candidates(void **state)
     unload(&d);
 }
 
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+/* finetune_epochs: after the conversions (bursts of 1 and p99.9 set, so
+ * three: as set, per channel, bias correction) the best is fine-tuned at
+ * T = 1, 2, 4 below the T found (or up to max_timesteps without one), the
+ * smallest first, until one is within the target; a fine-tuned choice
+ * evaluates again as reported and says how it was trained. */
+static void test_search_finetune(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 0.5;
+    o.max_timesteps = 4;
+    o.holdout_samples = 128;
+    o.calib_samples = 128;
+    o.burst = 1;
+    o.method = NC_THRESHOLD_PERCENTILE;
+    o.percentile = 99.9;
+    o.finetune_epochs = 1;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
+    nc_operating_point op;
+    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    const char *json = nc_convert_report_json(rep);
+    /* one "finetune_timesteps" per candidate, and one for the choice */
+    int converted = count(json, "\"finetune_timesteps\": null") - (op.finetune_timesteps == 0);
+    int tuned = op.candidates - converted;
+    print_message("%d conversions, %d fine-tuned; chosen T = %d, loss %.2f, fine-tuned at %d\n", converted, tuned,
+                  op.timesteps, op.loss, op.finetune_timesteps);
+    assert_int_equal(converted, 3);
+    assert_true(tuned >= 1 && tuned <= 3);
+    for (int k = 0, ft = 1; k < tuned; k++, ft *= 2) { /* T = 1, 2, 4 in order */
+        char want[64];
+        snprintf(want, sizeof want, "\"finetune_timesteps\": %d,", ft);
+        assert_int_equal(count(json, want), 1 + (op.finetune_timesteps == ft));
+    }
+    if (op.finetune_timesteps) {
+        assert_true(op.feasible);
+        assert_int_equal(op.finetune_epochs, 1);
+        check_against_eval(&d, s, &op);
+    }
+    assert_int_equal(nc_snn_timesteps(s), op.timesteps);
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    /* fine-tuning needs labels */
+    s = NULL;
+    assert_int_equal(nc_convert(d.m, d.x, NULL, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "labels"));
+    assert_null(s);
+    unload(&d);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -225,6 +287,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_with_labels),
         cmocka_unit_test(test_search_against_ann_keeps_set_options),
+        cmocka_unit_test(test_search_finetune),
         cmocka_unit_test(test_two_candidates),
         cmocka_unit_test(test_refusals),
     };

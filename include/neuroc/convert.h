@@ -162,6 +162,18 @@ typedef struct nc_convert_options {
      * instead of multiply-adds on pooled sums. Refused, with a note, where
      * the composition would not be exactly one convolution. */
     int keep_avgpool;
+    /* With target_loss and labels: the search goes on below the T it found
+     * by fine-tuning (BPTT, nc_snn_finetune) the best conversion at T = 1,
+     * 2, 4, … (while below that T, or up to max_timesteps when none was
+     * within the target) for finetune_epochs epochs on the calibration rows
+     * it does not hold back, and keeps the first T whose fine-tuned network
+     * is within the target, where that costs less energy. Fine-tuning uses
+     * the recipe measured on the shipped CNN (docs/energy.md): Adam,
+     * finetune_lr (0 = 3e-3), thresholds trained, a triangle surrogate half
+     * a threshold wide, the reset detached, batch qcfs_batch, seed. 0 = no
+     * fine-tuning. Ignored without target_loss. */
+    int finetune_epochs;
+    float finetune_lr;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2
@@ -246,6 +258,9 @@ typedef struct nc_operating_point {
     nc_threshold_method method;
     double percentile;
     int per_channel, bias_correction;
+    /* fine-tuned (nc_convert_options.finetune_epochs) at T = finetune_timesteps
+     * for finetune_epochs epochs; 0 = not fine-tuned */
+    int finetune_timesteps, finetune_epochs;
 } nc_operating_point;
 /* NC_ERR_INVALID_ARG when the conversion made no search. */
 NC_API nc_status nc_convert_report_operating_point(const nc_convert_report *r, nc_operating_point *out);
