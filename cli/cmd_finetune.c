@@ -48,6 +48,9 @@ const char CMD_FINETUNE_HELP[] =
     "      --surrogate-width W\n"
     "                     width as a fraction of each layer's threshold (default 1)\n"
     "      --detach-reset no gradient through the reset term\n"
+    "      --energy-weight X  add X x (the spikes' energy / the ANN's on the same\n"
+    "                     synapses) to the loss: fewer spikes for the accuracy\n"
+    "                     (default 0)\n"
     "      --train-thresholds\n"
     "                     train the thresholds too\n"
     "      --optimizer O  adam (default) or sgd (momentum 0.9)\n"
@@ -66,7 +69,7 @@ const char CMD_FINETUNE_HELP[] =
 
 typedef struct ft_args {
     const char *train, *labels, *output, *timesteps, *epochs, *lr, *batch, *val, *val_labels, *max_memory;
-    const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed, *threads;
+    const char *surrogate, *width, *optimizer, *weight_decay, *grad_clip, *seed, *threads, *energy_weight;
     int resume, detach_reset, train_thresholds, nir_strict;
 } ft_args;
 
@@ -123,6 +126,8 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
         return cli_usage_error("finetune", "--surrogate-width wants a positive number, not '%s'", a->width);
     if (a->weight_decay && !parse_float(a->weight_decay, 0.0, &o->weight_decay))
         return cli_usage_error("finetune", "--weight-decay wants a number >= 0, not '%s'", a->weight_decay);
+    if (a->energy_weight && !parse_float(a->energy_weight, 0.0, &o->energy_weight))
+        return cli_usage_error("finetune", "--energy-weight wants a number >= 0, not '%s'", a->energy_weight);
     if (a->grad_clip && !parse_float(a->grad_clip, 0.0, &o->grad_clip))
         return cli_usage_error("finetune", "--grad-clip wants a number >= 0, not '%s'", a->grad_clip);
     if (a->max_memory && !cli_parse_bytes(a->max_memory, &o->max_memory))
@@ -181,10 +186,12 @@ static void ckpt_options(const nc_finetune_options *o, char *buf, size_t n)
 {
     snprintf(buf, n,
              "\"epochs\": %d, \"timesteps\": %d, \"lr\": %g, \"batch\": %d, \"seed\": %llu, \"surrogate\": \"%s\", "
-             "\"surrogate_width\": %g, \"optimizer\": \"%s\", \"train_thresholds\": %d, \"detach_reset\": %d",
+             "\"surrogate_width\": %g, \"optimizer\": \"%s\", \"train_thresholds\": %d, \"detach_reset\": %d, "
+             "\"energy_weight\": %g",
              o->epochs, o->timesteps, (double)o->lr, o->batch, (unsigned long long)o->seed,
              SURROGATES[o->surrogate], (double)(o->surrogate_width ? o->surrogate_width : 1.0f),
-             o->optimizer == NC_OPTIMIZER_SGD ? "sgd" : "adam", o->train_thresholds, o->detach_reset);
+             o->optimizer == NC_OPTIMIZER_SGD ? "sgd" : "adam", o->train_thresholds, o->detach_reset,
+             (double)o->energy_weight);
 }
 
 /* Writes the optimiser state, then the network, then the JSON that names
@@ -313,6 +320,7 @@ int cmd_finetune(int argc, char **argv)
         {"--optimizer", NULL, &a.optimizer, NULL},
         {"--weight-decay", NULL, &a.weight_decay, NULL},
         {"--grad-clip", NULL, &a.grad_clip, NULL},
+        {"--energy-weight", NULL, &a.energy_weight, NULL},
         {"--seed", NULL, &a.seed, NULL},
         {"--threads", "-j", &a.threads, NULL},
         {"--resume", NULL, NULL, &a.resume},

@@ -1,7 +1,8 @@
 /* nc_snn_finetune (include/neuroc/convert.h): the batch chosen from a memory
  * budget with hand-worked byte counts, the error when one sample does not
  * fit, per-epoch reports, and a resumed run (start_epoch) that reproduces an
- * uninterrupted one bit for bit. */
+ * uninterrupted one bit for bit; the energy term (energy_weight) trains
+ * fewer spikes. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -275,6 +276,46 @@ static void test_finetune_budget_error(void **state)
     nc_tensor_free(d.y);
 }
 
+/* Synaptic additions per inference at T = 4 (nc_snn_evaluate's estimate). */
+static double adds_at_4(const nc_snn *s, const blobs *d)
+{
+    nc_eval_options eo;
+    nc_eval_options_init(&eo);
+    eo.timesteps = 4;
+    eo.backend = "cpu";
+    nc_eval_result *r = NULL;
+    NC_ASSERT_OK(nc_snn_evaluate(s, NULL, d->x, d->y, &eo, &r));
+    nc_eval_cost c;
+    NC_ASSERT_OK(nc_eval_result_cost(r, &c));
+    nc_eval_result_free(r);
+    return c.synaptic_adds;
+}
+
+/* energy_weight: the same run with the energy term in the loss ends with
+ * fewer spikes (synaptic additions) than without it; a negative weight is
+ * refused. */
+static void test_finetune_energy_weight(void **state)
+{
+    (void)state;
+    blobs d = make_data();
+    nc_snn *plain = small_net(3), *frugal = small_net(3);
+    nc_finetune_options o = {.timesteps = 4, .epochs = 4, .batch = 10, .lr = 1e-2f};
+    NC_ASSERT_OK(nc_snn_finetune(plain, d.x, d.y, NULL, NULL, &o));
+    o.energy_weight = 5.0f;
+    NC_ASSERT_OK(nc_snn_finetune(frugal, d.x, d.y, NULL, NULL, &o));
+    double a0 = adds_at_4(plain, &d), a1 = adds_at_4(frugal, &d);
+    print_message("additions per inference at T = 4: %.1f without the energy term, %.1f with weight 5\n", a0, a1);
+    assert_true(a0 > 0.0);
+    assert_true(a1 < 0.8 * a0);
+    o.energy_weight = -1.0f;
+    assert_int_equal(nc_snn_finetune(frugal, d.x, d.y, NULL, NULL, &o), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "energy weight"));
+    nc_snn_free(plain);
+    nc_snn_free(frugal);
+    nc_tensor_free(d.x);
+    nc_tensor_free(d.y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_plan_budget),
         cmocka_unit_test(test_finetune_epochs_and_resume),
         cmocka_unit_test(test_finetune_budget_error),
+        cmocka_unit_test(test_finetune_energy_weight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

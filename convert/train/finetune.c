@@ -171,6 +171,7 @@ nc_status nc_snn_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *labels
         .threads = o.threads,
         .lr_total_steps = steps_per_epoch * o.epochs,
         .dist = o.dist,
+        .energy_weight = o.energy_weight,
     };
     nc_optim optim;
     memset(&optim, 0, sizeof optim);

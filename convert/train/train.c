@@ -78,6 +78,10 @@ static nc_status resolve(const nc_train_options *in, nc_train_options *o, nc_tr_
     c->detach_reset = o->detach_reset != 0;
     c->sg = (nc_surrogate)o->surrogate;
     c->sg_width = o->surrogate_width;
+    if (!(o->energy_weight >= 0.0f) || !isfinite(o->energy_weight))
+        return nc_errorf(NC_ERR_INVALID_ARG, "training: energy weight %g is not a number >= 0",
+                         (double)o->energy_weight);
+    c->energy_weight = o->mode == NC_TRAIN_BPTT ? o->energy_weight : 0.0f;
     return NC_OK;
 }
 

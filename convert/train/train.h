@@ -59,6 +59,11 @@ typedef struct nc_train_options {
      * clipping and the step; the loss statistics are global. Weights are
      * compared across ranks (hash) after every step. */
     const nc_dist *dist;
+    /* BPTT: weight λ of an energy term added to the loss (0 = none):
+     * λ × (energy of the spikes' synaptic additions over the T steps) /
+     * (energy of the ANN's multiply-adds over the same synapses), from each
+     * neuron's fan-out (nc_snn_event_fanout). */
+    float energy_weight;
 } nc_train_options;
 
 /* Filled by nc_train_ex: means over the last epoch (running, while the

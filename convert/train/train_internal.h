@@ -133,6 +133,10 @@ typedef struct nc_tr_if {
      * is nc_signed_if_step's s while one step moves m by at most B·θ; both
      * sums' surrogates reach m, up's reaches θ (×k). */
     int burst;
+    /* The energy term: its gradient with respect to |s| per neuron (NULL =
+     * none), times cost_scale (1/N, the batch mean). */
+    const float *spike_cost;
+    float cost_scale;
 } nc_tr_if;
 
 /* Unrolled IF over T steps on N samples; cur has T·N rows or N rows
@@ -165,6 +169,7 @@ typedef struct nc_tr_layer {
     double *acc;           /* per-neuron accumulator for dth (size) */
     float *lam, *sv, *aux; /* IF per neuron: λ or θ, spike value, QCFS shift or v(0) */
     float gamma;           /* BPTT surrogate width of this layer */
+    float *spike_cost;     /* BPTT with an energy term: ∂(energy term)/∂|s| per neuron, per sample */
     int need_grad;         /* the layer or something before it is trainable */
     nc_tr_geom g;
 } nc_tr_layer;
@@ -179,6 +184,7 @@ typedef struct nc_tr_config {
     int detach_reset;
     nc_surrogate sg;
     float sg_width;        /* relative to each IF layer's mean θ at creation */
+    float energy_weight;   /* nc_train_options.energy_weight */
 } nc_tr_config;
 
 typedef struct nc_tr_net {

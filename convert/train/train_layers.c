@@ -651,6 +651,8 @@ static void if_bwd_step(const nc_tr_if *p, int t, const float *mt, const float *
             }
             float dvk = t == p->T - 1 ? 0.0f : dv[k]; /* dL/dv(t) */
             float ds = dyt[k] * p->sv[j];
+            if (p->spike_cost) /* the energy term grows with |s|; a silent neuron is pushed as a positive one */
+                ds += p->spike_cost[j] * p->cost_scale * (s < 0.0f ? -1.0f : 1.0f);
             if (!p->detach_reset)
                 ds += dvk * (p->reset_zero ? -mk : -th);
             float dm = ds * sg_m + dvk * (p->reset_zero ? 1.0f - s : 1.0f);

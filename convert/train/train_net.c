@@ -20,7 +20,8 @@ void nc_tr_net_free(nc_tr_net *net)
         return;
     for (int i = 0; net->l && i < net->n; i++) {
         nc_tr_layer *Y = &net->l[i];
-        void *bufs[] = {Y->y, Y->dy, Y->m, Y->dv, Y->arg, Y->dW, Y->db, Y->dth, Y->acc, Y->lam, Y->sv, Y->aux};
+        void *bufs[] = {Y->y,  Y->dy,  Y->m,   Y->dv, Y->arg, Y->dW,
+                        Y->db, Y->dth, Y->acc, Y->lam, Y->sv, Y->aux, Y->spike_cost};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -129,6 +130,42 @@ static void layer_steps(nc_tr_net *net, int i)
             Y->steps = net->l[L->inputs[k]].steps;
 }
 
+/* The energy term's gradient per spike of each IF neuron: λ × its fan-out
+ * (the synaptic additions one spike causes, as the backends count them) ×
+ * E_add/E_mac over the fan-out of all IF neurons (the ANN's multiply-adds
+ * over the synapses spikes drive; the analog input layer's, paid by both,
+ * left out). 0 on layers with no weighted reader of their events. */
+#define ENERGY_ADD_OVER_MAC (0.9 / 4.6) /* the estimate's defaults (docs/energy.md) */
+static int spike_costs(nc_tr_net *net)
+{
+    const nc_snn *s = net->s;
+    char *macs = nc_calloc((size_t)s->n_layers, 1);
+    int fail = !macs;
+    double total = 0.0;
+    if (macs)
+        nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, macs);
+    for (int i = 0; !fail && i < net->n; i++) {
+        nc_tr_layer *Y = &net->l[i];
+        if (!nc_snn_kind_is_if(s->layers[i].kind))
+            continue;
+        int32_t *fan = nc_snn_event_fanout(s, macs, i, &fail);
+        if (fan && (Y->spike_cost = nc_malloc((size_t)Y->size * sizeof(float))) != NULL) {
+            for (int64_t j = 0; j < Y->size; j++) {
+                Y->spike_cost[j] = (float)fan[j];
+                total += fan[j];
+            }
+        } else {
+            fail = 1;
+        }
+        nc_free(fan);
+    }
+    for (int i = 0; !fail && i < net->n; i++)
+        for (int64_t j = 0; net->l[i].spike_cost && j < net->l[i].size; j++)
+            net->l[i].spike_cost[j] *= total > 0 ? (float)(net->c.energy_weight * ENERGY_ADD_OVER_MAC / total) : 0.0f;
+    nc_free(macs);
+    return !fail;
+}
+
 nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net **out)
 {
     *out = NULL;
@@ -215,6 +252,8 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
     }
     if (!fail && net->work_n > 0)
         net->work = buf(1, net->work_n, sizeof(float), &fail);
+    if (!fail && c->energy_weight > 0.0f)
+        fail = !spike_costs(net);
     if (fail) {
         nc_tr_net_free(net);
         return nc_errorf(NC_ERR_NOMEM, "out of memory allocating the training state for a batch of %d", Nmax);
@@ -252,7 +291,8 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
                         .sg = net->c.sg, .width = Y->gamma, .relaxed = net->c.relaxed,
                         .signed_spikes = L->kind == NC_SNN_SIGNED_IF, .two_sided = L->two_sided,
                         .count = Y->dv, .y = Y->y,
-                        .burst = nc_snn_layer_burst(L)};
+                        .burst = nc_snn_layer_burst(L), .spike_cost = Y->spike_cost,
+                        .cost_scale = net->N > 0 ? 1.0f / (float)net->N : 0.0f};
     }
 }
 

@@ -489,6 +489,12 @@ typedef struct nc_finetune_options {
      * after every step (checked by a hash every step). on_epoch runs on
      * every rank; write checkpoints from one. */
     const nc_dist *dist;
+    /* Weight λ of an energy term in the loss (0 = none): λ × the energy of
+     * the spikes' synaptic additions over the T steps / the energy of the
+     * ANN's multiply-adds over the synapses spikes drive (the estimate's
+     * 0.9 and 4.6 pJ, docs/energy.md), so training trades accuracy for
+     * fewer spikes; its gradient reaches each spike through the surrogate. */
+    float energy_weight;
 } nc_finetune_options;
 NC_API void nc_finetune_options_init(nc_finetune_options *o);
 

@@ -162,7 +162,7 @@ FinetuneOptions = _options("FinetuneOptions", [
     ("momentum", c_float), ("weight_decay", c_float), ("grad_clip", c_float), ("seed", c_uint64),
     ("max_memory", c_int64), ("start_epoch", c_int), ("optimizer_state", c_void_p),
     ("optimizer_steps", c_int64), ("threads", c_int), ("progress", PROGRESS_FN), ("progress_user", c_void_p),
-    ("on_epoch", EPOCH_FN), ("epoch_user", c_void_p), ("dist", c_void_p)])
+    ("on_epoch", EPOCH_FN), ("epoch_user", c_void_p), ("dist", c_void_p), ("energy_weight", c_float)])
 
 LoihiOptions = _options("LoihiOptions", [
     ("target", c_int), ("reset", c_int), ("input", c_int), ("weight_bits", c_int), ("headroom_bits", c_int),

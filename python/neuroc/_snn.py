@@ -265,9 +265,9 @@ class SNN:
     def finetune(self, x, y=None, timesteps=4, epochs=1, lr=None, batch=None, val=None, callback=None,
                  progress=None, surrogate=None, surrogate_width=None, detach_reset=None, train_thresholds=None,
                  optimizer=None, momentum=None, weight_decay=None, grad_clip=None, seed=None, max_memory=None,
-                 threads=None, scale=True):
+                 threads=None, scale=True, energy_weight=None):
         """BPTT fine-tuning in place (nc_snn_finetune; `neuroc finetune`'s
-        options). callback(epoch) gets a dict after every epoch; returning
+        options; energy_weight is --energy-weight). callback(epoch) gets a dict after every epoch; returning
         False stops. val=(x, y) adds validation. Returns the epochs' dicts."""
         if y is None:
             x, y = gather(x)
@@ -276,7 +276,8 @@ class SNN:
         fo = _lib.new(_lib.FinetuneOptions, _lib.nc_finetune_options_init)
         _set(fo, timesteps=timesteps, epochs=epochs, lr=lr, batch=batch, surrogate_width=surrogate_width,
              detach_reset=detach_reset, train_thresholds=train_thresholds, momentum=momentum,
-             weight_decay=weight_decay, grad_clip=grad_clip, seed=seed, max_memory=max_memory, threads=threads)
+             weight_decay=weight_decay, grad_clip=grad_clip, seed=seed, max_memory=max_memory, threads=threads,
+             energy_weight=energy_weight)
         if surrogate is not None:
             fo.surrogate = _choice("surrogate", surrogate, _SURROGATE)
         if optimizer is not None:
