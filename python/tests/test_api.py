@@ -174,6 +174,17 @@ def test_finetune(test_xy):
     assert [e["epoch"] for e in stopped] == [1]
 
 
+def test_finetune_energy_weight(test_xy):
+    """energy_weight adds the spikes' energy to the loss: the same run trains fewer spikes."""
+    x, y = test_xy
+    adds = {}
+    for w in (0.0, 5.0):
+        snn = neuroc.convert(model_path("mlp"), calib=x, progress=False)
+        snn.finetune(x, y, timesteps=4, epochs=2, lr=1e-3, energy_weight=w, progress=False)
+        adds[w] = snn.evaluate(x, y, timesteps=4, backend="cpu").energy["synaptic_adds"]
+    assert adds[5.0] < 0.8 * adds[0.0], adds
+
+
 def test_simulate_loihi(cnn, cnn_snn, test_xy):
     x, y = test_xy
     signed = cnn_snn.simulate_loihi(x[:32], y[:32], timesteps=8)  # the default: signed spikes, on Loihi 2
@@ -324,6 +335,19 @@ def test_operating_point(cnn, test_xy, tmp_path):
     assert neuroc.load_nir(tmp_path / "op.nir").timesteps == op["timesteps"]
     plain = neuroc.convert(cnn, calib=x, progress=False)
     assert plain.timesteps is None and "operating_point" not in plain.report
+
+
+def test_operating_point_finetune(cnn, test_xy):
+    """finetune_epochs with target_loss: after its conversions the search
+    fine-tunes at T = 1, 2 (below target_max_timesteps + 1 without a T
+    within the target), smallest first, and says so in the report."""
+    x, y = test_xy
+    snn = neuroc.convert(cnn, calib=x, labels=y, target_loss=0.5, target_max_timesteps=2, holdout=128,
+                         burst=1, threshold="p99.9", finetune_epochs=1, progress=False)
+    op = snn.report["operating_point"]
+    tuned = [c["finetune_timesteps"] for c in op["candidates"] if c["finetune_timesteps"]]
+    assert len(op["candidates"]) == 3 + len(tuned) and tuned == [1, 2][:len(tuned)] and tuned
+    assert op["finetune_epochs"] in (0, 1) and snn.timesteps == op["timesteps"]
 
 
 def test_convert_keep_avgpool(cnn, test_xy):
