@@ -22,7 +22,8 @@ const char CMD_CONVERT_HELP[] =
     "                      [--maxpool spikes|currents|average]\n"
     "                      [--keep-avgpool]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
-    "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]]\n"
+    "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]\n"
+    "                       [--energy-weight X]]\n"
     "                      [--target-loss P [--labels Y] [--target-max-T 32] [--holdout N]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
     "\n"
@@ -145,7 +146,9 @@ const char CMD_CONVERT_HELP[] =
     "      --train X      training samples for --finetune-epochs; --labels then\n"
     "                     are theirs (not with --qcfs-epochs)\n"
     "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4;\n"
-    "                     3e-3 in the --target-loss search)\n" CLI_DATA_OPTS_HELP
+    "                     3e-3 in the --target-loss search)\n"
+    "      --energy-weight X  fine-tuning adds X x (the spikes' energy / the ANN's\n"
+    "                     on the same synapses) to its loss (default 0)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
@@ -174,6 +177,7 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
     o.seed = co->seed;
     if (lr > 0)
         o.lr = lr;
+    o.energy_weight = co->finetune_energy_weight;
     o.progress = cli_progress_cb;
     o.progress_user = prog;
     o.on_epoch = ft_epoch_line;
@@ -242,7 +246,7 @@ int cmd_convert(int argc, char **argv)
     convert_args c = {0};
     data_opts d = {0};
     const char *output = NULL, *report = NULL, *labels_path = NULL;
-    const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL;
+    const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL, *ft_energy = NULL;
     int nir_strict = 0, portable = 0;
     const char *v0_mode = NULL, *th_scale = NULL;
     cli_opt opts[] = {
@@ -260,6 +264,7 @@ int cmd_convert(int argc, char **argv)
         {"--train", NULL, &train_path, NULL},
         {"--finetune-epochs", NULL, &ft_epochs, NULL},
         {"--finetune-lr", NULL, &ft_lr, NULL},
+        {"--energy-weight", NULL, &ft_energy, NULL},
         CLI_CONVERT_OPTS(c),
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
@@ -302,6 +307,17 @@ int cmd_convert(int argc, char **argv)
         if (errno || *end || end == ft_lr || !(v > 0) || !isfinite(v))
             return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", ft_lr);
         lr_ft = (float)v;
+    }
+    if (ft_energy) {
+        char *end;
+        errno = 0;
+        double v = strtod(ft_energy, &end);
+        if (errno || *end || end == ft_energy || !(v >= 0) || !isfinite(v))
+            return cli_usage_error("convert", "--energy-weight must be a number >= 0, not '%s'", ft_energy);
+        o.finetune_energy_weight = (float)v;
+        if (!n_ft)
+            return cli_usage_error("convert", "--energy-weight weighs the energy in fine-tuning: give "
+                                              "--finetune-epochs");
     }
     if (o.target_loss > 0 && n_ft > 0) { /* the search fine-tunes its candidates (nc_convert_options.finetune_epochs) */
         if (train_path)

@@ -171,6 +171,7 @@ static nc_status finetune(const search *S, nc_snn *snn, int t)
     fo.train_thresholds = 1;
     fo.surrogate_width = 0.5f;
     fo.detach_reset = 1;
+    fo.energy_weight = S->o->finetune_energy_weight;
     fo.batch = S->o->qcfs_batch ? S->o->qcfs_batch : 64;
     fo.seed = S->o->seed;
     fo.dist = S->o->dist;
@@ -245,9 +246,10 @@ static nc_status check_request(const nc_tensor *calib, const nc_tensor *labels, 
     if (o->qcfs_epochs > 0)
         return nc_errorf(NC_ERR_INVALID_ARG, "a target loss searches conversions without QCFS fine-tuning; "
                          "leave out --qcfs-epochs");
-    if (o->finetune_epochs < 0 || o->finetune_lr < 0 || !isfinite(o->finetune_lr))
-        return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning epochs %d or learning rate %g out of range",
-                         o->finetune_epochs, (double)o->finetune_lr);
+    if (o->finetune_epochs < 0 || !(o->finetune_lr >= 0) || !isfinite(o->finetune_lr) ||
+        !(o->finetune_energy_weight >= 0) || !isfinite(o->finetune_energy_weight))
+        return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning epochs %d, learning rate %g or energy weight %g out of "
+                         "range", o->finetune_epochs, (double)o->finetune_lr, (double)o->finetune_energy_weight);
     if (o->finetune_epochs > 0 && !labels)
         return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning in the search needs the calibration samples' labels "
                          "(--labels)");

@@ -171,9 +171,11 @@ typedef struct nc_convert_options {
      * the recipe measured on the shipped CNN (docs/energy.md): Adam,
      * finetune_lr (0 = 3e-3), thresholds trained, a triangle surrogate half
      * a threshold wide, the reset detached, batch qcfs_batch, seed. 0 = no
-     * fine-tuning. Ignored without target_loss. */
+     * fine-tuning. Ignored without target_loss. finetune_energy_weight:
+     * nc_finetune_options.energy_weight of that fine-tuning (0 = none). */
     int finetune_epochs;
     float finetune_lr;
+    float finetune_energy_weight;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2

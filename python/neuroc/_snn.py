@@ -413,7 +413,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
             signed_spikes=None, burst=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             nonlinear_graded=None, qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13,
             target_loss=None, target_max_timesteps=None, holdout=None, keep_avgpool=None, finetune_epochs=None,
-            finetune_lr=None):
+            finetune_lr=None, energy_weight=None):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
     library's default, as an option left off the command line does).
@@ -437,7 +437,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     then fine-tunes its best conversion by BPTT at T = 1, 2, 4, … below the
     T it found, that many epochs on the rows it does not hold back, and keeps
     the first T within the target (--finetune-epochs with --target-loss;
-    finetune_lr, 3e-3 by default). keep_avgpool:
+    finetune_lr, 3e-3 by default; energy_weight, the energy term of that
+    training as in SNN.finetune). keep_avgpool:
     every average pooling stays a pooling layer (--keep-avgpool); by default
     one of spikes folds into the Conv/Gemm reading it (additions, not
     multiply-adds on pooled sums)."""
@@ -448,7 +449,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
          bias_correction=bias_correction, potential_correction=potential_correction,
          correction_rounds=correction_rounds, nonlinear_graded=nonlinear_graded, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed,
          target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout,
-         keep_avgpool=keep_avgpool, finetune_epochs=finetune_epochs, finetune_lr=finetune_lr)
+         keep_avgpool=keep_avgpool, finetune_epochs=finetune_epochs, finetune_lr=finetune_lr,
+         finetune_energy_weight=energy_weight)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
     if signed_spikes is not None:
