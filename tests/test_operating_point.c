@@ -42,6 +42,14 @@ static void unload(data *d)
     nc_model_free(d->m);
 }
 
+/* A conversion with a search, and what the search chose. */
+static void convert_searched(const data *d, const nc_convert_options *o, const nc_tensor *labels, nc_snn **s,
+                             nc_convert_report **rep, nc_operating_point *op)
+{
+    NC_ASSERT_OK(nc_convert(d->m, d->x, labels, o, s, rep));
+    NC_ASSERT_OK(nc_convert_report_operating_point(*rep, op));
+}
+
 /* The network the search returned, evaluated again on the held-back rows:
  * its loss at the operating T and its energy are the report's. */
 static void check_against_eval(const data *d, const nc_snn *s, const nc_operating_point *op)
@@ -77,9 +85,8 @@ static void test_search_with_labels(void **state)
     o.holdout_samples = 128;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
-    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
     nc_operating_point op;
-    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
     assert_int_equal(op.holdout_samples, 128);
     assert_int_equal(op.labelled, 1);
     assert_true(op.timesteps >= 1 && op.timesteps <= 8);
@@ -172,9 +179,8 @@ static void test_two_candidates(void **state)
     o.calib_samples = 64;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
-    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
     nc_operating_point op;
-    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
     assert_int_equal(op.candidates, 2); /* as set, then with bias correction */
     assert_int_equal(op.holdout_samples, 100);
     assert_true(op.timesteps >= 1 && op.timesteps <= 2);
@@ -216,9 +222,8 @@ static void test_search_finetune(void **state)
     o.finetune_epochs = 1;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
-    NC_ASSERT_OK(nc_convert(d.m, d.x, d.y, &o, &s, &rep));
     nc_operating_point op;
-    NC_ASSERT_OK(nc_convert_report_operating_point(rep, &op));
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
     const char *json = nc_convert_report_json(rep);
     /* one "finetune_timesteps" per candidate, and one for the choice */
     int converted = count(json, "\"finetune_timesteps\": null") - (op.finetune_timesteps == 0);
