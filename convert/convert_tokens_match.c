@@ -225,7 +225,7 @@ int nc_tok_token_reshape(const cv *c, const nc_node *n)
     if (!tok_is_op(n, "Reshape"))
         return 0;
     const nc_value *in = &c->g->values[n->inputs[0]], *out = &c->g->values[n->outputs[0]];
-    if (out->ndim == 2 || out->ndim >= 5 || in->ndim >= 5)
+    if (out->ndim == 2 || out->ndim >= 5)
         return 0;
     int same = in->ndim == out->ndim;
     for (int d = 1; same && d < in->ndim; d++)

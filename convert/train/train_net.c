@@ -47,7 +47,7 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
             return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is a second input", mname, L->name);
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER:
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
@@ -327,7 +327,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
         case NC_SNN_NONLINEAR: nc_tr_nonlinear_fwd(net, i); break;
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER: case NC_SNN_KIND_COUNT:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -455,7 +455,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
         case NC_SNN_NONLINEAR: nc_tr_nonlinear_bwd(net, i); break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER: case NC_SNN_KIND_COUNT:
             break;
         }
     }
