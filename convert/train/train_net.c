@@ -47,7 +47,7 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
             return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is a second input", mname, L->name);
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
             return nc_errorf(NC_ERR_UNSUPPORTED,
                              "%s training: layer '%s' is %s; the engine trains IF neurons only", mname, L->name,
                              nc_snn_kind_name(L->kind));
@@ -302,6 +302,16 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
                         o[e] += a[e];
                 }
             break;
+        case NC_SNN_GATHER: { /* routing: element e is input index[e], or 0 */
+            const int64_t *ix = nc_i64(L->index);
+            for (int64_t r = 0; r < rows; r++) {
+                const float *a = in_row(X, r, N);
+                float *o = Y->y + r * Y->size;
+                for (int64_t e = 0; e < Y->size; e++)
+                    o[e] = ix[e] < 0 ? 0.0f : a[ix[e]];
+            }
+            break;
+        }
         case NC_SNN_CONCAT:
             for (int64_t r = 0; r < rows; r++) {
                 int64_t off = 0;
@@ -327,7 +337,7 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
         case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
         case NC_SNN_NONLINEAR: nc_tr_nonlinear_fwd(net, i); break;
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break; /* refused by nc_tr_net_create */
         }
     }
@@ -429,6 +439,16 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
                     add_back(A, A->dy, Y->dy, rows, N, 0, Y->size);
             }
             break;
+        case NC_SNN_GATHER: /* the gradient routed back: summed where an input feeds several outputs */
+            for (int64_t n = 0; dx && n < N; n++)
+                for (int64_t r = n; r < rows; r += N) {
+                    float *d = dx + (X->steps == 1 ? n : r) * X->size;
+                    const float *g = Y->dy + r * Y->size;
+                    for (int64_t e = 0; e < Y->size; e++)
+                        if (nc_i64(L->index)[e] >= 0)
+                            d[nc_i64(L->index)[e]] += g[e];
+                }
+            break;
         case NC_SNN_CONCAT: {
             int64_t off = 0;
             for (int k = 0; k < L->n_inputs; k++) {
@@ -455,7 +475,7 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
         case NC_SNN_NONLINEAR: nc_tr_nonlinear_bwd(net, i); break;
         case NC_SNN_INPUT: case NC_SNN_LIF: case NC_SNN_CUBALIF:
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER: case NC_SNN_KIND_COUNT:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_KIND_COUNT:
             break;
         }
     }
