@@ -802,7 +802,7 @@ nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
     out->two_sided = L->two_sided;
     out->nonlinear = L->nl;
     const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset, L->index};
+                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset}; /* a Gather's map: routing, no parameter */
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         if (ts[i])
             out->params += ts[i]->numel;
@@ -838,6 +838,8 @@ uint64_t nc_hash_snn(const nc_snn *s)
                                  L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
             h = nc_hash_tensor(h, ts[k]);
+        if (L->index) /* a Gather's map (only then: other hashes stay as they were) */
+            h = nc_hash_tensor(h, L->index);
         if (L->max_spikes > 1) /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->max_spikes, sizeof L->max_spikes);
         if (L->two_sided)
