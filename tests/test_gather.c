@@ -88,6 +88,30 @@ static void test_routes_spikes(void **state)
     nc_snn_free(routed);
 }
 
+/* A Gather of the network's input itself (a channels-last input routed
+ * channels first): its values by the map on both backends, per sample. */
+static void test_routes_input(void **state)
+{
+    (void)state;
+    int64_t in[3] = {IN_C, IN_H, IN_W}, out[3] = {3, 2, 5}, ix[OUT_N];
+    nc_snn *s = NULL;
+    int g, id;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    route_map(ix);
+    NC_ASSERT_OK(nc_snn_add_gather(s, 0, 3, out, ix, "route_in", &g));
+    NC_ASSERT_OK(nc_snn_add_readout(s, g, "ro", &id));
+    nc_tensor *x = inputs(), *ref = nc_test_run(s, "cpu", x, 2), *fast = nc_test_run(s, "cpu-fast", x, 2);
+    const float *xv = nc_tensor_data(x), *r = nc_tensor_data(ref);
+    for (int n = 0; n < BATCH; n++)
+        for (int e = 0; e < OUT_N; e++)
+            assert_true(r[n * OUT_N + e] == (ix[e] < 0 ? 0.0f : 2.0f * xv[n * IN_N + ix[e]]));
+    assert_memory_equal(nc_tensor_data(fast), r, (size_t)(BATCH * OUT_N) * sizeof(float));
+    nc_tensor_free(x);
+    nc_tensor_free(ref);
+    nc_tensor_free(fast);
+    nc_snn_free(s);
+}
+
 /* A map with an index outside the input, or of the wrong length, is refused naming the layer; nothing is added. */
 static void test_bad_maps(void **state)
 {
@@ -175,6 +199,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes_spikes),
+        cmocka_unit_test(test_routes_input),
         cmocka_unit_test(test_bad_maps),
         cmocka_unit_test(test_event_fanout),
         cmocka_unit_test(test_nir_and_loihi),
