@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "convert_nonlinear.h"
+#include "convert_route.h"
 #include "convert_tokens.h"
 #include "convert_tokens_match.h"
 #include "convert/ann/model.h"
@@ -302,9 +303,18 @@ static void relaid(tview *t, int ndim, const int64_t *shape)
  * slices, torch.roll, Swin's window partition and its reverse, a reader
  * needing another layout) becomes a Gather layer (NC_SNN_GATHER): each
  * element one element of the layer it reads, or 0, by an index map made
- * here by running the op on indices. Maps compose: a Gather reading a
- * Gather reads the first one's input instead, so a chain of such ops is
- * one Gather (the ones composed away are dropped at the end of the walk). */
+ * here by running the op on indices (convert_route.h). Maps compose: a
+ * Gather reading a Gather reads the first one's input instead, so a chain
+ * of such ops is one Gather (the ones composed away are dropped at the end
+ * of the walk). */
+
+static int64_t *new_map(int64_t n)
+{
+    int64_t *m = nc_malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+    if (!m)
+        nc_errorf(NC_ERR_NOMEM, "out of memory");
+    return m;
+}
 
 /* Value v's elements (view t, C order) as indices into layer *base: the
  * layer holding v, or its input where that layer is a Gather. */
@@ -321,20 +331,10 @@ static nc_status route_src(cv *c, const nc_node *n, int v, tview *t, int *base, 
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
     const nc_snn_layer *L = &c->s->layers[x->layer];
     const int64_t *via = L->kind == NC_SNN_GATHER ? nc_i64(L->index) : NULL;
-    int64_t numel = prod(t->ndim, t->shape);
-    int64_t *m = nc_malloc((size_t)(numel > 0 ? numel : 1) * sizeof *m);
-    if (!m)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t e = 0; e < numel; e++) {
-        int64_t rem = e, pos = t->offset;
-        for (int d = t->ndim - 1; d >= 0; d--) {
-            pos += rem % t->shape[d] * t->stride[d];
-            rem /= t->shape[d];
-        }
-        m[e] = via ? via[pos] : pos;
-    }
+    if (!(*src = new_map(prod(t->ndim, t->shape))))
+        return NC_ERR_NOMEM;
+    nc_route_view(t->ndim, t->shape, t->stride, t->offset, via, *src);
     *base = via ? L->inputs[0] : x->layer;
-    *src = m;
     return NC_OK;
 }
 
@@ -377,18 +377,10 @@ static nc_status route(cv *c, const nc_node *n, int v, int base, const int64_t *
     t.ir_ndim = nd;
     memcpy(t.ir_shape, sh, (size_t)nd * sizeof *sh);
     t.scale = 1.0;
-    int64_t numel = prod(ndim, shape);
-    int64_t *ix = nc_malloc((size_t)(numel > 0 ? numel : 1) * sizeof *ix);
+    int64_t *ix = new_map(prod(ndim, shape));
     if (!ix)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t e = 0; e < numel; e++) {
-        int64_t rem = e, pos = 0;
-        for (int d = ndim - 1; d >= 0; d--) {
-            pos += rem % shape[d] * t.stride[d];
-            rem /= shape[d];
-        }
-        ix[pos] = src[e];
-    }
+        return NC_ERR_NOMEM;
+    nc_route_lay(ndim, shape, t.stride, src, ix);
     char nbase[300], buf[320];
     int id;
     snprintf(nbase, sizeof nbase, "%.200s_route", n->name);
@@ -399,6 +391,14 @@ static nc_status route(cv *c, const nc_node *n, int v, int base, const int64_t *
     nc_cg_set_layer(c, v, id);
     set_view(c, v, &t);
     return NC_OK;
+}
+
+/* The output value of n := map out (C order over its shape) of layer base, laid out channels first. */
+static nc_status route_out(cv *c, const nc_node *n, int base, const int64_t *out)
+{
+    const vshape *o = b1(c, n->outputs[0]);
+    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
+    return route(c, n, n->outputs[0], base, out, o->ndim, o->shape, order, no);
 }
 
 /* Value v (view *t) moved into a Gather laid out as order[0..no) (route):
@@ -445,70 +445,54 @@ static nc_status canonical_of(cv *c, const nc_node *n, int v, tview *t, int firs
     return canonical(c, n, t, first, ndim, shape);
 }
 
-/* Output e's coordinates in shape, C order. */
-static void coords(int ndim, const int64_t *shape, int64_t e, int64_t *i)
+/* A Slice of any step (patch merging's step 2) or a Pad (step 1 from
+ * −pad; zeros outside) of value vin: the output routed from its map. */
+static nc_status window_route(cv *c, const nc_node *n, const int64_t *start, const int64_t *step)
 {
-    for (int d = ndim - 1; d >= 0; d--) {
-        i[d] = e % shape[d];
-        e /= shape[d];
-    }
-}
-
-static int64_t flat_at(int ndim, const int64_t *shape, const int64_t *i)
-{
-    int64_t e = 0;
-    for (int d = 0; d < ndim; d++)
-        e = e * shape[d] + i[d];
-    return e;
-}
-
-/* Pad (constant zeros, any axes but the batch's, negative pads crop) of token values. */
-static nc_status op_pad_route(cv *c, const nc_node *n)
-{
-    int vin = n->inputs[0], vout = n->outputs[0];
-    const nc_tensor *tp = tok_kin(c, n, 1);
-    double value = 0.0;
+    int vin = n->inputs[0], base;
     tview t = view_of(c, vin);
-    const vshape *o = b1(c, vout);
-    if (strcmp(nc_attr_str(n, "mode", "constant"), "constant") != 0 || n->opset < 11)
-        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a constant-mode Pad of opset 11 or later is convertible");
-    if (!tp || tp->dtype != NC_DTYPE_I64 || tp->numel != 2 * t.ndim || nc_node_has_input(n, 3) ||
-        (nc_node_has_input(n, 2) && (!nc_const_scalar(tok_kin(c, n, 2), &value) || value != 0.0)))
-        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only zero padding by constant pads over every axis is "
-                              "convertible");
-    const int64_t *pads = nc_i64(tp);
-    if (pads[0] || pads[t.ndim] || !o || o->ndim != t.ndim)
-        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Pad of the batch axis");
-    int base;
-    int64_t *src = NULL, numel = prod(o->ndim, o->shape);
+    const vshape *o = b1(c, n->outputs[0]);
+    if (!o || o->ndim != t.ndim)
+        return nc_cg_node_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
+    int64_t *src = NULL, *out = NULL;
     nc_status st = route_src(c, n, vin, &t, &base, &src);
-    int64_t *out = st == NC_OK ? nc_malloc((size_t)(numel > 0 ? numel : 1) * sizeof *out) : NULL;
-    if (st == NC_OK && !out)
-        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t e = 0; st == NC_OK && e < numel; e++) {
-        int64_t i[NC_MAX_DIMS];
-        int inside = 1;
-        coords(o->ndim, o->shape, e, i);
-        for (int d = 0; d < o->ndim; d++) {
-            i[d] -= pads[d];
-            inside &= i[d] >= 0 && i[d] < t.shape[d];
-        }
-        out[e] = inside ? src[flat_at(t.ndim, t.shape, i)] : -1;
+    if (st == NC_OK && !(out = new_map(prod(o->ndim, o->shape))))
+        st = NC_ERR_NOMEM;
+    if (st == NC_OK) {
+        nc_route_window(t.ndim, t.shape, o->shape, start, step, src, out);
+        st = route_out(c, n, base, out);
     }
-    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
-    if (st == NC_OK)
-        st = route(c, n, vout, base, out, o->ndim, o->shape, order, no);
     nc_free(src);
     nc_free(out);
     return st;
 }
 
+/* Pad (constant zeros, any axes but the batch's, negative pads crop) of token values. */
+static nc_status op_pad_route(cv *c, const nc_node *n)
+{
+    const nc_tensor *tp = tok_kin(c, n, 1);
+    double value = 0.0;
+    int r = view_of(c, n->inputs[0]).ndim;
+    if (strcmp(nc_attr_str(n, "mode", "constant"), "constant") != 0 || n->opset < 11)
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a constant-mode Pad of opset 11 or later is convertible");
+    if (!tp || tp->dtype != NC_DTYPE_I64 || tp->numel != 2 * r || nc_node_has_input(n, 3) ||
+        (nc_node_has_input(n, 2) && (!nc_const_scalar(tok_kin(c, n, 2), &value) || value != 0.0)))
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only zero padding by constant pads over every axis is "
+                              "convertible");
+    if (nc_i64(tp)[0] || nc_i64(tp)[r])
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Pad of the batch axis");
+    int64_t start[NC_MAX_DIMS], step[NC_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        start[d] = -nc_i64(tp)[d];
+        step[d] = 1;
+    }
+    return window_route(c, n, start, step);
+}
+
 /* Slice of constant bounds with steps other than 1 (patch merging's step 2, negative steps). */
 static nc_status op_slice_route(cv *c, const nc_node *n, const nc_tensor *ts, const nc_tensor *ta, const nc_tensor *tp)
 {
-    int vin = n->inputs[0], vout = n->outputs[0];
-    tview t = view_of(c, vin);
-    const vshape *o = b1(c, vout);
+    tview t = view_of(c, n->inputs[0]);
     int64_t start[NC_MAX_DIMS] = {0}, step[NC_MAX_DIMS];
     for (int d = 0; d < t.ndim; d++)
         step[d] = 1;
@@ -523,39 +507,17 @@ static nc_status op_slice_route(cv *c, const nc_node *n, const nc_tensor *ts, co
         start[ax] = s;
         step[ax] = p;
     }
-    if (!o || o->ndim != t.ndim)
-        return nc_cg_node_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
-    int base;
-    int64_t *src = NULL, numel = prod(o->ndim, o->shape);
-    nc_status st = route_src(c, n, vin, &t, &base, &src);
-    int64_t *out = st == NC_OK ? nc_malloc((size_t)(numel > 0 ? numel : 1) * sizeof *out) : NULL;
-    if (st == NC_OK && !out)
-        st = nc_errorf(NC_ERR_NOMEM, "out of memory");
-    for (int64_t e = 0; st == NC_OK && e < numel; e++) {
-        int64_t i[NC_MAX_DIMS];
-        coords(o->ndim, o->shape, e, i);
-        for (int d = 0; d < o->ndim; d++)
-            i[d] = start[d] + i[d] * step[d];
-        out[e] = src[flat_at(t.ndim, t.shape, i)];
-    }
-    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
-    if (st == NC_OK)
-        st = route(c, n, vout, base, out, o->ndim, o->shape, order, no);
-    nc_free(src);
-    nc_free(out);
-    return st;
+    return window_route(c, n, start, step);
 }
 
 /* A Reshape no view expresses: the same elements in C order, routed. */
 static nc_status op_reshape_route(cv *c, const nc_node *n, tview *t)
 {
-    int vin = n->inputs[0], vout = n->outputs[0], base;
-    const vshape *o = b1(c, vout);
+    int base;
     int64_t *src = NULL;
-    nc_status st = route_src(c, n, vin, t, &base, &src);
-    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
+    nc_status st = route_src(c, n, n->inputs[0], t, &base, &src);
     if (st == NC_OK)
-        st = route(c, n, vout, base, src, o->ndim, o->shape, order, no);
+        st = route_out(c, n, base, src);
     nc_free(src);
     return st;
 }
@@ -564,14 +526,12 @@ static nc_status op_reshape_route(cv *c, const nc_node *n, tview *t)
  * merging's four) whose elements all come from one layer. */
 static nc_status op_concat_route(cv *c, const nc_node *n)
 {
-    int vout = n->outputs[0];
-    const vshape *o = b1(c, vout);
+    const vshape *o = b1(c, n->outputs[0]);
     int axis = (int)nc_attr_int(n, "axis", 0);
     axis = axis < 0 ? axis + o->ndim : axis;
-    int64_t numel = prod(o->ndim, o->shape), at = 0;
-    int64_t *out = nc_malloc((size_t)(numel > 0 ? numel : 1) * sizeof *out);
+    int64_t at = 0, *out = new_map(prod(o->ndim, o->shape));
     if (!out)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        return NC_ERR_NOMEM;
     int base = -1;
     nc_status st = NC_OK;
     for (int k = 0; st == NC_OK && k < n->n_inputs; k++) {
@@ -584,19 +544,14 @@ static nc_status op_concat_route(cv *c, const nc_node *n)
             st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its inputs come from different layers ('%s' and '%s'): "
                                 "only a Concat of parts of one layer is routed", c->s->layers[base].name,
                                 c->s->layers[b].name);
+        else
+            nc_route_place(o->ndim, t.shape, o->shape, axis, at, src, out);
         base = b;
-        for (int64_t e = 0; st == NC_OK && e < prod(t.ndim, t.shape); e++) {
-            int64_t i[NC_MAX_DIMS] = {0};
-            coords(t.ndim, t.shape, e, i);
-            i[axis] += at;
-            out[flat_at(o->ndim, o->shape, i)] = src[e];
-        }
         at += t.shape[axis];
         nc_free(src);
     }
-    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
     if (st == NC_OK)
-        st = route(c, n, vout, base, out, o->ndim, o->shape, order, no);
+        st = route_out(c, n, base, out);
     nc_free(out);
     return st;
 }

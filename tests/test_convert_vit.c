@@ -223,12 +223,13 @@ static void test_vit_spiking(void **state)
     nc_model_free(m);
 }
 
-/* The block's SNN readout against the ANN at step count T on backend b. */
-static double swin_cosine(const nc_snn *s, const char *b, const nc_tensor *x, const nc_tensor *ann, int T, nc_tensor **y)
+/* A Swin network's SNN readout against the ANN at step count T on backend b. */
+static double swin_cosine(const char *name, const nc_snn *s, const char *b, const nc_tensor *x, const nc_tensor *ann,
+                          int T, nc_tensor **y)
 {
     *y = nc_test_run(s, b, x, T);
     double cos = nc_test_centred_cosine(*y, ann, T);
-    printf("swin_block on %s: T = %d: centred cosine %.6f\n", b, T, cos);
+    printf("%s on %s: T = %d: centred cosine %.6f\n", name, b, T, cos);
     return cos;
 }
 
@@ -274,9 +275,10 @@ static void test_swin_block(void **state)
     assert_int_equal(count_fn(s, NC_NL_SOFTMAX), 1);
     assert_int_equal(count_fn(s, NC_NL_MATMUL), 2);
     nc_tensor *y8 = NULL, *y128 = NULL, *yref = NULL;
-    double c8 = swin_cosine(s, "cpu-fast", x, ann, 8, &y8), c128 = swin_cosine(s, "cpu-fast", x, ann, 128, &y128);
+    double c8 = swin_cosine("swin_block", s, "cpu-fast", x, ann, 8, &y8),
+           c128 = swin_cosine("swin_block", s, "cpu-fast", x, ann, 128, &y128);
     assert_true(c128 > 0.95 && c128 > c8);
-    swin_cosine(s, "cpu", x, ann, 8, &yref); /* cpu-fast == the reference, bit for bit */
+    swin_cosine("swin_block", s, "cpu", x, ann, 8, &yref); /* cpu-fast == the reference, bit for bit */
     assert_memory_equal(nc_tensor_data(yref), nc_tensor_data(y8), (size_t)nc_tensor_numel(y8) * sizeof(float));
     char path[512];
     snprintf(path, sizeof path, "%s/test_convert_vit_swin.nir", NC_BINARY_DIR);
@@ -299,6 +301,53 @@ static void test_swin_block(void **state)
     nc_model_free(m);
 }
 
+/* A two-stage torchvision Swin on 24 px (tests/fixtures/vit/swin_small.onnx):
+ * its 6 × 6 tokens padded to 8 × 8 windows (a Gather whose map holds zeros),
+ * a shifted block, patch merging's four step-2 Slices Concat-ed (one Gather
+ * of 4C channels), stage 2's 3 × 3 tokens padded to one window; default
+ * options; the readout converges to the ANN's, cpu-fast = cpu. */
+static void test_swin_small(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/vit/swin_small.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x_swin_small.npy"),
+              *want = nc_test_load_f32("tests/fixtures/vit/y_swin_small.npy"), *ann = NULL;
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann, 1));
+    assert_true(nc_test_mean_gap(ann, want, 1) < 1e-5);
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    int padded = 0, merged = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind != NC_SNN_GATHER)
+            continue;
+        int zeros = 0;
+        for (int64_t e = 0; e < L->index->numel; e++)
+            zeros += nc_i64(L->index)[e] < 0;
+        padded += zeros > 0;
+        merged += L->ndim == 3 && L->shape[0] == 64 && L->shape[1] == 3 && L->shape[2] == 3 &&
+                  s->layers[L->inputs[0]].shape[0] == 16; /* 16 channels at 6 × 6 → 64 at 3 × 3 */
+    }
+    assert_true(padded >= 3); /* stage 1's two blocks, stage 2's */
+    assert_int_equal(merged, 1);
+    nc_tensor *y8 = NULL, *y64 = NULL, *yref = NULL;
+    double c8 = swin_cosine("swin_small", s, "cpu-fast", x, ann, 8, &y8),
+           c64 = swin_cosine("swin_small", s, "cpu-fast", x, ann, 64, &y64);
+    assert_true(c64 > 0.95 && c64 >= c8);
+    swin_cosine("swin_small", s, "cpu", x, ann, 8, &yref);
+    assert_memory_equal(nc_tensor_data(yref), nc_tensor_data(y8), (size_t)nc_tensor_numel(y8) * sizeof(float));
+    nc_tensor_free(yref);
+    nc_tensor_free(y8);
+    nc_tensor_free(y64);
+    nc_snn_free(s);
+    nc_tensor_free(ann);
+    nc_tensor_free(want);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_one_head),
         cmocka_unit_test(test_vit_spiking),
         cmocka_unit_test(test_swin_block),
+        cmocka_unit_test(test_swin_small),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);

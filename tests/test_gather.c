@@ -5,12 +5,13 @@
  * backends bit for bit; bad maps are refused naming the layer; events
  * through it reach the synapses of its reader as often as the map repeats
  * them; a .nir file keeps it (neuroc.Gather); the Loihi simulator refuses
- * it by name. */
+ * it by name; the converter's index maps (convert/convert_route.h). */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "convert/convert_route.h"
 #include "snn/base/alloc.h"
 #include "snn/ir/snn_ir.h"
 
@@ -195,6 +196,32 @@ static void test_nir_and_loihi(void **state)
     nc_snn_free(s);
 }
 
+/* The converter's maps: a Pad's zeros, a step-2 Slice, a Concat's placing, a layout. */
+static void test_route_maps(void **state)
+{
+    (void)state;
+    int64_t in[6] = {10, 11, 12, 13, 14, 15}, is[2] = {2, 3}, out[16];
+    int64_t ps[2] = {3, 4}, pstart[2] = {0, -1}, one[2] = {1, 1}; /* pad one column left, a row below and a column right */
+    nc_route_window(2, is, ps, pstart, one, in, out);
+    const int64_t padded[12] = {-1, 10, 11, 12, -1, 13, 14, 15, -1, -1, -1, -1};
+    assert_memory_equal(out, padded, sizeof padded);
+    int64_t sq[16], ss[2] = {4, 4}, hs[2] = {2, 2}, start[2] = {1, 0}, two[2] = {2, 2};
+    for (int e = 0; e < 16; e++)
+        sq[e] = e;
+    nc_route_window(2, ss, hs, start, two, sq, out); /* x[1::2, 0::2] */
+    const int64_t every2[4] = {4, 6, 12, 14};
+    assert_memory_equal(out, every2, sizeof every2);
+    int64_t cat[12], ks[2] = {2, 6};
+    nc_route_place(2, is, ks, 1, 3, in, cat); /* the right half of a Concat along axis 1 */
+    assert_int_equal(cat[3], 10);
+    assert_int_equal(cat[5], 12);
+    assert_int_equal(cat[9], 13);
+    int64_t lay[6], tst[2] = {1, 2}; /* (2, 3) laid out transposed: (3, 2) */
+    nc_route_lay(2, is, tst, in, lay);
+    const int64_t transposed[6] = {10, 13, 11, 14, 12, 15};
+    assert_memory_equal(lay, transposed, sizeof transposed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_bad_maps),
         cmocka_unit_test(test_event_fanout),
         cmocka_unit_test(test_nir_and_loihi),
+        cmocka_unit_test(test_route_maps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
