@@ -235,10 +235,8 @@ static nc_status realise_scale(cv *c, int v, tview *t)
     return NC_OK;
 }
 
-/* Value v (view t) as a plain layer of shape `shape`: its pending layers
- * and scalings appended, then a Reshape (a view) where the offset or
- * shape differ. */
-static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, const int64_t *shape, int *layer)
+/* The layer holding value v (view t), its pending layers and scalings appended. */
+static nc_status held_layer(cv *c, const nc_node *n, int v, tview *t)
 {
     vst *x = &c->vs[v];
     if (t->k || x->kind == VS_NONE)
@@ -249,6 +247,18 @@ static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, co
         return st;
     if (x->pad[0] || x->pad[1])
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
+    return NC_OK;
+}
+
+/* Value v (view t) as a plain layer of shape `shape`: its pending layers
+ * and scalings appended, then a Reshape (a view) where the offset or
+ * shape differ. */
+static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, const int64_t *shape, int *layer)
+{
+    vst *x = &c->vs[v];
+    nc_status st = held_layer(c, n, v, t);
+    if (st != NC_OK)
+        return st;
     const nc_snn_layer *L = &c->s->layers[x->layer];
     int same = t->offset == 0 && L->ndim == ndim;
     for (int d = 0; same && d < ndim; d++)
@@ -320,21 +330,15 @@ static int64_t *new_map(int64_t n)
  * layer holding v, or its input where that layer is a Gather. */
 static nc_status route_src(cv *c, const nc_node *n, int v, tview *t, int *base, int64_t **src)
 {
-    vst *x = &c->vs[v];
-    if (t->k || x->kind == VS_NONE)
-        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input '%s' is not computed from the network input by "
-                              "convertible ops", c->g->values[v].name);
-    nc_status st = realise_scale(c, v, t);
-    if (st != NC_OK || (st = nc_cg_materialise(c, v)) != NC_OK || (st = nc_cg_flush_pending(c, n, v)) != NC_OK)
+    nc_status st = held_layer(c, n, v, t);
+    if (st != NC_OK)
         return st;
-    if (x->pad[0] || x->pad[1])
-        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
-    const nc_snn_layer *L = &c->s->layers[x->layer];
+    const nc_snn_layer *L = &c->s->layers[c->vs[v].layer];
     const int64_t *via = L->kind == NC_SNN_GATHER ? nc_i64(L->index) : NULL;
     if (!(*src = new_map(prod(t->ndim, t->shape))))
         return NC_ERR_NOMEM;
     nc_route_view(t->ndim, t->shape, t->stride, t->offset, via, *src);
-    *base = via ? L->inputs[0] : x->layer;
+    *base = via ? L->inputs[0] : c->vs[v].layer;
     return NC_OK;
 }
 
