@@ -66,7 +66,7 @@ MODELS = {
     # transformers (issue 28): torchvision's own, random weights, the smallest inputs they export at
     "vit_b_32": (64, {"image_size": 64}, True),
     "convnext_tiny": (32, {"layer_scale": 0.5}, True),  # layer scale 1e-6 would make every block the identity
-    "swin_t": (32, {}, False),  # refused at its first window Pad: windows, roll and padding move data
+    "swin_t": (32, {}, True),  # windows, roll, padding and patch merging: Gather layers (routing)
     # torchvision's VisionTransformer, small: LayerNorm, attention, GELU
     "vit": (32, {"image_size": 32, "patch_size": 8, "num_layers": 2, "num_heads": 4, "hidden_dim": 64,
                  "mlp_dim": 128}, True),

@@ -649,7 +649,7 @@ static int carries_spikes(const nc_snn *s, int id)
     if (nc_snn_kind_is_spiking(L->kind))
         return 1;
     switch (L->kind) {
-    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT:
+    case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D: case NC_SNN_FLATTEN: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_GATHER:
         for (int k = 0; k < L->n_inputs; k++)
             if (L->inputs[k] < id && carries_spikes(s, L->inputs[k]))
                 return 1;
@@ -1642,6 +1642,19 @@ static nc_status add_readout(cv *c)
     return nc_snn_set_output(c->s, c->cg->readout);
 }
 
+static nc_status drop_unread_gathers(nc_cgraph *cg)
+{
+    int *map = nc_malloc((size_t)cg->snn->n_layers * sizeof *map);
+    if (!map)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    nc_snn_drop_unread(cg->snn, NC_SNN_GATHER, map);
+    for (int k = 0; k < cg->n_sites; k++)
+        cg->sites[k].layer = map[cg->sites[k].layer];
+    cg->readout = map[cg->readout];
+    nc_free(map);
+    return NC_OK;
+}
+
 nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgraph *cg)
 {
     char b[160];
@@ -1686,6 +1699,8 @@ nc_status nc_cgraph_build(const nc_graph *g, const nc_convert_options *o, nc_cgr
             st = convert_node(&c, i);
     if (st == NC_OK)
         st = add_readout(&c);
+    if (st == NC_OK && c.tok) /* Gathers a later Gather composed away (convert_tokens.c) */
+        st = drop_unread_gathers(cg);
 
     for (int v = 0; c.vs && v < g->n_values; v++)
         vst_clear(&c.vs[v]);

@@ -430,7 +430,7 @@ static int nonlinear_graded(const nc_snn *s, int id, unsigned char *memo)
     const nc_snn_layer *L = &s->layers[id];
     int graded = L->kind == NC_SNN_NONLINEAR;
     switch (L->kind) {
-    case NC_SNN_POOL2D: case NC_SNN_FLATTEN: case NC_SNN_RESHAPE: case NC_SNN_ADD: case NC_SNN_CONCAT:
+    case NC_SNN_POOL2D: case NC_SNN_FLATTEN: case NC_SNN_RESHAPE: case NC_SNN_ADD: case NC_SNN_CONCAT: case NC_SNN_GATHER:
     case NC_SNN_CONV2D: case NC_SNN_AFFINE:
         for (int k = 0; k < L->n_inputs && !graded; k++)
             graded = L->inputs[k] < id && nonlinear_graded(s, L->inputs[k], memo);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "convert_nonlinear.h"
+#include "convert_route.h"
 #include "convert_tokens.h"
 #include "convert_tokens_match.h"
 #include "convert/ann/model.h"
@@ -114,6 +115,8 @@ static tview view_of(const cv *c, int v)
     t.scale = 1.0;
     return t;
 }
+
+static const vshape *b1(const cv *c, int v) { return c->tok->b1[v].ndim >= 0 ? &c->tok->b1[v] : NULL; }
 
 /* 1 if t is how convert_graph.c holds a value: the batch axis, then the layer's shape, in order. */
 static int plain_view(const tview *t)
@@ -232,10 +235,8 @@ static nc_status realise_scale(cv *c, int v, tview *t)
     return NC_OK;
 }
 
-/* Value v (view t) as a plain layer of shape `shape`: its pending layers
- * and scalings appended, then a Reshape (a view) where the offset or
- * shape differ. */
-static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, const int64_t *shape, int *layer)
+/* The layer holding value v (view t), its pending layers and scalings appended. */
+static nc_status held_layer(cv *c, const nc_node *n, int v, tview *t)
 {
     vst *x = &c->vs[v];
     if (t->k || x->kind == VS_NONE)
@@ -246,6 +247,18 @@ static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, co
         return st;
     if (x->pad[0] || x->pad[1])
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its input is zero-padded by a Pad node");
+    return NC_OK;
+}
+
+/* Value v (view t) as a plain layer of shape `shape`: its pending layers
+ * and scalings appended, then a Reshape (a view) where the offset or
+ * shape differ. */
+static nc_status layer_as(cv *c, const nc_node *n, int v, tview *t, int ndim, const int64_t *shape, int *layer)
+{
+    vst *x = &c->vs[v];
+    nc_status st = held_layer(c, n, v, t);
+    if (st != NC_OK)
+        return st;
     const nc_snn_layer *L = &c->s->layers[x->layer];
     int same = t->offset == 0 && L->ndim == ndim;
     for (int d = 0; same && d < ndim; d++)
@@ -292,6 +305,259 @@ static void relaid(tview *t, int ndim, const int64_t *shape)
     t->offset = 0;
     t->ir_ndim = ndim;
     memcpy(t->ir_shape, shape, (size_t)ndim * sizeof *shape);
+}
+
+/* ---- routing: data movement as one Gather layer ---- */
+
+/* What no view of a layer expresses (a Pad, a Slice of step 2, a Concat of
+ * slices, torch.roll, Swin's window partition and its reverse, a reader
+ * needing another layout) becomes a Gather layer (NC_SNN_GATHER): each
+ * element one element of the layer it reads, or 0, by an index map made
+ * here by running the op on indices (convert_route.h). Maps compose: a
+ * Gather reading a Gather reads the first one's input instead, so a chain
+ * of such ops is one Gather (the ones composed away are dropped at the end
+ * of the walk). */
+
+static int64_t *new_map(int64_t n)
+{
+    int64_t *m = nc_malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+    if (!m)
+        nc_errorf(NC_ERR_NOMEM, "out of memory");
+    return m;
+}
+
+/* Value v's elements (view t, C order) as indices into layer *base: the
+ * layer holding v, or its input where that layer is a Gather. */
+static nc_status route_src(cv *c, const nc_node *n, int v, tview *t, int *base, int64_t **src)
+{
+    nc_status st = held_layer(c, n, v, t);
+    if (st != NC_OK)
+        return st;
+    const nc_snn_layer *L = &c->s->layers[c->vs[v].layer];
+    const int64_t *via = L->kind == NC_SNN_GATHER ? nc_i64(L->index) : NULL;
+    if (!(*src = new_map(prod(t->ndim, t->shape))))
+        return NC_ERR_NOMEM;
+    nc_route_view(t->ndim, t->shape, t->stride, t->offset, via, *src);
+    *base = via ? L->inputs[0] : c->vs[v].layer;
+    return NC_OK;
+}
+
+/* The ONNX axes of size > 1, the last one first (channels slowest: a
+ * per-token Linear layer reads the layer as (C, H, W)), into order. */
+static int channels_first(int ndim, const int64_t *shape, int *order)
+{
+    int no = 0;
+    if (ndim > 0 && shape[ndim - 1] > 1)
+        order[no++] = ndim - 1;
+    for (int d = 0; d < ndim - 1; d++)
+        if (shape[d] > 1)
+            order[no++] = d;
+    return no;
+}
+
+/* Value v (ONNX shape (ndim, shape)) := elements src (C order) of layer
+ * base, as a Gather whose layer holds the ONNX axes order[0..no) slowest
+ * first (one or two axes as (A, 1, 1) and (A, 1, B)). */
+static nc_status route(cv *c, const nc_node *n, int v, int base, const int64_t *src, int ndim, const int64_t *shape,
+                       const int *order, int no)
+{
+    int64_t lsh[NC_MAX_DIMS], lst[NC_MAX_DIMS], sh[NC_MAX_DIMS];
+    for (int k = 0; k < no; k++)
+        lsh[k] = shape[order[k]];
+    contiguous(no, lsh, lst);
+    int nd = no > 2 ? no : 3;
+    sh[0] = no > 0 ? lsh[0] : 1;
+    sh[1] = no > 2 ? lsh[1] : 1;
+    sh[2] = no == 2 ? lsh[1] : no > 2 ? lsh[2] : 1;
+    for (int k = 3; k < no; k++)
+        sh[k] = lsh[k];
+    tview t = {0};
+    t.ndim = ndim;
+    memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
+    for (int d = 0; d < ndim; d++)
+        t.stride[d] = 1;
+    for (int k = 0; k < no; k++)
+        t.stride[order[k]] = lst[k];
+    t.ir_ndim = nd;
+    memcpy(t.ir_shape, sh, (size_t)nd * sizeof *sh);
+    t.scale = 1.0;
+    int64_t *ix = new_map(prod(ndim, shape));
+    if (!ix)
+        return NC_ERR_NOMEM;
+    nc_route_lay(ndim, shape, t.stride, src, ix);
+    char nbase[300], buf[320];
+    int id;
+    snprintf(nbase, sizeof nbase, "%.200s_route", n->name);
+    nc_status st = nc_snn_add_gather(c->s, base, nd, sh, ix, nc_cg_uniq(c, nbase, buf, sizeof buf), &id);
+    nc_free(ix);
+    if (st != NC_OK)
+        return nc_cg_node_prefix(c, n, st);
+    nc_cg_set_layer(c, v, id);
+    set_view(c, v, &t);
+    return NC_OK;
+}
+
+/* The output value of n := map out (C order over its shape) of layer base, laid out channels first. */
+static nc_status route_out(cv *c, const nc_node *n, int base, const int64_t *out)
+{
+    const vshape *o = b1(c, n->outputs[0]);
+    int order[NC_MAX_DIMS], no = channels_first(o->ndim, o->shape, order);
+    return route(c, n, n->outputs[0], base, out, o->ndim, o->shape, order, no);
+}
+
+/* Value v (view *t) moved into a Gather laid out as order[0..no) (route):
+ * for a reader that needs a layout no view of v's layer has. *t becomes
+ * v's new view. */
+static nc_status relayout(cv *c, const nc_node *n, int v, tview *t, const int *order, int no)
+{
+    int base;
+    int64_t *src = NULL;
+    nc_status st = route_src(c, n, v, t, &base, &src);
+    if (st == NC_OK)
+        st = route(c, n, v, base, src, t->ndim, t->shape, order, no);
+    nc_free(src);
+    if (st == NC_OK)
+        *t = view_of(c, v);
+    return st;
+}
+
+/* 1 if canonical() takes t: a dense block of its layer, ONNX axis `first`
+ * (-1: any) the slowest. */
+static int canonical_ok(const tview *t, int first)
+{
+    int ord[NC_MAX_DIMS], r = dense_order(t, ord);
+    return r >= 0 && !(first >= 0 && t->shape[first] > 1 && ord[0] != first);
+}
+
+/* canonical() of value v's view t, moved into a Gather first (channels
+ * slowest, or `first`) where no view of its layer is canonical. */
+static nc_status canonical_of(cv *c, const nc_node *n, int v, tview *t, int first, int *ndim, int64_t *shape)
+{
+    if (!canonical_ok(t, first)) {
+        int order[NC_MAX_DIMS], no = 0;
+        if (first >= 0 && t->shape[first] > 1)
+            order[no++] = first;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] > 1 && d != first)
+                order[no++] = d;
+        if (first < 0)
+            no = channels_first(t->ndim, t->shape, order);
+        nc_status st = relayout(c, n, v, t, order, no);
+        if (st != NC_OK)
+            return st;
+    }
+    return canonical(c, n, t, first, ndim, shape);
+}
+
+/* A Slice of any step (patch merging's step 2) or a Pad (step 1 from
+ * −pad; zeros outside) of value vin: the output routed from its map. */
+static nc_status window_route(cv *c, const nc_node *n, const int64_t *start, const int64_t *step)
+{
+    int vin = n->inputs[0], base;
+    tview t = view_of(c, vin);
+    const vshape *o = b1(c, n->outputs[0]);
+    if (!o || o->ndim != t.ndim)
+        return nc_cg_node_err(c, n, NC_ERR_INTERNAL, "no shape at batch 1");
+    int64_t *src = NULL, *out = NULL;
+    nc_status st = route_src(c, n, vin, &t, &base, &src);
+    if (st == NC_OK && !(out = new_map(prod(o->ndim, o->shape))))
+        st = NC_ERR_NOMEM;
+    if (st == NC_OK) {
+        nc_route_window(t.ndim, t.shape, o->shape, start, step, src, out);
+        st = route_out(c, n, base, out);
+    }
+    nc_free(src);
+    nc_free(out);
+    return st;
+}
+
+/* Pad (constant zeros, any axes but the batch's, negative pads crop) of token values. */
+static nc_status op_pad_route(cv *c, const nc_node *n)
+{
+    const nc_tensor *tp = tok_kin(c, n, 1);
+    double value = 0.0;
+    int r = view_of(c, n->inputs[0]).ndim;
+    if (strcmp(nc_attr_str(n, "mode", "constant"), "constant") != 0 || n->opset < 11)
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a constant-mode Pad of opset 11 or later is convertible");
+    if (!tp || tp->dtype != NC_DTYPE_I64 || tp->numel != 2 * r || nc_node_has_input(n, 3) ||
+        (nc_node_has_input(n, 2) && (!nc_const_scalar(tok_kin(c, n, 2), &value) || value != 0.0)))
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only zero padding by constant pads over every axis is "
+                              "convertible");
+    if (nc_i64(tp)[0] || nc_i64(tp)[r])
+        return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Pad of the batch axis");
+    int64_t start[NC_MAX_DIMS], step[NC_MAX_DIMS];
+    for (int d = 0; d < r; d++) {
+        start[d] = -nc_i64(tp)[d];
+        step[d] = 1;
+    }
+    return window_route(c, n, start, step);
+}
+
+/* Slice of constant bounds with steps other than 1 (patch merging's step 2, negative steps). */
+static nc_status op_slice_route(cv *c, const nc_node *n, const nc_tensor *ts, const nc_tensor *ta, const nc_tensor *tp)
+{
+    tview t = view_of(c, n->inputs[0]);
+    int64_t start[NC_MAX_DIMS] = {0}, step[NC_MAX_DIMS];
+    for (int d = 0; d < t.ndim; d++)
+        step[d] = 1;
+    for (int64_t j = 0; j < ts->numel; j++) {
+        int64_t ax = ta ? nc_i64(ta)[j] : j, p = tp ? nc_i64(tp)[j] : 1;
+        ax = ax < 0 ? ax + t.ndim : ax;
+        if (ax < 0 || ax >= t.ndim || p == 0)
+            return nc_cg_node_err(c, n, NC_ERR_MODEL, "a Slice axis or step out of range");
+        int64_t size = t.shape[ax], s = nc_i64(ts)[j];
+        s = s < 0 ? s + size : s;
+        s = p > 0 ? (s < 0 ? 0 : s > size ? size : s) : (s < 0 ? 0 : s > size - 1 ? size - 1 : s);
+        start[ax] = s;
+        step[ax] = p;
+    }
+    return window_route(c, n, start, step);
+}
+
+/* A Reshape no view expresses: the same elements in C order, routed. */
+static nc_status op_reshape_route(cv *c, const nc_node *n, tview *t)
+{
+    int base;
+    int64_t *src = NULL;
+    nc_status st = route_src(c, n, n->inputs[0], t, &base, &src);
+    if (st == NC_OK)
+        st = route_out(c, n, base, src);
+    nc_free(src);
+    return st;
+}
+
+/* Concat of computed values along any axis (torch.roll's two slices, patch
+ * merging's four) whose elements all come from one layer. */
+static nc_status op_concat_route(cv *c, const nc_node *n)
+{
+    const vshape *o = b1(c, n->outputs[0]);
+    int axis = (int)nc_attr_int(n, "axis", 0);
+    axis = axis < 0 ? axis + o->ndim : axis;
+    int64_t at = 0, *out = new_map(prod(o->ndim, o->shape));
+    if (!out)
+        return NC_ERR_NOMEM;
+    int base = -1;
+    nc_status st = NC_OK;
+    for (int k = 0; st == NC_OK && k < n->n_inputs; k++) {
+        int v = n->inputs[k], b;
+        tview t = view_of(c, v);
+        int64_t *src = NULL;
+        if ((st = route_src(c, n, v, &t, &b, &src)) != NC_OK)
+            break;
+        if (base >= 0 && b != base)
+            st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its inputs come from different layers ('%s' and '%s'): "
+                                "only a Concat of parts of one layer is routed", c->s->layers[base].name,
+                                c->s->layers[b].name);
+        else
+            nc_route_place(o->ndim, t.shape, o->shape, axis, at, src, out);
+        base = b;
+        at += t.shape[axis];
+        nc_free(src);
+    }
+    if (st == NC_OK)
+        st = route_out(c, n, base, out);
+    nc_free(out);
+    return st;
 }
 
 /* ---- constants ---- */
@@ -414,8 +680,6 @@ static int reshape_view(tview *t, int ndim, const int64_t *shape)
     return 1;
 }
 
-static const vshape *b1(const cv *c, int v) { return c->tok->b1[v].ndim >= 0 ? &c->tok->b1[v] : NULL; }
-
 /* Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, Dropout, Cast, Slice: a new view, no layer. */
 static nc_status op_view(cv *c, const nc_node *n)
 {
@@ -442,6 +706,8 @@ static nc_status op_view(cv *c, const nc_node *n)
         for (int64_t j = 0; j < ts->numel; j++) {
             int64_t ax = ta ? nc_i64(ta)[j] : j, step = tp ? nc_i64(tp)[j] : 1;
             ax = ax < 0 ? ax + t.ndim : ax;
+            if (step != 1 && !t.k)
+                return op_slice_route(c, n, ts, ta, tp);
             if (ax < 0 || ax >= t.ndim || step != 1)
                 return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Slice of step 1 is convertible");
             int64_t size = t.shape[ax], s = nc_i64(ts)[j], e = nc_i64(te)[j];
@@ -453,6 +719,8 @@ static nc_status op_view(cv *c, const nc_node *n)
             t.shape[ax] = e - s;
         }
     } else if (!reshape_view(&t, o->ndim, o->shape)) {
+        if (!t.k) /* values from different blocks of the layer: routed */
+            return op_reshape_route(c, n, &t);
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "this reshape regroups values that do not lie in one "
                        "block of the layer that holds them: no view of the layer expresses it");
     }
@@ -556,7 +824,7 @@ static nc_status linear(cv *c, const nc_node *n, int vin, int vout, const nc_ten
     } else {
         int nd, layer;
         int64_t sh[NC_MAX_DIMS];
-        st = canonical(c, n, &t, last, &nd, sh);
+        st = canonical_of(c, n, vin, &t, last, &nd, sh);
         if (st == NC_OK && nd != 3)
             st = nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "a Linear layer over a value of rank %d", nd);
         if (st == NC_OK)
@@ -606,10 +874,23 @@ static nc_status op_arith(cv *c, const nc_node *n)
             return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "%s of two computed token values is not convertible",
                            n->op_type);
         tview a = view_of(c, n->inputs[0]), b = view_of(c, n->inputs[1]);
-        int ord[NC_MAX_DIMS];
-        int same = a.ndim == b.ndim && dense_order(&a, ord) >= 0 && dense_order(&b, ord) >= 0;
-        for (int d = 0; same && d < a.ndim; d++)
-            same = a.shape[d] == b.shape[d] && (a.shape[d] == 1 || a.stride[d] == b.stride[d]);
+        int ord[NC_MAX_DIMS], same = 0;
+        for (int pass = 0; pass < 2 && !same; pass++) {
+            same = a.ndim == b.ndim && dense_order(&a, ord) >= 0 && dense_order(&b, ord) >= 0;
+            for (int d = 0; same && d < a.ndim; d++)
+                same = a.shape[d] == b.shape[d] && (a.shape[d] == 1 || a.stride[d] == b.stride[d]);
+            if (same || pass || a.ndim != b.ndim)
+                break;
+            /* laid out differently: b routed into a's order (a dense), else both channels first */
+            int no = dense_order(&a, ord);
+            if (no < 0) {
+                no = channels_first(a.ndim, a.shape, ord);
+                if ((st = relayout(c, n, n->inputs[0], &a, ord, no)) != NC_OK)
+                    return st;
+            }
+            if ((st = relayout(c, n, n->inputs[1], &b, ord, no)) != NC_OK)
+                return st;
+        }
         if (!same)
             return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "its two inputs are laid out differently in their layers");
         int nd = a.ir_ndim, from[2], id;
@@ -644,6 +925,16 @@ static nc_status op_arith(cv *c, const nc_node *n)
         t.scale *= mul ? kv : 1.0 / kv;
         set_view(c, n->outputs[0], &t);
         return NC_OK;
+    }
+    /* a constant along the channels (the last axis) that are not its layer's first axis, or one per element
+       of a view that is not its whole layer: the value routed channels first (a Gather) so that it is */
+    int along_last = k->ndim >= 1 && k->shape[k->ndim - 1] > 1 && k->numel == k->shape[k->ndim - 1];
+    int partial = t.offset || prod(t.ndim, t.shape) != prod(t.ir_ndim, t.ir_shape);
+    if (!t.k && c->vs[vin].kind != VS_NONE &&
+        ((along_last && layer_axis(&t, t.ndim - 1) != 0) || (!along_last && k->numel > 1 && partial))) {
+        int order[NC_MAX_DIMS], no = channels_first(t.ndim, t.shape, order);
+        if ((st = relayout(c, n, vin, &t, order, no)) != NC_OK)
+            return st;
     }
     int64_t irsize = prod(t.ir_ndim, t.ir_shape), C = t.ir_ndim ? t.ir_shape[0] : 1, per = irsize / C;
     float *full = nc_malloc((size_t)irsize * sizeof *full);
@@ -719,7 +1010,7 @@ static nc_status nonlinear1(cv *c, const nc_node *n, int vin, int vout, nc_nonli
     if (axis >= 0) {
         int a = layer_axis(&t, axis);
         if (a < 0) {
-            if ((st = canonical(c, n, &t, -1, &nd, sh)) != NC_OK)
+            if ((st = canonical_of(c, n, vin, &t, -1, &nd, sh)) != NC_OK)
                 return st;
             tview u = t;
             relaid(&u, nd, sh);
@@ -732,7 +1023,7 @@ static nc_status nonlinear1(cv *c, const nc_node *n, int vin, int vout, nc_nonli
         }
         p.axis = a;
     } else if (t.offset || prod(t.ndim, t.shape) != prod(t.ir_ndim, t.ir_shape)) {
-        if ((st = canonical(c, n, &t, -1, &nd, sh)) != NC_OK)
+        if ((st = canonical_of(c, n, vin, &t, -1, &nd, sh)) != NC_OK)
             return st;
     }
     if ((st = layer_as(c, n, vin, &t, nd, sh, &layer)) != NC_OK)
@@ -797,12 +1088,25 @@ static nc_status op_matmul2(cv *c, const nc_node *n)
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a MatMul of two values of the same rank (>= 2) is convertible");
     int r = o.ndim;
     /* each operand in the layout "leading axes in order, then its last two in either order" */
-    const tview *ops[2] = {&x, &y};
+    tview *ops[2] = {&x, &y};
     int trans[2], nd[2], from[2];
     int64_t sh[2][NC_MAX_DIMS];
     for (int q = 0; q < 2; q++) {
-        const tview *t = ops[q];
-        int ord[NC_MAX_DIMS], cnt = dense_order(t, ord);
+        tview *t = ops[q];
+        int ord[NC_MAX_DIMS], cnt = dense_order(t, ord), outer = cnt >= 0;
+        for (int d = 0, lead = 0; outer && d < r - 2; d++)
+            if (t->shape[d] > 1)
+                outer = ord[lead++] == d;
+        if (!outer && vx != vy) { /* windows and heads inside the tokens (Swin): routed into that layout */
+            int order[NC_MAX_DIMS], no = 0;
+            for (int d = 0; d < r; d++)
+                if (t->shape[d] > 1)
+                    order[no++] = d;
+            nc_status rst = relayout(c, n, n->inputs[q], t, order, no);
+            if (rst != NC_OK)
+                return rst;
+            cnt = dense_order(t, ord);
+        }
         if (cnt < 0)
             return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "input %d is not a dense block of its layer", q);
         int lead = 0;
@@ -1015,6 +1319,18 @@ static nc_status op_gather(cv *c, const nc_node *n)
     int64_t N = t.shape[axis];
     idx = idx < 0 ? idx + N : idx;
     int ord[NC_MAX_DIMS], cnt = dense_order(&t, ord);
+    if (idx >= 0 && idx < N && !t.k && (cnt < 1 || ord[cnt - 1] != axis)) { /* Swin's qkv[0]: a view without the axis */
+        t.offset += idx * t.stride[axis];
+        for (int d = axis; d + 1 < t.ndim; d++) {
+            t.shape[d] = t.shape[d + 1];
+            t.stride[d] = t.stride[d + 1];
+        }
+        t.ndim--;
+        nc_status st = c->vs[vin].kind == VS_NONE ? NC_OK : nc_cg_pass(c, n, vin, vout);
+        if (st == NC_OK)
+            set_view(c, vout, &t);
+        return st;
+    }
     if (cnt < 1 || ord[cnt - 1] != axis || idx < 0 || idx >= N)
         return nc_cg_node_err(c, n, NC_ERR_UNSUPPORTED, "only a Gather along the fastest axis of its input's layer (the "
                        "tokens) is convertible");
@@ -1086,12 +1402,34 @@ static int reads_view(const cv *c, const nc_node *n)
     return 0;
 }
 
+/* An element-wise op with a constant other than one value per channel on a
+ * value of rank >= 3 (a channels-last input (N, H, W, C), Swin's; its
+ * attention mask over (windows, heads, N, N)): taken here, where values
+ * are routed channels first or constants added as layers. */
+static int channels_last_const(const cv *c, const nc_node *n)
+{
+    if (!(tok_is_op(n, "Add") || tok_is_op(n, "Sub") || tok_is_op(n, "Mul") || tok_is_op(n, "Div")) || n->n_inputs != 2)
+        return 0;
+    const nc_tensor *k = tok_kin(c, n, 1) ? tok_kin(c, n, 1) : tok_kin(c, n, 0);
+    int v = tok_kin(c, n, 1) ? n->inputs[0] : n->inputs[1];
+    const nc_value *x = &c->g->values[v];
+    if (!k || (tok_kin(c, n, 0) && tok_kin(c, n, 1)) || x->ndim < 3 || c->vs[v].kind != VS_LAYER)
+        return 0;
+    int64_t C = nc_snn_layer_channels(&c->s->layers[c->vs[v].layer]);
+    int per_channel = 1; /* one value per channel of a (N, C, …) value: convert_graph.c's */
+    for (int d = 0; d < k->ndim; d++) {
+        int at = x->ndim - k->ndim + d;
+        per_channel &= k->shape[d] == 1 || (at == 1 && k->shape[d] == C);
+    }
+    return k->numel > 1 && !per_channel;
+}
+
 int nc_tok_takes(const cv *c, int i)
 {
     const nc_node *n = &c->g->nodes[i];
     int nodes[NC_TOK_LN_NODES];
     double eps;
-    return reads_view(c, n) || nc_tok_token_reshape(c, n) || tok_is_op(n, "Transpose") || tok_is_op(n, "Expand") ||
+    return reads_view(c, n) || channels_last_const(c, n) || nc_tok_token_reshape(c, n) || tok_is_op(n, "Transpose") || tok_is_op(n, "Expand") ||
            tok_is_op(n, "LayerNormalization") || nc_tok_data_gather(c, n) || nc_tok_inner_softmax(c, n) ||
            ((tok_is_op(n, "MatMul") || tok_is_op(n, "Gemm")) && !tok_kin(c, n, 1)) || nc_tok_ln_match(c, i, nodes, &eps) >= 0 ||
            nc_tok_gelu_match(c, i, nodes) >= 0;
@@ -1156,8 +1494,14 @@ nc_status nc_tok_convert(cv *c, int i)
         nc_nonlinear_params p = {.fn = NC_NL_SOFTMAX};
         return nonlinear1(c, n, n->inputs[0], n->outputs[0], p, axis);
     }
-    if (tok_is_op(n, "Concat"))
-        return op_concat(c, n);
+    if (tok_is_op(n, "Concat")) {
+        int computed = 0;
+        for (int k = 0; k < n->n_inputs; k++)
+            computed += !c->g->values[n->inputs[k]].constant && !(c->tok->tv[n->inputs[k]].set && c->tok->tv[n->inputs[k]].k);
+        return computed == n->n_inputs && computed > 1 ? op_concat_route(c, n) : op_concat(c, n);
+    }
+    if (tok_is_op(n, "Pad"))
+        return op_pad_route(c, n);
     if (nc_tok_data_gather(c, n))
         return op_gather(c, n);
     if (tok_is_op(n, "ReduceMean"))

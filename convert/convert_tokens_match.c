@@ -219,14 +219,20 @@ int nc_tok_convertible(const cv *c, int i)
 }
 
 /* A Reshape convert_graph.c refuses (not a flattening to (batch, features),
- * nor the identity), from and to ranks below a channel shuffle's 5. */
+ * nor the identity), to a rank below a channel shuffle's 5, and from one
+ * unless a Transpose made its input (the shuffle's last Reshape; Swin's
+ * attention mask is added over (batch, windows, heads, N, N)). */
 int nc_tok_token_reshape(const cv *c, const nc_node *n)
 {
     if (!tok_is_op(n, "Reshape"))
         return 0;
     const nc_value *in = &c->g->values[n->inputs[0]], *out = &c->g->values[n->outputs[0]];
-    if (out->ndim == 2 || out->ndim >= 5 || in->ndim >= 5)
+    if (out->ndim == 2 || out->ndim >= 5)
         return 0;
+    for (int j = 0; in->ndim >= 5 && j < c->g->n_nodes; j++)
+        if (c->g->nodes[j].n_outputs > 0 && c->g->nodes[j].outputs[0] == n->inputs[0] &&
+            tok_is_op(&c->g->nodes[j], "Transpose"))
+            return 0;
     int same = in->ndim == out->ndim;
     for (int d = 1; same && d < in->ndim; d++)
         same = in->shape[d] == out->shape[d];

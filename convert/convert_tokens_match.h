@@ -34,7 +34,8 @@ int nc_tok_token_mean(const cv *c, const nc_node *n);
 /* A Gather of float values (not shape arithmetic). */
 int nc_tok_data_gather(const cv *c, const nc_node *n);
 /* A Reshape convert_graph.c refuses (not a flattening to (batch, features),
- * nor the identity), from and to ranks below a channel shuffle's 5. */
+ * nor the identity), to a rank below a channel shuffle's 5, and from one
+ * unless a Transpose made its input (the shuffle's). */
 int nc_tok_token_reshape(const cv *c, const nc_node *n);
 /* 1 if n is an element-wise function a Nonlinear layer computes (its fn in *fn, may be NULL). */
 int nc_tok_elementwise_fn(const nc_node *n, nc_nonlinear_fn *fn);

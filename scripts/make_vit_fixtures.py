@@ -28,6 +28,10 @@ Writes tests/fixtures/vit/:
                    input: its roll, window partition and attention mask
                    (ScatterND, Range, Mod, Not, Equal, Where)
   x_swin.npy       4 random inputs [4, 8, 8, 16]; y_swin.npy the block's outputs
+  swin_small.onnx  opset 13: a two-stage torchvision SwinTransformer (dim 16,
+                   depths [2, 1], window 4) on 24 px: window padding (6 × 6
+                   tokens to 8 × 8), a shifted block, patch merging
+  x_swin_small.npy 16 smooth random images [16, 3, 24, 24]; y_swin_small.npy its logits
   x.npy            16 smooth random images [16, 3, 16, 16] (bench/zoo.py's), float32
   y.npy            the ViT's logits on x.npy (torch's)
   y_convnext.npy   the ConvNeXt's logits on x.npy
@@ -92,6 +96,23 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(OUT, "y_swin.npy"), swin(xs).numpy().astype(np.float32))
     export(swin, xs, "swin_block", 13)
+    swin_small()
+
+
+def swin_small():
+    """A two-stage torchvision Swin on 24 px: 6 × 6 tokens padded to 8 × 8
+    windows of 4 (a shifted second block), patch merging (step-2 Slices),
+    stage 2's 3 × 3 tokens padded to one window."""
+    torch.manual_seed(5)
+    net = torchvision.models.swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 1], num_heads=[2, 2], window_size=[4, 4], mlp_ratio=2.0,
+        stochastic_depth_prob=0.0, num_classes=10).eval()
+    torch.nn.init.normal_(net.head.weight, std=0.2)
+    x = images(16, 24, 9)
+    np.save(os.path.join(OUT, "x_swin_small.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(OUT, "y_swin_small.npy"), net(x).numpy().astype(np.float32))
+    export(net, x, "swin_small", 13)
 
 
 class TokenMix(torch.nn.Module):

@@ -223,28 +223,126 @@ static void test_vit_spiking(void **state)
     nc_model_free(m);
 }
 
-/* A shifted-window Swin block: the ANN equals torch (its attention mask is
- * computed from float values, which the load's shape pass cannot see: it
- * must not be folded from that pass); conversion refuses it naming a node:
- * its channels-last input is held as an (8, 8, 16) layer of 8 channels, so
- * the first LayerNorm's γ is no per-channel constant; past that, its
- * windows, roll and padding need data moved (docs/modern-networks.md: swin_t) */
+/* A Swin network's SNN readout against the ANN at step count T on backend b. */
+static double swin_cosine(const char *name, const nc_snn *s, const char *b, const nc_tensor *x, const nc_tensor *ann,
+                          int T, nc_tensor **y)
+{
+    *y = nc_test_run(s, b, x, T);
+    double cos = nc_test_centred_cosine(*y, ann, T);
+    printf("%s on %s: T = %d: centred cosine %.6f\n", name, b, T, cos);
+    return cos;
+}
+
+/* A shifted-window Swin block (torchvision's SwinTransformerBlock: window
+ * 4, shift 2, on a channels-last (8, 8, 16) input): the ANN equals torch
+ * (its attention mask is computed from float values, which the load's
+ * shape pass cannot see: it must not be folded from that pass). Converted
+ * with default options: its data movement (the channels-last input routed
+ * channels first for the LayerNorm's γ, the Pad, the roll's Slice/Concat
+ * pairs, the window partition, the attention's windows and heads, the
+ * reverse partition and roll, the residual's layout) becomes Gather layers,
+ * each chain composed into one (no Gather reads a Gather); the windowed
+ * attention is the ordinary attention with the windows as a batch axis, its
+ * relative position bias and shift mask constant layers added before the
+ * Softmax. The readout converges to the ANN's; cpu-fast equals the
+ * reference bit for bit; the .nir file holds the Gathers (neuroc.Gather)
+ * and reads back to the same outputs. */
 static void test_swin_block(void **state)
 {
     (void)state;
     nc_model *m = NULL;
     NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/vit/swin_block.onnx"), NULL, &m));
     nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x_swin.npy"), *want = nc_test_load_f32("tests/fixtures/vit/y_swin.npy");
-    nc_tensor *y = NULL;
+    nc_tensor *ann = NULL;
     const nc_tensor *ins[1] = {x};
-    NC_ASSERT_OK(nc_model_run(m, ins, 1, &y, 1));
-    assert_int_equal(nc_tensor_numel(y), nc_tensor_numel(want));
-    assert_true(nc_test_mean_gap(y, want, 1) < 1e-5);
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann, 1));
+    assert_int_equal(nc_tensor_numel(ann), nc_tensor_numel(want));
+    assert_true(nc_test_mean_gap(ann, want, 1) < 1e-5);
     nc_snn *s = NULL;
-    assert_int_equal(nc_convert(m, x, NULL, NULL, &s, NULL), NC_ERR_UNSUPPORTED);
-    assert_null(s);
-    assert_non_null(strstr(nc_last_error(), "swin_block.onnx: node '"));
-    nc_tensor_free(y);
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    int gathers = 0, mask_adds = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind == NC_SNN_GATHER) {
+            gathers++;
+            assert_int_not_equal(s->layers[L->inputs[0]].kind, NC_SNN_GATHER); /* chains composed */
+        }
+        mask_adds += L->kind == NC_SNN_ADD && L->ndim == 4 && L->shape[0] == 4 && L->shape[2] == 16; /* (windows, heads, N, N) */
+    }
+    printf("swin_block: %d layers, %d Gathers\n", s->n_layers, gathers);
+    assert_true(gathers >= 3);
+    assert_int_equal(mask_adds, 2); /* the relative position bias, the shift mask */
+    assert_int_equal(count_fn(s, NC_NL_SOFTMAX), 1);
+    assert_int_equal(count_fn(s, NC_NL_MATMUL), 2);
+    nc_tensor *y8 = NULL, *y128 = NULL, *yref = NULL;
+    double c8 = swin_cosine("swin_block", s, "cpu-fast", x, ann, 8, &y8),
+           c128 = swin_cosine("swin_block", s, "cpu-fast", x, ann, 128, &y128);
+    assert_true(c128 > 0.95 && c128 > c8);
+    swin_cosine("swin_block", s, "cpu", x, ann, 8, &yref); /* cpu-fast == the reference, bit for bit */
+    assert_memory_equal(nc_tensor_data(yref), nc_tensor_data(y8), (size_t)nc_tensor_numel(y8) * sizeof(float));
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_convert_vit_swin.nir", NC_BINARY_DIR);
+    NC_ASSERT_OK(nc_snn_save_nir(s, path));
+    nc_snn *back = NULL;
+    NC_ASSERT_OK(nc_snn_load_nir(path, NULL, &back));
+    assert_int_equal(back->n_layers, s->n_layers);
+    nc_tensor *yback = nc_test_run(back, "cpu-fast", x, 8);
+    assert_memory_equal(nc_tensor_data(yback), nc_tensor_data(y8), (size_t)nc_tensor_numel(y8) * sizeof(float));
+    remove(path);
+    nc_tensor_free(yback);
+    nc_snn_free(back);
+    nc_tensor_free(yref);
+    nc_tensor_free(y8);
+    nc_tensor_free(y128);
+    nc_snn_free(s);
+    nc_tensor_free(ann);
+    nc_tensor_free(want);
+    nc_tensor_free(x);
+    nc_model_free(m);
+}
+
+/* A two-stage torchvision Swin on 24 px (tests/fixtures/vit/swin_small.onnx):
+ * its 6 × 6 tokens padded to 8 × 8 windows (a Gather whose map holds zeros),
+ * a shifted block, patch merging's four step-2 Slices Concat-ed (one Gather
+ * of 4C channels), stage 2's 3 × 3 tokens padded to one window; default
+ * options; the readout converges to the ANN's, cpu-fast = cpu. */
+static void test_swin_small(void **state)
+{
+    (void)state;
+    nc_model *m = NULL;
+    NC_ASSERT_OK(nc_model_load_onnx(nc_test_src("tests/fixtures/vit/swin_small.onnx"), NULL, &m));
+    nc_tensor *x = nc_test_load_f32("tests/fixtures/vit/x_swin_small.npy"),
+              *want = nc_test_load_f32("tests/fixtures/vit/y_swin_small.npy"), *ann = NULL;
+    const nc_tensor *ins[1] = {x};
+    NC_ASSERT_OK(nc_model_run(m, ins, 1, &ann, 1));
+    assert_true(nc_test_mean_gap(ann, want, 1) < 1e-5);
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_convert(m, x, NULL, NULL, &s, NULL));
+    int padded = 0, merged = 0;
+    for (int i = 0; i < s->n_layers; i++) {
+        const nc_snn_layer *L = &s->layers[i];
+        if (L->kind != NC_SNN_GATHER)
+            continue;
+        int zeros = 0;
+        for (int64_t e = 0; e < L->index->numel; e++)
+            zeros += nc_i64(L->index)[e] < 0;
+        padded += zeros > 0;
+        merged += L->ndim == 3 && L->shape[0] == 64 && L->shape[1] == 3 && L->shape[2] == 3 &&
+                  s->layers[L->inputs[0]].shape[0] == 16; /* 16 channels at 6 × 6 → 64 at 3 × 3 */
+    }
+    assert_true(padded >= 3); /* stage 1's two blocks, stage 2's */
+    assert_int_equal(merged, 1);
+    nc_tensor *y8 = NULL, *y64 = NULL, *yref = NULL;
+    double c8 = swin_cosine("swin_small", s, "cpu-fast", x, ann, 8, &y8),
+           c64 = swin_cosine("swin_small", s, "cpu-fast", x, ann, 64, &y64);
+    assert_true(c64 > 0.95 && c64 >= c8);
+    swin_cosine("swin_small", s, "cpu", x, ann, 8, &yref);
+    assert_memory_equal(nc_tensor_data(yref), nc_tensor_data(y8), (size_t)nc_tensor_numel(y8) * sizeof(float));
+    nc_tensor_free(yref);
+    nc_tensor_free(y8);
+    nc_tensor_free(y64);
+    nc_snn_free(s);
+    nc_tensor_free(ann);
     nc_tensor_free(want);
     nc_tensor_free(x);
     nc_model_free(m);
@@ -260,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_one_head),
         cmocka_unit_test(test_vit_spiking),
         cmocka_unit_test(test_swin_block),
+        cmocka_unit_test(test_swin_small),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);

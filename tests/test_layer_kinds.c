@@ -48,7 +48,10 @@ static void test_table_rows(void **state)
                 nc_snn_kind(NC_SNN_SPIKEMAXPOOL2D)->window && !nc_snn_kind(NC_SNN_CONV2D)->window);
     assert_true(nc_snn_kind(NC_SNN_ADD)->multi_input && nc_snn_kind(NC_SNN_CONCAT)->multi_input &&
                 !nc_snn_kind(NC_SNN_AFFINE)->multi_input);
-    assert_int_equal(NC_SNN_N_KINDS, NC_SNN_NONLINEAR + 1);
+    assert_int_equal(NC_SNN_N_KINDS, NC_SNN_GATHER + 1);
+    /* routing: no state, no synapse, no NIR node */
+    assert_true(nc_snn_kind(NC_SNN_GATHER)->stateless && !nc_snn_kind(NC_SNN_GATHER)->counts_synops &&
+                !nc_snn_kind(NC_SNN_GATHER)->nir && !nc_snn_kind(NC_SNN_GATHER)->view);
     assert_false(nc_snn_kind(NC_SNN_NONLINEAR)->stateless || nc_snn_kind(NC_SNN_NONLINEAR)->nir); /* state: input sums */
     assert_string_equal(nc_snn_kind((nc_snn_layer_kind)NC_SNN_N_KINDS)->name, "unknown");
     assert_string_equal(nc_snn_kind_name((nc_snn_layer_kind)-1), "unknown");

@@ -298,6 +298,30 @@ static void test_grad_add_concat(void **state)
     nc_snn_free(s);
 }
 
+/* A Gather (routing: Swin's windows, roll, padding) between two synaptic
+ * layers: its gradient goes back to the element each output read, summed
+ * where one element feeds several outputs, nothing from its zeros. */
+static void test_grad_gather(void **state)
+{
+    (void)state;
+    uint64_t rng = g_rng; /* the tests after it draw what they drew before it existed */
+    g_rng = 7;
+    int64_t shape[3] = {2, 3, 3}, gshape[3] = {3, 2, 4}, ix[24];
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
+    nc_conv2d_params p = {.padding = {1, 1}};
+    int a = add_conv(s, 0, 2, 3, 3, &p, 0.5f), g, f, id;
+    for (int e = 0; e < 24; e++)
+        ix[e] = e % 7 == 3 ? -1 : (e * 5) % 18; /* repeats and zeros */
+    NC_ASSERT_OK(nc_snn_add_gather(s, a, 3, gshape, ix, "route", &g));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, g, NULL, &f));
+    int o = add_affine(s, f, 3, 0.3f);
+    NC_ASSERT_OK(nc_snn_add_readout(s, o, NULL, &id));
+    grad_check(s, &linear_case);
+    nc_snn_free(s);
+    g_rng = rng;
+}
+
 /* Inputs to a neuron layer kept away from the kinks at 0 and λ (and from
  * the kinks of the triangle surrogate), so the finite differences see one
  * smooth piece. */
@@ -1043,6 +1067,7 @@ int main(void)
         cmocka_unit_test(test_grad_pool),
         cmocka_unit_test(test_grad_maxpool),
         cmocka_unit_test(test_grad_add_concat),
+        cmocka_unit_test(test_grad_gather),
         cmocka_unit_test(test_grad_qcfs_relaxed),
         cmocka_unit_test(test_qcfs_cases),
         cmocka_unit_test(test_grad_qcfs_network),

@@ -342,6 +342,16 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
                         o[e] += a[e];
                 }
             break;
+        case NC_SNN_GATHER: { /* routing: element e is input index[e], or 0 */
+            const int64_t *ix = nc_i64(L->index);
+            for (int64_t r = 0; r < rows; r++) {
+                const float *a = in_row(X, r, N);
+                float *o = Y->y + r * Y->size;
+                for (int64_t e = 0; e < Y->size; e++)
+                    o[e] = ix[e] < 0 ? 0.0f : a[ix[e]];
+            }
+            break;
+        }
         case NC_SNN_CONCAT:
             for (int64_t r = 0; r < rows; r++) {
                 int64_t off = 0;
@@ -468,6 +478,16 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
                 if (A->dy)
                     add_back(A, A->dy, Y->dy, rows, N, 0, Y->size);
             }
+            break;
+        case NC_SNN_GATHER: /* the gradient routed back: summed where an input feeds several outputs */
+            for (int64_t n = 0; dx && n < N; n++)
+                for (int64_t r = n; r < rows; r += N) {
+                    float *d = dx + (X->steps == 1 ? n : r) * X->size;
+                    const float *g = Y->dy + r * Y->size;
+                    for (int64_t e = 0; e < Y->size; e++)
+                        if (nc_i64(L->index)[e] >= 0)
+                            d[nc_i64(L->index)[e]] += g[e];
+                }
             break;
         case NC_SNN_CONCAT: {
             int64_t off = 0;

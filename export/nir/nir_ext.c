@@ -24,6 +24,7 @@
  *             scalars, axis, trans_x, trans_y int64: a Nonlinear layer's
  *             function (nc_nonlinear_params), only for one, all of them
  *   spike_gt, exact  int64 (1), only when set
+ *   index     int64 [size], a Gather's index map (-1: a zero), only for one
  *   div_taps  int64 (1)   div_pad int64 [2]   only for a Pool2d with
  *             per-window divisors (snn_ir.h), which a SumPool2d cannot hold
  * The reader needs every field but those last ones and `shape`, reads them
@@ -135,6 +136,8 @@ nc_status nir_ext_write(const nc_snn_layer *L, hid_t g)
         st = nc_h5_write_i64_scalar(g, "two_sided", 1);
     if (st == NC_OK && L->kind == NC_SNN_NONLINEAR)
         st = write_nonlinear(g, &L->nl);
+    if (st == NC_OK && L->index)
+        st = nc_h5_write_i64(g, "index", 1, &L->index->numel, nc_i64(L->index));
     if (st == NC_OK && L->div_taps && (st = nc_h5_write_i64_scalar(g, "div_taps", L->div_taps)) == NC_OK)
         st = nc_h5_write_i64(g, "div_pad", 1, &two, L->div_pad);
     return st;
@@ -268,6 +271,8 @@ static nc_status read_fields(hid_t g, nc_snn_layer *L)
         }
     if (st == NC_OK && L->kind == NC_SNN_NONLINEAR)
         st = read_nonlinear(g, L);
+    if (st == NC_OK && L->kind == NC_SNN_GATHER && (st = need(g, "index")) == NC_OK) /* checked with the layer */
+        st = nc_h5_read_i64(g, "index", &L->index);
     return st;
 }
 

@@ -52,6 +52,8 @@ typedef enum nc_snn_layer_kind {
                           one of several Input nodes: its part of the network's input) */
     NC_SNN_NONLINEAR,  /* a non-linear function of its inputs' running means, emitted as increments
                           (expectation compensation: nc_snn_add_nonlinear) */
+    NC_SNN_GATHER,     /* routing: each output element one element of its input, or 0, by an index map made
+                          at conversion (window partition, roll, pad, patch merging: pure data movement) */
     NC_SNN_KIND_COUNT  /* the number of kinds, not a kind: new kinds go above it */
 } nc_snn_layer_kind;
 

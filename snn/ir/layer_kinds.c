@@ -55,7 +55,8 @@ void nc_snn_mark_signed(const nc_snn *s, char *is_signed)
 {
     for (int i = 0; i < s->n_layers; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        int passes = L->kind == NC_SNN_SPIKEMAXPOOL2D || L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_CONCAT;
+        int passes = L->kind == NC_SNN_SPIKEMAXPOOL2D || L->kind == NC_SNN_FLATTEN || L->kind == NC_SNN_CONCAT ||
+                     L->kind == NC_SNN_GATHER;
         is_signed[i] = L->kind == NC_SNN_SIGNED_IF;
         for (int k = 0; passes && k < L->n_inputs; k++)
             if (L->inputs[k] < i && is_signed[L->inputs[k]])

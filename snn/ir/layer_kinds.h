@@ -88,7 +88,9 @@ enum {
     X(NC_SNN_DELAY, "Delay", NC_K_SAME_SHAPE | NC_K_NIR_EXPRESSED)                                      \
     X(NC_SNN_RESHAPE, "Reshape", NC_K_STATELESS | NC_K_VIEW)                                             \
     /* expectation compensation: state (input sums), graded output; its ops are counted (MatMul, Mul) */ \
-    X(NC_SNN_NONLINEAR, "Nonlinear", NC_K_SYNOPS)
+    X(NC_SNN_NONLINEAR, "Nonlinear", NC_K_SYNOPS)                                                       \
+    /* routes values by an index map: no synapse, so no ops (spikes in, the same spikes out) */          \
+    X(NC_SNN_GATHER, "Gather", NC_K_STATELESS)
 
 typedef struct nc_snn_kind_traits {
     const char *name;        /* nc_snn_kind_name ("IF", "Conv2d", ...) */

@@ -13,7 +13,7 @@ static void layer_clear(nc_snn_layer *L)
     nc_free(L->name);
     nc_free(L->inputs);
     nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                       L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
+                       L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset, L->index};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         nc_tensor_free(ts[i]);
     for (int k = 0; L->part_names && k < L->n_inputs; k++)
@@ -350,7 +350,7 @@ void nc_snn_mark_spike_sources(const nc_snn *s, const char *sink, char *mark)
        (a walk per input would revisit shared inputs exponentially often) */
     for (int i = s->n_layers - 1; i >= 0; i--) {
         const nc_snn_layer *L = &s->layers[i];
-        int pass = sink[i] || (L->kind == NC_SNN_CONCAT && mark[i]);
+        int pass = sink[i] || ((L->kind == NC_SNN_CONCAT || L->kind == NC_SNN_GATHER) && mark[i]);
         for (int k = 0; pass && k < L->n_inputs; k++)
             if (L->inputs[k] < i)
                 mark[L->inputs[k]] = 1;
@@ -368,7 +368,7 @@ int nc_snn_reads_bursts(const nc_snn *s, int id)
     for (int i = 0; i <= id; i++) {
         const nc_snn_layer *L = &s->layers[i];
         b[i] = L->kind == NC_SNN_SIGNED_IF && (L->max_spikes > 1 || L->two_sided);
-        for (int k = 0; L->kind == NC_SNN_CONCAT && k < L->n_inputs; k++)
+        for (int k = 0; (L->kind == NC_SNN_CONCAT || L->kind == NC_SNN_GATHER) && k < L->n_inputs; k++)
             b[i] |= L->inputs[k] < i && b[L->inputs[k]];
     }
     int r = b[id];
@@ -559,6 +559,72 @@ nc_status nc_snn_add_reshape(nc_snn *s, int from, int ndim, const int64_t *shape
     return finish(s, NC_OK, id);
 }
 
+nc_status nc_snn_add_gather(nc_snn *s, int from, int ndim, const int64_t *shape, const int64_t *index,
+                            const char *name, int *id)
+{
+    nc_status st = check_from(s, from, "nc_snn_add_gather");
+    if (st != NC_OK)
+        return st;
+    if (ndim < 1 || ndim > NC_MAX_DIMS || !shape || !index)
+        return nc_errorf(NC_ERR_INVALID_ARG, "Gather '%s': rank %d", name ? name : "", ndim);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n = shape[d] >= 0 && (shape[d] == 0 || n <= INT64_MAX / shape[d]) ? n * shape[d] : -1;
+    if (n < 0)
+        return nc_errorf(NC_ERR_SHAPE, "Gather '%s': bad shape", name ? name : "");
+    nc_tensor *ix = nc_tensor_new(NC_DTYPE_I64, 1, &n);
+    if (!ix)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    memcpy(nc_i64(ix), index, (size_t)n * sizeof *index);
+    nc_snn_layer *L = append(s, NC_SNN_GATHER, name, 1, &st);
+    if (!L) {
+        nc_tensor_free(ix);
+        return st;
+    }
+    L->inputs[0] = from;
+    L->ndim = ndim;
+    memcpy(L->shape, shape, (size_t)ndim * sizeof *shape);
+    L->index = ix;
+    return finish(s, NC_OK, id);
+}
+
+void nc_snn_drop_unread(nc_snn *s, nc_snn_layer_kind kind, int *map)
+{
+    int n = s->n_layers, out = nc_snn_output_id(s);
+    for (int i = 0; i < n; i++)
+        map[i] = i;
+    for (int again = 1; again;) { /* last to first: a dropped layer's inputs become unread in the same pass */
+        again = 0;
+        for (int i = n - 1; i > 0; i--) {
+            if (map[i] < 0 || s->layers[i].kind != kind || i == out)
+                continue;
+            int read = 0;
+            for (int r = 0; r < n && !read; r++)
+                for (int k = 0; map[r] >= 0 && k < s->layers[r].n_inputs; k++)
+                    read |= s->layers[r].inputs[k] == i;
+            if (!read) {
+                map[i] = -1;
+                again = 1;
+            }
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (map[i] < 0) {
+            layer_clear(&s->layers[i]);
+            continue;
+        }
+        s->layers[m] = s->layers[i];
+        map[i] = m++;
+    }
+    for (int i = 0; i < m; i++)
+        for (int k = 0; k < s->layers[i].n_inputs; k++)
+            s->layers[i].inputs[k] = map[s->layers[i].inputs[k]];
+    if (s->output >= 0)
+        s->output = map[s->output];
+    s->n_layers = m;
+}
+
 static nc_status add_multi(nc_snn *s, nc_snn_layer_kind kind, int n_from, const int *from,
                            const char *name, int *id)
 {
@@ -736,7 +802,7 @@ nc_status nc_snn_layer_at(const nc_snn *s, int id, nc_snn_layer_info *out)
     out->two_sided = L->two_sided;
     out->nonlinear = L->nl;
     const nc_tensor *ts[] = {L->weight, L->bias, L->threshold, L->v_init, L->spike_value,
-                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset};
+                             L->tau,    L->r,    L->v_leak,    L->tau_syn, L->w_in, L->v_reset}; /* a Gather's map: routing, no parameter */
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         if (ts[i])
             out->params += ts[i]->numel;
@@ -772,6 +838,8 @@ uint64_t nc_hash_snn(const nc_snn *s)
                                  L->tau, L->r, L->v_leak, L->tau_syn, L->w_in};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
             h = nc_hash_tensor(h, ts[k]);
+        if (L->index) /* a Gather's map (only then: other hashes stay as they were) */
+            h = nc_hash_tensor(h, L->index);
         if (L->max_spikes > 1) /* only then: other hashes stay as they were */
             h = nc_hash_bytes(h, &L->max_spikes, sizeof L->max_spikes);
         if (L->two_sided)

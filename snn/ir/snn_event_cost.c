@@ -20,7 +20,7 @@ static int event_kind(const nc_snn *s, int series, nc_encoding enc, const char *
     case NC_SNN_SIGNED_IF: return NC_UNIT_EVENTS | (nc_snn_layer_burst(L) > 1 ? NC_HAS_BURSTS : 0);
     case NC_SNN_THRESHOLD: return NC_UNIT_EVENTS;
     case NC_SNN_FLATTEN: case NC_SNN_READOUT: case NC_SNN_RESHAPE: case NC_SNN_DELAY: case NC_SNN_SCALE:
-    case NC_SNN_MAXPOOL2D: case NC_SNN_CONCAT: { /* pass their inputs' events on, scaled or selected */
+    case NC_SNN_MAXPOOL2D: case NC_SNN_CONCAT: case NC_SNN_GATHER: { /* pass their inputs' events on, scaled or selected */
         int unit = L->n_inputs > 0, bursts = 0;
         for (int k = 0; k < L->n_inputs; k++) {
             int in = L->inputs[k] < i ? mark[L->inputs[k]] : 0;
@@ -102,6 +102,20 @@ static void add_fanout(const nc_snn *s, const char *macs, int l, int64_t off, in
                 int64_t hi = off + n < end ? off + n : end;
                 if (hi > lo)
                     add_fanout(s, macs, r, lo - R->kernel[0], hi - lo, fan + (lo - off), depth + 1);
+                break;
+            }
+            case NC_SNN_GATHER: { /* output e reads input index[e]: its fan-out goes to that input */
+                int64_t gn = nc_snn_layer_size(R);
+                int32_t *g = nc_calloc((size_t)gn, sizeof *g);
+                if (!g)
+                    break; /* an undercount, never a fault (the callers' counts are estimates of cost) */
+                add_fanout(s, macs, r, 0, gn, g, depth + 1);
+                for (int64_t e = 0; e < gn; e++) {
+                    int64_t src = nc_i64(R->index)[e];
+                    if (src >= off && src < off + n)
+                        fan[src - off] += g[e];
+                }
+                nc_free(g);
                 break;
             }
             default: break; /* a sum, a pooling, a neuron: no event reaches a synapse as it is */

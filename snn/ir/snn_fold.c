@@ -246,6 +246,10 @@ static nc_status fold_layer(fold *F, int i)
         if ((st = scaled_id(F, j, &from)) == NC_OK)
             st = nc_snn_add_reshape(F->t, from, L->ndim, L->shape, L->kernel[0], L->name, &id);
         break;
+    case NC_SNN_GATHER: /* routing: its input's values, scaled where they carry a factor */
+        if ((st = scaled_id(F, j, &from)) == NC_OK)
+            st = nc_snn_add_gather(F->t, from, L->ndim, L->shape, nc_i64(L->index), L->name, &id);
+        break;
     case NC_SNN_IF: case NC_SNN_SIGNED_IF: {
         if (nc_snn_layer_nir_semantics(L)) {
             char what[160];

@@ -64,6 +64,9 @@ typedef struct nc_snn_layer {
      * (nc_signed_if_step, whose negative spikes need a count above 0)
      * runs both kinds */
     int two_sided;
+    /* Gather: int64 [size]: output element e is input element index[e] of
+     * the same sample, or 0 where index[e] is -1 */
+    nc_tensor *index;
     /* Nonlinear: the function and its parameters (axis made non-negative) */
     nc_nonlinear_params nl;
     /* A NIR graph's several Input or Output nodes (nir_read.c), so that they
@@ -204,6 +207,20 @@ void nc_snn_mark_signed(const nc_snn *s, char *is_signed);
  * converter's token tensors (convert_tokens.c) change layout with it. */
 nc_status nc_snn_add_reshape(nc_snn *s, int from, int ndim, const int64_t *shape, int64_t offset, const char *name,
                              int *id);
+/* A Gather (NC_SNN_GATHER) reading layer `from`: output element e (of
+ * shape[0..ndim), C order) is element index[e] of `from`'s values, or 0
+ * where index[e] is -1 (a Pad's zeros). Pure routing, as axons route
+ * spikes on a chip: a gather of spikes is spikes and costs no synaptic
+ * operation. The converter's data-movement ops (Pad, Slice of any step,
+ * Concat of slices, a Reshape/Transpose no view expresses, roll) compose
+ * into one index map (convert_tokens.c). index is copied. */
+nc_status nc_snn_add_gather(nc_snn *s, int from, int ndim, const int64_t *shape, const int64_t *index,
+                            const char *name, int *id);
+/* Removes the layers of kind `kind` that no layer reads and that are not
+ * the output, until none is left (the converter's Gathers that a later
+ * Gather composed away); map[i] gets layer i's new id, or -1 where it went
+ * (map: n_layers entries, the count before). */
+void nc_snn_drop_unread(nc_snn *s, nc_snn_layer_kind kind, int *map);
 /* Max pooling of currents (a converted MaxPool, NC_SNN_MAXPOOL2D): the
  * largest input in each kernel window, padding ignored (a window's taps
  * outside the input do not count). Internal: NIR cannot express it. */

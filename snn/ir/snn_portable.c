@@ -48,7 +48,7 @@ nc_status nc_snn_copy_layer(nc_snn *t, const nc_snn_layer *L, const int *map)
         C->inputs[k] = map[L->inputs[k]];
     int fail = 0;
     nc_tensor **ts[] = {&C->weight, &C->bias, &C->threshold, &C->v_init, &C->spike_value, &C->tau,
-                        &C->r,      &C->v_leak, &C->tau_syn, &C->w_in, &C->v_reset};
+                        &C->r,      &C->v_leak, &C->tau_syn, &C->w_in, &C->v_reset, &C->index};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
         *ts[k] = clone_or_null(*ts[k], &fail);
     if (L->part_names && !(C->part_names = nc_calloc((size_t)L->n_inputs, sizeof *C->part_names)))

@@ -148,6 +148,24 @@ static nc_status check_reshape(const nc_snn_layer *L, const nc_snn_layer *X)
     return NC_OK;
 }
 
+/* Every index within the input or -1 (a zero), one per output element. */
+static nc_status check_gather(const nc_snn_layer *L, const nc_snn_layer *X)
+{
+    int64_t n = 1, xsize = nc_snn_layer_size(X);
+    for (int d = 0; d < L->ndim; d++)
+        n = L->shape[d] >= 0 && (L->shape[d] == 0 || n <= INT64_MAX / L->shape[d]) ? n * L->shape[d] : -1;
+    if (L->ndim < 1 || n < 0 || !L->index || L->index->dtype != NC_DTYPE_I64 || L->index->numel != n)
+        return nc_errorf(NC_ERR_SHAPE, "Gather '%s': its index map must hold one int64 per output element (%lld)",
+                         L->name, (long long)n);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t k = nc_i64(L->index)[e];
+        if (k < -1 || k >= xsize)
+            return nc_errorf(NC_ERR_SHAPE, "Gather '%s': index %lld of element %lld is outside the %lld values of '%s'",
+                             L->name, (long long)k, (long long)e, (long long)xsize, X->name);
+    }
+    return NC_OK;
+}
+
 /* Add (same shapes) and Concat (same but for the channels). Recurrent
  * inputs are checked once every layer has its shape (the NIR reader's
  * nir_check_recurrent). */
@@ -255,6 +273,7 @@ static nc_status check_kind(const nc_snn *s, int id, nc_snn_layer *L, const nc_s
     case NC_SNN_AFFINE: return check_affine(L, X);
     case NC_SNN_CONV2D: return check_conv2d(L, X);
     case NC_SNN_RESHAPE: return check_reshape(L, X);
+    case NC_SNN_GATHER: return check_gather(L, X);
     case NC_SNN_FLATTEN:
         L->ndim = 1;
         L->shape[0] = nc_snn_layer_size(X);

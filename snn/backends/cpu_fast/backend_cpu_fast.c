@@ -538,7 +538,7 @@ static nc_status plan_layers(fast_plan *P)
             ok = plan_neuron(L, F) && (nc_snn_layer_burst(L) == 1 || plan_burst_fanout(s, P->is_static, i, F));
             break;
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-        case NC_SNN_DELAY: case NC_SNN_RESHAPE:
+        case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER:
             ok = nc_fast_plan_nir(L, F);
             break;
         case NC_SNN_NONLINEAR: ok = nc_fast_plan_nonlinear(s, L, F); break;

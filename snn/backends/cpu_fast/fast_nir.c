@@ -1,5 +1,5 @@
 /* cpu-fast's layers of NIR's other node types (LI, CubaLI, Integrator,
- * Threshold, Scale, Delay, Reshape): dense values in the reference's
+ * Threshold, Scale, Delay, Reshape) and Gather: dense values in the reference's
  * (NCHW) order, each element as the reference computes it
  * (kernels/nir_neuron.h), so results equal the cpu backend's bit for bit.
  * Their input is materialised in NCHW order first (fast_layer.in_dense 0);
@@ -14,7 +14,7 @@
 int nc_fast_is_nir_kind(nc_snn_layer_kind k)
 {
     return k == NC_SNN_LI || k == NC_SNN_CUBALI || k == NC_SNN_INTEGRATOR || k == NC_SNN_THRESHOLD ||
-           k == NC_SNN_SCALE || k == NC_SNN_DELAY || k == NC_SNN_RESHAPE;
+           k == NC_SNN_SCALE || k == NC_SNN_DELAY || k == NC_SNN_RESHAPE || k == NC_SNN_GATHER;
 }
 
 int nc_fast_plan_nir(const nc_snn_layer *L, fast_layer *F)
@@ -79,6 +79,12 @@ void nc_fast_nir_step(const nc_snn_layer *L, const fast_layer *F, fast_ws *W, in
         int64_t rpos = (pos + 1) % (d + 1);
         memcpy(y, W->ring[i] + rpos * n, (size_t)n * sizeof *y);
         W->ring_pos[i] = rpos;
+        break;
+    }
+    case NC_SNN_GATHER: { /* routing: element k is input index[k], or 0 */
+        const int64_t *ix = nc_i64(L->index);
+        for (int64_t k = 0; k < n; k++)
+            y[k] = ix[k] < 0 ? 0.0f : x[ix[k]];
         break;
     }
     default: break;

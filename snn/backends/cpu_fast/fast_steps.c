@@ -963,7 +963,7 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
     }
     case NC_SNN_RESHAPE: materialize_range(P, W, x_view, L->kernel[0], F->size, W->tmp[i], W->dense[i]); break;
     case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
-    case NC_SNN_DELAY:
+    case NC_SNN_DELAY: case NC_SNN_GATHER:
         materialize(P, W, x_view, W->tmp[i]);
         nc_fast_nir_step(L, F, W, i);
         break;

@@ -543,6 +543,13 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
                 for (int n = 0; n < N; n++)
                     memcpy(Ri->out + n * Ri->size, x + n * xsize + L->kernel[0], (size_t)Ri->size * sizeof(float));
                 break;
+            case NC_SNN_GATHER: /* output e of each sample is its input index[e], or 0 */
+                for (int n = 0; n < N; n++)
+                    for (int64_t e = 0; e < Ri->size; e++) {
+                        int64_t k = nc_i64(L->index)[e];
+                        Ri->out[n * Ri->size + e] = k < 0 ? 0.0f : x[n * xsize + k];
+                    }
+                break;
             case NC_SNN_SCALE:
                 for (int64_t e = 0; e < N * Ri->size; e++)
                     Ri->out[e] = x[e] * Ri->sval[e % Ri->size];
