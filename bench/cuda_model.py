@@ -35,7 +35,7 @@ against a GPU).
    channel, the rows of its group inside the input, density × the reach's
    columns inside the input events each, each costing the mean of its
    event loop's passes over those columns; the products once a channel
-   (once a row where a warp holds one row) where the rows have events.
+   where its rows have events.
    Three bounds:
    - compute: lane instructions (a warp instruction is 32) against an
      H200's rate (132 SMs × 4 schedulers × 32 lanes × 1.98 GHz; one
@@ -360,7 +360,7 @@ def tile_layer(costs, C, H, K, k, s, p, d):
     paths, recompute, channel, rest = costs
     cpt = tile_cpt(K, k, s)
     TR, TW = tile_rows(cpt), tile_w(cpt)
-    ND, PR = (TR - 1) * s + k, 1 if TR == 1 else k
+    ND = (TR - 1) * s + k
     OH = (H + 2 * p - k) // s + 1
     ncase = (TW - 1) * s + k
     tiles = -(-OH // TW)
@@ -382,16 +382,13 @@ def tile_layer(costs, C, H, K, k, s, p, d):
             row_events = d * len(cols)
             # a channel: its rows' events, the rest of the channel loop, the products where some row has events
             ev = sum(row_events * sum(loop_of[dd][o] for o in cols) / len(cols) for dd in rows)
-            if PR == 1:
-                rec = len(rows) * (1 - (1 - d) ** len(cols))
-            else:
-                rec = 1 - (1 - d) ** (len(cols) * len(rows))
+            rec = 1 - (1 - d) ** (len(cols) * len(rows))
             instr += chunks * (C * (channel + ev + rec * recompute) + rest)
             looks += chunks * C * row_events * len(rows)
             # loads a channel: lanes' offsets (8 B each of ND lanes), the events from the tile's start to the
-            # row's end, 32 at most a pass (8 B each), the products' weights (PR·k·CPT floats a lane)
+            # row's end, 32 at most a pass (8 B each), the products' weights (k·k·CPT floats a lane)
             tail = d * (H - max(0, base))
-            loaded += chunks * C * (ND * 8 + len(rows) * min(32, tail) * 8 + rec * 32 * PR * k * cpt * 4)
+            loaded += chunks * C * (ND * 8 + len(rows) * min(32, tail) * 8 + rec * 32 * k * k * cpt * 4)
     return instr, looks, loaded
 
 

@@ -236,11 +236,9 @@ __global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64
 //   the same event, so no divergence), the registers it adds to.
 // - The lanes load a row's events 32 at a time (one coalesced load each of
 //   indices and values) and hand them to the warp one by one with shuffles.
-// - The products w·v are kept while the events' value stays the same (a
-//   spike value; recomputed when it changes): of all KW tap rows of the
-//   channel where the tile has several output rows (kept through the
-//   channel's rows), of the row's one tap row where it has one. A tap is
-//   then one add a channel.
+// - The products w·v of all KW tap rows of the channel are kept through
+//   its rows while the events' value stays the same (a spike value;
+//   recomputed when it changes), so a tap is one add a channel.
 // An output gets its terms in ascending (c, ih, iw): channels and their
 // rows are visited in that order, for one input row each output is reached
 // through one tap, and the events come in ascending iw: bit-identical to
@@ -275,9 +273,9 @@ template <int D, int TR, int KW, int S> __host__ __device__ constexpr int tile_l
 
 // An event at column O of the tile in its input row D: for each tap j
 // landing there and each output row r that D lands on, its CPT adds of the
-// products of tap row D − r·S (p[D − r·S], or p[0] where p holds one row).
-template <int O, int D, int J, int R, int TR, int TW, int PR, int CPT, int KW, int S>
-__device__ __forceinline__ void tile_case(float (&acc)[TR][TW][CPT], const float (&p)[PR][KW][CPT])
+// products of tap row D − r·S.
+template <int O, int D, int J, int R, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_case(float (&acc)[TR][TW][CPT], const float (&p)[KW][KW][CPT])
 {
     if constexpr (J < KW) {
         if constexpr (R < TR) {
@@ -285,10 +283,10 @@ __device__ __forceinline__ void tile_case(float (&acc)[TR][TW][CPT], const float
             if constexpr (t >= 0 && t % S == 0 && t / S < TW && i >= 0 && i < KW)
 NC_UNROLL
                 for (int q = 0; q < CPT; q++)
-                    acc[R][t / S][q] += p[PR == 1 ? 0 : i][J][q];
-            tile_case<O, D, J, R + 1, TR, TW, PR, CPT, KW, S>(acc, p);
+                    acc[R][t / S][q] += p[i][J][q];
+            tile_case<O, D, J, R + 1, TR, TW, CPT, KW, S>(acc, p);
         } else {
-            tile_case<O, D, J + 1, 0, TR, TW, PR, CPT, KW, S>(acc, p);
+            tile_case<O, D, J + 1, 0, TR, TW, CPT, KW, S>(acc, p);
         }
     }
 }
@@ -296,15 +294,13 @@ NC_UNROLL
 // Input row D of the tile's row group (its events from a to a_end, the
 // row's end; rb: the index of the tile's column 0 in the row): adds its
 // events in the tile's reach. vc: the value p was computed for.
-template <int D, int TR, int TW, int PR, int CPT, int KW, int S>
-__device__ __forceinline__ void tile_row(float (&acc)[TR][TW][CPT], float (&p)[PR][KW][CPT], float &vc,
+template <int D, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_row(float (&acc)[TR][TW][CPT], float (&p)[KW][KW][CPT], float &vc,
                                          const int32_t *list, const float *vals, int a, int a_end, int rb,
                                          const float *w_c, int kg)
 {
     constexpr int ncase = (TW - 1) * S + KW;
     const int lane = threadIdx.x & 31;
-    if (PR != KW)
-        vc = NAN; // p holds the previous row's tap row
     for (; a < a_end; a += 32) {
         int my_o = ncase;
         float my_v = 0.0f;
@@ -321,11 +317,11 @@ __device__ __forceinline__ void tile_row(float (&acc)[TR][TW][CPT], float (&p)[P
             if (!(v == vc)) { // a new value: the products again
                 vc = v;
 NC_UNROLL
-                for (int i = 0; i < PR; i++)
+                for (int i = 0; i < KW; i++)
 NC_UNROLL
                     for (int j = 0; j < KW; j++) {
                         float w[CPT];
-                        load_chans<CPT>(w_c + ((PR == KW ? i : D) * KW + j) * kg, w);
+                        load_chans<CPT>(w_c + (i * KW + j) * kg, w);
 NC_UNROLL
                         for (int q = 0; q < CPT; q++)
                             p[i][j][q] = w[q] * v;
@@ -335,7 +331,7 @@ NC_UNROLL
 #define NC_TILE_CASE(O)                                                                                            \
     case O:                                                                                                        \
         if constexpr (O < ncase) {                                                                                 \
-            tile_case<O, D, 0, 0, TR, TW, PR, CPT, KW, S>(acc, p);                                                 \
+            tile_case<O, D, 0, 0, TR, TW, CPT, KW, S>(acc, p);                                                 \
             NC_HOST_WORK((CPT * tile_case_taps<O, KW, S, TW>() * tile_landed<D, TR, KW, S>()));                   \
         } else { /* past the reach of a narrower tile */                                                          \
             __builtin_unreachable();                                                                               \
@@ -361,8 +357,8 @@ NC_UNROLL
 // The row group's input rows D, D + 1, … ND − 1 of channel c, in order (my_a,
 // my_end: lane d's row's segment start and row end; rb: tile column 0 of
 // row 0). Rows that land on no output row of the tile are skipped.
-template <int D, int ND, int TR, int TW, int PR, int CPT, int KW, int S>
-__device__ __forceinline__ void tile_rows_from(float (&acc)[TR][TW][CPT], float (&p)[PR][KW][CPT],
+template <int D, int ND, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_rows_from(float (&acc)[TR][TW][CPT], float (&p)[KW][KW][CPT],
                                                float &vc, const int32_t *list, const float *vals, int my_a,
                                                int my_end, int rb, int W, const float *w_c, int kg)
 {
@@ -370,9 +366,9 @@ __device__ __forceinline__ void tile_rows_from(float (&acc)[TR][TW][CPT], float 
         if constexpr (tile_landed<D, TR, KW, S>() > 0) {
             const int a = __shfl_sync(0xffffffffu, my_a, D), a_end = __shfl_sync(0xffffffffu, my_end, D);
             if (a < a_end)
-                tile_row<D, TR, TW, PR, CPT, KW, S>(acc, p, vc, list, vals, a, a_end, rb + D * W, w_c, kg);
+                tile_row<D, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, a, a_end, rb + D * W, w_c, kg);
         }
-        tile_rows_from<D + 1, ND, TR, TW, PR, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end, rb, W, w_c, kg);
+        tile_rows_from<D + 1, ND, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end, rb, W, w_c, kg);
     }
 }
 
@@ -381,7 +377,7 @@ template <int CPT, int KW, int S>
 __global__ void conv_tile(const int32_t *idx, const float *val, const int32_t *off, int64_t in, nc_win_geom g,
                           const float *wt, const float *bias, float *y)
 {
-    constexpr int TR = tile_rows(CPT), TW = tile_w(CPT), ND = (TR - 1) * S + KW, PR = TR == 1 ? 1 : KW;
+    constexpr int TR = tile_rows(CPT), TW = tile_w(CPT), ND = (TR - 1) * S + KW;
     static_assert(ND <= 32, "conv_tile: a lane a row of the row group");
     const int64_t f = blockIdx.x;
     const int tiles = (g.OW + TW - 1) / TW, oh0 = blockIdx.y / tiles * TR, tile = blockIdx.y % tiles;
@@ -393,7 +389,7 @@ __global__ void conv_tile(const int32_t *idx, const float *val, const int32_t *o
     const float *vals = val + f * in;
     NC_OPAQUE(list); // a base pointer kept in registers, not f·in + a recomputed an event
     NC_OPAQUE(vals);
-    float acc[TR][TW][CPT], p[PR][KW][CPT] = {}, w[CPT]; // p: set at the first event
+    float acc[TR][TW][CPT], p[KW][KW][CPT] = {}, w[CPT]; // p: set at the first event
     load_chans<CPT>(bias + k, w);
 NC_UNROLL
     for (int r = 0; r < TR; r++)
@@ -412,7 +408,7 @@ NC_UNROLL
             my_end = toff[(row + 1) * tiles]; // the next row's start
         }
         float vc = NAN; // the value p was computed for (none yet)
-        tile_rows_from<0, ND, TR, TW, PR, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end,
+        tile_rows_from<0, ND, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end,
                                                    (c * g.H + ihb) * g.W + base, g.W, wt + (c * KW * KW * kg + kl),
                                                    kg);
     }
