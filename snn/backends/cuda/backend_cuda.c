@@ -663,22 +663,25 @@ static const char *prec_name(nc_cuda_precision p) { return p == NC_CUDA_TF32 ? "
  * SASS (bench/cuda_model.py prints them): a channel-tap of the
  * output-stationary kernel (by the channels a thread holds), a thread step (event
  * looked at or tap) of the shared-memory scatter kernel, and of the
- * register-tile kernel an event looked at (its adds aside: TR·CPT a tap,
- * issued for every row the warp holds) and an input row visited (with the
- * products recomputed where it has events). */
-#define NC_CU_COST_STATIONARY(g) ((g).K / (g).groups % 4 ? 23.3 : 7.3) /* 1 or 4 channels a thread */
+ * register-tile kernel an event looked at (its adds aside: CPT a tap, for
+ * each output row its input row lands on) and an input channel of a tile
+ * (its rows' segment look-ups and the products recomputed once). */
+#define NC_CU_COST_STATIONARY(g) \
+    ((g).K / (g).groups % 8 == 0 ? 4.9 : (g).K / (g).groups % 4 == 0 ? 7.3 : 23.3) /* 8, 4 or 1 channels a thread */
 #define NC_CU_COST_SCATTER 19.0
-#define NC_CU_COST_TILE_EVENT 30.0
-#define NC_CU_COST_TILE_ROW 90.0
+#define NC_CU_COST_TILE_EVENT 22.0  /* 18-24 by instantiation */
+#define NC_CU_COST_TILE_CHANNEL 300.0 /* 106-385 */
 
 /* The event Conv2d's kernel, by a cost model in lane instructions a frame
  * (the constants above; E = density · inputs, cg = C/groups):
  * - output-stationary: every output visits its window, K·P·cg·kh·kw taps;
- * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels and TR rows a
- *   lane, nc_cu_conv_tile_rows): each of the K/CPT lanes of a tile
- *   (⌈OH/TR⌉ · ⌈OW/16⌉ tiles) visits cg·min((TR − 1)·sh + kh, TR·kh) input rows and
- *   looks at their events in its reach ((16 − 1)·sw + kw columns), density
- *   · reach of them, each with TR·CPT·kw adds;
+ * - register tile (nc_cu_conv_tile_cpt > 0, CPT channels, TR rows and TW
+ *   columns a lane, nc_cu_conv_tile_rows / _w): each of the K/CPT lanes of
+ *   a tile (⌈OH/TR⌉ · ⌈OW/TW⌉ tiles) goes through cg input channels, in
+ *   each min((TR − 1)·sh + kh, TR·kh) input rows, and looks at their
+ *   events in its reach ((TW − 1)·sw + kw columns), density · reach of
+ *   them a row; the adds: each output row gets kh tap rows (1 where kh = 1),
+ *   CPT·kw/sw a tap row on average;
  * - shared-memory scatter (where the tile kernel does not fit): thread
  *   steps, every thread of a band's block looking at the events of the
  *   input rows that reach the band, E·reach/H·K over all bands (reach: the
@@ -695,14 +698,15 @@ static void choose_conv_kernel(cu_layer *C, int64_t in, char *why, size_t len)
     double E = C->density * (double)in, P = (double)g.OH * g.OW, cg = g.C / g.groups;
     double stationary = NC_CU_COST_STATIONARY(g) * g.K * P * cg * g.kh * g.kw, scatter = INFINITY;
     if (C->idx && cpt) {
-        int tr = nc_cu_conv_tile_rows(cpt);
-        double lanes = (double)g.K / cpt * ((g.OH + tr - 1) / tr) * ((g.OW + NC_CU_TILE_W - 1) / NC_CU_TILE_W),
-               reach = (NC_CU_TILE_W - 1) * g.sw + g.kw, rows = (tr - 1) * g.sh + g.kh;
+        int tr = nc_cu_conv_tile_rows(cpt), tw = nc_cu_conv_tile_w(cpt);
+        double lanes = (double)g.K / cpt * ((g.OH + tr - 1) / tr) * ((g.OW + tw - 1) / tw),
+               reach = (tw - 1) * g.sw + g.kw, rows = (tr - 1) * g.sh + g.kh;
         rows = rows < tr * g.kh ? rows : tr * g.kh; /* the rows some output row lands on (sh > kh skips some) */
         reach = reach < g.W ? reach : g.W;
         rows = rows < g.H ? rows : g.H;
-        scatter = lanes * cg * rows *
-                  (NC_CU_COST_TILE_ROW + C->density * reach * (NC_CU_COST_TILE_EVENT + tr * cpt * g.kw));
+        scatter = lanes * cg *
+                  (NC_CU_COST_TILE_CHANNEL + C->density * reach *
+                                                 (rows * NC_CU_COST_TILE_EVENT + tr * g.kh * cpt * (double)g.kw / g.sw));
     } else if (C->idx && band >= 1) {
         double reach = 0; /* input rows read, summed over the bands */
         for (int b0 = 0; b0 < g.OH; b0 += band) {

@@ -50,13 +50,14 @@ cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win
 #define NC_CU_SCATTER_SHARED 10240
 int nc_cu_scatter_band(nc_win_geom g);
 /* The register-tile kernel nc_cu_conv_scatter runs instead where it fits
- * (kernel width 1 or 3, column stride 1 or 2, no dilation, output
+ * (a square kernel of size 1 or 3 and stride 1 or 2, no dilation, output
  * channels a group a multiple of 32): the output channels a thread holds
  * (8, 4, 2, 1), 0 where it does not fit. */
 int nc_cu_conv_tile_cpt(nc_win_geom g);
-#define NC_CU_TILE_W 16 /* the output columns of a tile */
-/* The output rows a tile of the register-tile kernel holds for cpt channels. */
+/* The output rows and columns a tile of the register-tile kernel holds for
+ * cpt channels a thread. */
 int nc_cu_conv_tile_rows(int cpt);
+int nc_cu_conv_tile_w(int cpt);
 /* The offsets nc_cu_conv_scatter needs a frame in row_off (0: neither
  * kernel fits the layer). */
 int64_t nc_cu_scatter_offsets(nc_win_geom g);

@@ -219,160 +219,205 @@ __global__ void row_offsets_kernel(const int32_t *idx, const int32_t *cnt, int64
 }
 
 // ---- Register-tile event Conv2d (conv_tile_kernel) ----
-// A warp holds a tile of TR output rows × kTileW columns × 32·CPT channels
-// in registers (CPT consecutive output channels a lane, tile_rows(CPT) rows).
-// For each input channel of its group and each input row that some of its
-// output rows read, in ascending order, it reads that row's events in the
-// tile's reach (one segment of the list, from the tile offsets) and adds
-// w·v to the outputs they reach. An event's column relative to the tile
-// picks, through a switch (compare-and-branch steps and a jump table on
-// sm_90; every lane looks at the same event, so no divergence), the
-// registers it adds to, known at compile time: no shared memory, no bounds
-// test a tap. The products w·v of the row's weights are kept while the
-// events' value stays the same (a spike value; recomputed when it changes),
-// so a tap is one add a channel. An output gets its terms in ascending
-// (c, ih, iw): for one input row each output is reached through one tap
-// row, and the events come in ascending iw: bit-identical to the reference.
-constexpr int kTileW = NC_CU_TILE_W;
-// (kTileW − 1)·S + KW event columns reach a tile: the switch's 33 cases cover S ≤ 2, KW ≤ 3
-static_assert((kTileW - 1) * 2 + 3 == 33, "conv_tile: one switch case an event column");
+// A warp holds a tile of TR output rows × TW columns × 32·CPT channels in
+// registers (CPT consecutive output channels a lane, tile_rows(CPT) rows of
+// tile_w(CPT) columns: 8 × 2 for 8 channels, 16 × 2 for 4, 16 × 4 for 2 and 1)
+// of a KW×KW convolution of stride S (both directions, no dilation). For
+// each input channel of its group, and each of the ND = (TR − 1)·S + KW
+// input rows its output rows read (row d of the group: ih = oh0·S − ph + d)
+// in ascending order, it reads the row's events in the tile's reach (one
+// segment of the frame's event list, from the tile offsets) and adds w·v to
+// the outputs they reach.
+// - The loop over d is unrolled: in row d, output row r uses tap row
+//   d − r·S, known at compile time, so only the rows it lands on get adds
+//   (none issued for the others, no bounds test).
+// - An event's column relative to the tile picks, through a switch
+//   (compare-and-branch steps and jump tables on sm_90; every lane looks at
+//   the same event, so no divergence), the registers it adds to.
+// - The lanes load a row's events 32 at a time (one coalesced load each of
+//   indices and values) and hand them to the warp one by one with shuffles.
+// - The products w·v of all KW tap rows of the channel are kept through
+//   its rows while the events' value stays the same (a spike value;
+//   recomputed when it changes), so a tap is one add a channel.
+// An output gets its terms in ascending (c, ih, iw): channels and their
+// rows are visited in that order, for one input row each output is reached
+// through one tap, and the events come in ascending iw: bit-identical to
+// the reference.
+// The output columns and rows a warp holds: TR·TW·CPT accumulators a lane
+// (128 at most). With 8 channels a lane, 2 rows of 8 columns rather than
+// one of 16: each input row is read by 4 row visits for 2 output rows
+// rather than 3 for one, and the products of all tap rows are kept
+// through a channel.
+__host__ __device__ constexpr int tile_w(int cpt) { return cpt >= 8 ? 8 : 16; }
+__host__ __device__ constexpr int tile_rows(int cpt) { return cpt >= 4 ? 2 : 4; }
+// (TW − 1)·S + KW event columns reach a tile: the switch's 33 cases cover S ≤ 2, KW ≤ 3
+static_assert((tile_w(1) - 1) * 2 + 3 == 33, "conv_tile: one switch case an event column");
 
 // The taps of an event at column O of a tile (O = S·column + j).
-template <int O, int KW, int S> constexpr int tile_case_taps()
+template <int O, int KW, int S, int TW> __host__ __device__ constexpr int tile_case_taps()
 {
     int n = 0;
     for (int j = 0; j < KW; j++)
-        n += O - j >= 0 && (O - j) % S == 0 && (O - j) / S < kTileW;
+        n += O - j >= 0 && (O - j) % S == 0 && (O - j) / S < TW;
     return n;
 }
 
-// How many of the rows land (the harness's work count).
-template <int TR> __device__ __forceinline__ int nc_tile_landed(const bool (&land)[TR])
+// The output rows of a tile that its input row D lands on (tap row D − r·S in [0, KW)).
+template <int D, int TR, int KW, int S> __host__ __device__ constexpr int tile_landed()
 {
     int n = 0;
     for (int r = 0; r < TR; r++)
-        n += land[r];
+        n += D - r * S >= 0 && D - r * S < KW;
     return n;
 }
 
-// The output rows a warp holds: TR·16·CPT accumulators a lane (128 at most).
-__host__ __device__ constexpr int tile_rows(int cpt) { return cpt >= 8 ? 1 : cpt == 4 ? 2 : 4; }
-
-// An event at column O of the tile: for each tap j landing there and each
-// output row r the event's input row reaches (land[r], the same for every
-// lane: predicated adds, no branch), its CPT adds.
-template <int O, int J, int TR, int CPT, int KW, int S>
-__device__ __forceinline__ void tile_case(float (&acc)[TR][kTileW][CPT], const float (&p)[TR][KW][CPT],
-                                          const bool (&land)[TR])
+// An event at column O of the tile in its input row D: for each tap j
+// landing there and each output row r that D lands on, its CPT adds of the
+// products of tap row D − r·S.
+template <int O, int D, int J, int R, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_case(float (&acc)[TR][TW][CPT], const float (&p)[KW][KW][CPT])
 {
     if constexpr (J < KW) {
-        constexpr int t = O - J;
-        if constexpr (t >= 0 && t % S == 0 && t / S < kTileW) {
+        if constexpr (R < TR) {
+            constexpr int t = O - J, i = D - R * S;
+            if constexpr (t >= 0 && t % S == 0 && t / S < TW && i >= 0 && i < KW)
 NC_UNROLL
-            for (int r = 0; r < TR; r++)
-                if (land[r])
-NC_UNROLL
-                    for (int q = 0; q < CPT; q++)
-                        acc[r][t / S][q] += p[r][J][q];
+                for (int q = 0; q < CPT; q++)
+                    acc[R][t / S][q] += p[i][J][q];
+            tile_case<O, D, J, R + 1, TR, TW, CPT, KW, S>(acc, p);
+        } else {
+            tile_case<O, D, J + 1, 0, TR, TW, CPT, KW, S>(acc, p);
         }
-        tile_case<O, J + 1, TR, CPT, KW, S>(acc, p, land);
+    }
+}
+
+// Input row D of the tile's row group (its events from a to a_end, the
+// row's end; rb: the index of the tile's column 0 in the row): adds its
+// events in the tile's reach. vc: the value p was computed for.
+template <int D, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_row(float (&acc)[TR][TW][CPT], float (&p)[KW][KW][CPT], float &vc,
+                                         const int32_t *list, const float *vals, int a, int a_end, int rb,
+                                         const float *w_c, int kg)
+{
+    constexpr int ncase = (TW - 1) * S + KW;
+    const int lane = threadIdx.x & 31;
+    for (; a < a_end; a += 32) {
+        int my_o = ncase;
+        float my_v = 0.0f;
+        if (lane < a_end - a) {
+            my_o = list[a + lane] - rb; // >= 0: the tile's segment starts at column rb or after
+            my_v = vals[a + lane];
+        }
+        // the events in the tile's reach: a prefix (ascending columns)
+        const int m = __popc(__ballot_sync(0xffffffffu, my_o < ncase));
+        for (int e = 0; e < m; e++) {
+            const int o = __shfl_sync(0xffffffffu, my_o, e);
+            const float v = __shfl_sync(0xffffffffu, my_v, e);
+            NC_HOST_WORK(1);
+            if (!(v == vc)) { // a new value: the products again
+                vc = v;
+NC_UNROLL
+                for (int i = 0; i < KW; i++)
+NC_UNROLL
+                    for (int j = 0; j < KW; j++) {
+                        float w[CPT];
+                        load_chans<CPT>(w_c + (i * KW + j) * kg, w);
+NC_UNROLL
+                        for (int q = 0; q < CPT; q++)
+                            p[i][j][q] = w[q] * v;
+                    }
+            }
+            switch (o) {
+#define NC_TILE_CASE(O)                                                                                            \
+    case O:                                                                                                        \
+        if constexpr (O < ncase) {                                                                                 \
+            tile_case<O, D, 0, 0, TR, TW, CPT, KW, S>(acc, p);                                                 \
+            NC_HOST_WORK((CPT * tile_case_taps<O, KW, S, TW>() * tile_landed<D, TR, KW, S>()));                   \
+        } else { /* past the reach of a narrower tile */                                                          \
+            __builtin_unreachable();                                                                               \
+        }                                                                                                          \
+        break;
+                NC_TILE_CASE(0) NC_TILE_CASE(1) NC_TILE_CASE(2) NC_TILE_CASE(3) NC_TILE_CASE(4)
+                NC_TILE_CASE(5) NC_TILE_CASE(6) NC_TILE_CASE(7) NC_TILE_CASE(8) NC_TILE_CASE(9)
+                NC_TILE_CASE(10) NC_TILE_CASE(11) NC_TILE_CASE(12) NC_TILE_CASE(13) NC_TILE_CASE(14)
+                NC_TILE_CASE(15) NC_TILE_CASE(16) NC_TILE_CASE(17) NC_TILE_CASE(18) NC_TILE_CASE(19)
+                NC_TILE_CASE(20) NC_TILE_CASE(21) NC_TILE_CASE(22) NC_TILE_CASE(23) NC_TILE_CASE(24)
+                NC_TILE_CASE(25) NC_TILE_CASE(26) NC_TILE_CASE(27) NC_TILE_CASE(28) NC_TILE_CASE(29)
+                NC_TILE_CASE(30) NC_TILE_CASE(31) NC_TILE_CASE(32)
+#undef NC_TILE_CASE
+            default: // o is in [0, ncase)
+                __builtin_unreachable();
+            }
+        }
+        if (m < 32) // past the reach or the row's end
+            break;
+    }
+}
+
+// The row group's input rows D, D + 1, … ND − 1 of channel c, in order (my_a,
+// my_end: lane d's row's segment start and row end; rb: tile column 0 of
+// row 0). Rows that land on no output row of the tile are skipped.
+template <int D, int ND, int TR, int TW, int CPT, int KW, int S>
+__device__ __forceinline__ void tile_rows_from(float (&acc)[TR][TW][CPT], float (&p)[KW][KW][CPT],
+                                               float &vc, const int32_t *list, const float *vals, int my_a,
+                                               int my_end, int rb, int W, const float *w_c, int kg)
+{
+    if constexpr (D < ND) {
+        if constexpr (tile_landed<D, TR, KW, S>() > 0) {
+            const int a = __shfl_sync(0xffffffffu, my_a, D), a_end = __shfl_sync(0xffffffffu, my_end, D);
+            if (a < a_end)
+                tile_row<D, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, a, a_end, rb + D * W, w_c, kg);
+        }
+        tile_rows_from<D + 1, ND, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end, rb, W, w_c, kg);
     }
 }
 
 // Block (frame, TR output rows × tile, chunk of 32·CPT channels), one warp.
-// For each input channel of the group and each input row reaching the
-// block's rows (ascending), the events in the tile's reach; each output row
-// r the input row lands on (tap row i_r) gets w[c][i_r][j]·v.
 template <int CPT, int KW, int S>
 __global__ void conv_tile(const int32_t *idx, const float *val, const int32_t *off, int64_t in, nc_win_geom g,
                           const float *wt, const float *bias, float *y)
 {
-    constexpr int TR = tile_rows(CPT);
+    constexpr int TR = tile_rows(CPT), TW = tile_w(CPT), ND = (TR - 1) * S + KW;
+    static_assert(ND <= 32, "conv_tile: a lane a row of the row group");
     const int64_t f = blockIdx.x;
-    const int tiles = (g.OW + kTileW - 1) / kTileW, oh0 = blockIdx.y / tiles * TR, tile = blockIdx.y % tiles;
-    const int ow0 = tile * kTileW, k = (blockIdx.z * 32 + threadIdx.x) * CPT, kg = g.K / g.groups,
-              cg = g.C / g.groups, kl = k % kg, c0 = k / kg * cg;
-    const int base = ow0 * S - g.pw; // the input column of case 0
+    const int tiles = (g.OW + TW - 1) / TW, oh0 = blockIdx.y / tiles * TR, tile = blockIdx.y % tiles;
+    const int ow0 = tile * TW, lane = threadIdx.x & 31, k = (blockIdx.z * 32 + lane) * CPT,
+              kg = g.K / g.groups, cg = g.C / g.groups, kl = k % kg, c0 = k / kg * cg;
+    const int base = ow0 * S - g.pw, ihb = oh0 * S - g.ph; // input column of case 0, input row of row 0
     const int rows = g.C * g.H;
     const int32_t *list = idx + f * in, *toff = off + f * ((int64_t)rows * tiles + 1);
     const float *vals = val + f * in;
     NC_OPAQUE(list); // a base pointer kept in registers, not f·in + a recomputed an event
     NC_OPAQUE(vals);
-    float acc[TR][kTileW][CPT], p[TR][KW][CPT] = {}, w[CPT]; // p: set at a row's first event
+    float acc[TR][TW][CPT], p[KW][KW][CPT] = {}, w[CPT]; // p: set at the first event
     load_chans<CPT>(bias + k, w);
 NC_UNROLL
     for (int r = 0; r < TR; r++)
 NC_UNROLL
-        for (int t = 0; t < kTileW; t++)
+        for (int t = 0; t < TW; t++)
 NC_UNROLL
             for (int q = 0; q < CPT; q++)
                 acc[r][t][q] = w[q];
-    int ih_lo = oh0 * g.sh - g.ph, ih_hi = (oh0 + TR - 1) * g.sh - g.ph + g.kh - 1;
-    ih_lo = ih_lo < 0 ? 0 : ih_lo;
-    ih_hi = ih_hi >= g.H ? g.H - 1 : ih_hi;
-    for (int c = c0; c < c0 + cg; c++)
-        for (int ih = ih_lo; ih <= ih_hi; ih++) { // 32-bit offsets inside the frame (the backend checks sizes)
-            bool land[TR], any = false;
-            int tap[TR];
-NC_UNROLL
-            for (int r = 0; r < TR; r++) { // tap row of output row oh0 + r that reads input row ih (no dilation)
-                tap[r] = ih - ((oh0 + r) * g.sh - g.ph);
-                land[r] = oh0 + r < g.OH && tap[r] >= 0 && tap[r] < g.kh;
-                any |= land[r];
-            }
-            const int row = c * g.H + ih;
-            int a = toff[row * tiles + tile];
-            const int a_end = toff[(row + 1) * tiles]; // the next row's start
-            if (!any)
-                continue;
-            const int rb = row * g.W + base; // o = index − rb
-            float vc = NAN;                  // the value p was computed for (none yet)
-            for (; a < a_end; a++) {
-                const int o = list[a] - rb; // >= 0: the tile's segment starts at column base or after
-                if (o >= (kTileW - 1) * S + KW) // past the tile's reach
-                    break;
-                const float v = vals[a];
-                NC_HOST_WORK(1);
-                if (!(v == vc)) { // a new value: the row's products again
-                    vc = v;
-NC_UNROLL
-                    for (int r = 0; r < TR; r++)
-                        if (land[r]) {
-                            const float *w_row = wt + ((c * g.kh + tap[r]) * KW * kg + kl);
-NC_UNROLL
-                            for (int j = 0; j < KW; j++) {
-                                load_chans<CPT>(w_row + j * kg, w);
-NC_UNROLL
-                                for (int q = 0; q < CPT; q++)
-                                    p[r][j][q] = w[q] * v;
-                            }
-                        }
-                }
-                switch (o) {
-#define NC_TILE_CASE(O)                                                                                            \
-    case O:                                                                                                        \
-        tile_case<O, 0, TR, CPT, KW, S>(acc, p, land);                                                             \
-        NC_HOST_WORK((CPT * tile_case_taps<O, KW, S>() * nc_tile_landed(land)));                                  \
-        break;
-                    NC_TILE_CASE(0) NC_TILE_CASE(1) NC_TILE_CASE(2) NC_TILE_CASE(3) NC_TILE_CASE(4)
-                    NC_TILE_CASE(5) NC_TILE_CASE(6) NC_TILE_CASE(7) NC_TILE_CASE(8) NC_TILE_CASE(9)
-                    NC_TILE_CASE(10) NC_TILE_CASE(11) NC_TILE_CASE(12) NC_TILE_CASE(13) NC_TILE_CASE(14)
-                    NC_TILE_CASE(15) NC_TILE_CASE(16) NC_TILE_CASE(17) NC_TILE_CASE(18) NC_TILE_CASE(19)
-                    NC_TILE_CASE(20) NC_TILE_CASE(21) NC_TILE_CASE(22) NC_TILE_CASE(23) NC_TILE_CASE(24)
-                    NC_TILE_CASE(25) NC_TILE_CASE(26) NC_TILE_CASE(27) NC_TILE_CASE(28) NC_TILE_CASE(29)
-                    NC_TILE_CASE(30) NC_TILE_CASE(31) NC_TILE_CASE(32)
-#undef NC_TILE_CASE
-                default: // o is in [0, (kTileW − 1)·S + KW)
-                    __builtin_unreachable();
-                }
-            }
+    // lane d (< ND) looks up row d of the group where it is inside the input
+    const bool inside = lane < ND && ihb + lane >= 0 && ihb + lane < g.H;
+    for (int c = c0; c < c0 + cg; c++) { // 32-bit offsets inside the frame (the backend checks sizes)
+        const int row = c * g.H + ihb + lane;
+        int my_a = 0, my_end = 0;
+        if (inside) {
+            my_a = toff[row * tiles + tile];
+            my_end = toff[(row + 1) * tiles]; // the next row's start
         }
+        float vc = NAN; // the value p was computed for (none yet)
+        tile_rows_from<0, ND, TR, TW, CPT, KW, S>(acc, p, vc, list, vals, my_a, my_end,
+                                                   (c * g.H + ihb) * g.W + base, g.W, wt + (c * KW * KW * kg + kl),
+                                                   kg);
+    }
     const int64_t P = (int64_t)g.OH * g.OW;
-    const int n = g.OW - ow0 < kTileW ? g.OW - ow0 : kTileW;
+    const int n = g.OW - ow0 < TW ? g.OW - ow0 : TW;
 NC_UNROLL
     for (int r = 0; r < TR; r++)
 NC_UNROLL
-        for (int t = 0; t < kTileW; t++)
+        for (int t = 0; t < TW; t++)
             if (oh0 + r < g.OH && t < n)
 NC_UNROLL
                 for (int q = 0; q < CPT; q++)
@@ -731,9 +776,11 @@ cudaError_t nc_cu_fc_event(cudaStream_t st, const int32_t *idx, const float *val
 cudaError_t nc_cu_conv_event(cudaStream_t st, const float *x, int frames, nc_win_geom g, const float *wt,
                              const float *bias, float *y)
 {
-    const int cpt = g.K / g.groups % 4 == 0 ? 4 : 1;
+    const int kg = g.K / g.groups, cpt = kg % 8 == 0 ? 8 : kg % 4 == 0 ? 4 : 1;
     int64_t total = (int64_t)frames * g.K / cpt * g.OH * g.OW;
-    auto conv_event_kernel = cpt == 4 ? conv_stationary<4> : conv_stationary<1>; // the harness's name for it
+    auto conv_event_kernel = cpt == 8   ? conv_stationary<8> // the harness's name for it
+                             : cpt == 4 ? conv_stationary<4>
+                                        : conv_stationary<1>;
     conv_event_kernel<<<blocks_for(total), kBlock, 0, st>>>(x, total, g, wt, bias, y);
     return cudaGetLastError();
 }
@@ -747,19 +794,23 @@ int nc_cu_scatter_band(nc_win_geom g)
 int nc_cu_conv_tile_cpt(nc_win_geom g)
 {
     int kg = g.K / g.groups;
-    if ((g.kw != 1 && g.kw != 3) || (g.sw != 1 && g.sw != 2) || g.dw != 1 || g.dh != 1)
+    if ((g.kw != 1 && g.kw != 3) || (g.sw != 1 && g.sw != 2) || g.kh != g.kw || g.sh != g.sw || g.dw != 1 ||
+        g.dh != 1)
         return 0;
     int cpt = kg % 256 == 0 ? 8 : kg % 128 == 0 ? 4 : kg % 64 == 0 ? 2 : kg % 32 == 0 ? 1 : 0;
-    int64_t tiles = (g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * (int64_t)((g.OW + kTileW - 1) / kTileW);
+    int64_t tiles = (g.OH + tile_rows(cpt) - 1) / tile_rows(cpt) * (int64_t)((g.OW + tile_w(cpt) - 1) / tile_w(cpt));
     return tiles > 65535 ? 0 : cpt;
 }
 
 int nc_cu_conv_tile_rows(int cpt) { return tile_rows(cpt); }
 
+int nc_cu_conv_tile_w(int cpt) { return tile_w(cpt); }
+
 int64_t nc_cu_scatter_offsets(nc_win_geom g)
 {
     int64_t rows = (int64_t)g.C * g.H;
-    return nc_cu_conv_tile_cpt(g) ? rows * ((g.OW + kTileW - 1) / kTileW) + 1
+    int cpt = nc_cu_conv_tile_cpt(g);
+    return cpt ? rows * ((g.OW + tile_w(cpt) - 1) / tile_w(cpt)) + 1
            : nc_cu_scatter_band(g) ? rows + 1
                                    : 0;
 }
@@ -771,10 +822,10 @@ cudaError_t nc_cu_conv_scatter(cudaStream_t st, const int32_t *idx, const float 
     int band = nc_cu_scatter_band(g), cpt = nc_cu_conv_tile_cpt(g);
     if (band < 1 && !cpt)
         return cudaErrorInvalidValue;
-    int tiles = cpt ? (g.OW + kTileW - 1) / kTileW : 1;
+    int tw = cpt ? tile_w(cpt) : 0, tiles = cpt ? (g.OW + tw - 1) / tw : 1;
     int64_t in = (int64_t)g.C * g.H * g.W, offs = (int64_t)frames * nc_cu_scatter_offsets(g);
     row_offsets_kernel<<<blocks_for(offs), kBlock, 0, st>>>(idx, cnt, in, g.W, g.C * g.H, tiles,
-                                                            cpt ? kTileW * g.sw : 0, cpt ? g.pw : 0, offs, row_off);
+                                                            tw * g.sw, cpt ? g.pw : 0, offs, row_off);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
