@@ -92,4 +92,12 @@ nc_status nc_bptt_evaluate_dist(const nc_snn *s, const nc_tensor *x, const nc_te
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,
                            double *loss, double *accuracy);
 
+/* The readout of the QCFS ANN view of s (thresholds as they are, bursts of
+ * one) on x, each IF layer's output quantised to levels[k] levels (what its
+ * SNN computes at T·B = L), or with levels[k] = 0 not quantised (the rate
+ * limit): out is float32 (n_levels, N, classes). Refused where the engine
+ * cannot run the network (two-sided SignedIF layers, Reshape layers). */
+nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, const int *levels, int n_levels,
+                                    nc_tensor **out);
+
 #endif
