@@ -41,6 +41,23 @@ static int two_sided_burst(const nc_if_site *site, int burst)
     return need >= NC_MAX_BURST ? NC_MAX_BURST : (int)need;
 }
 
+/* The SignedIF layers a spiking max pool reads (1 by id; a max pool of
+ * counts reads no bursts): they send one spike a step whatever the burst.
+ * NULL when out of memory (error set). */
+static char *single_spike_layers(const nc_snn *s)
+{
+    char *mark = nc_calloc((size_t)s->n_layers, 2);
+    if (!mark) {
+        nc_errorf(NC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    char *pools = mark + s->n_layers;
+    for (int i = 0; i < s->n_layers; i++)
+        pools[i] = s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D;
+    nc_snn_mark_spike_sources(s, pools, mark);
+    return mark;
+}
+
 /* The default burst, measured (nc_convert_options.burst 0). A signed
  * neuron's count after T steps is its summed input quantised to steps of
  * clip / (B·T) (DESIGN §3); the errors of the layers in series add up at the
@@ -61,6 +78,9 @@ static int two_sided_burst(const nc_if_site *site, int burst)
 #define NC_RESOLUTION_COSINE 0.95
 #define NC_RESOLUTION_MAX_BURST 64
 #define NC_RESOLUTION_SAMPLES 64
+/* a doubling must cut 1 − cosine to this fraction at least (a quarter where
+ * the levels are all that is left) to be taken */
+#define NC_RESOLUTION_GAIN 0.75
 
 /* The cosine of a and b (rows × cols) after subtracting each column's mean
  * over the rows; NAN where either is constant over the rows. */
@@ -95,13 +115,20 @@ nc_status nc_resolution_burst(const nc_cgraph *cg, const nc_tensor *calib, int b
     nc_tensor view = *calib; /* the first rows */
     view.shape[0] = rows;
     view.numel = calib->numel / calib->shape[0] * rows;
-    int levels[2] = {0, burst * NC_RESOLUTION_T};
+    char *single = single_spike_layers(cg->snn);
+    if (!single)
+        return NC_ERR_NOMEM;
+    int bursts[2] = {0, burst};
     nc_tensor *y = NULL;
-    nc_status st = nc_snn_quantised_readouts(cg->snn, &view, levels, 2, &y);
-    if (st == NC_ERR_NOMEM)
-        return st;
-    if (st != NC_OK) /* not a network the view runs: the default stays */
-        return nc_strlist_addf(notes, "bursts of %d: their resolution was not measured (%s)", burst, nc_last_error());
+    nc_status st = nc_snn_quantised_readouts(cg->snn, &view, NC_RESOLUTION_T, bursts, 2, single, &y);
+    if (st != NC_OK) {
+        nc_free(single);
+        if (st == NC_ERR_NOMEM)
+            return st;
+        /* not a network the view runs: the default stays */
+        return nc_strlist_addf(notes, "bursts of %d: their resolution was not measured (%s)", burst,
+                               nc_last_error());
+    }
     int64_t cols = y->shape[2];
     const float *limit = nc_f32(y);
     float *q = nc_f32(y) + rows * cols;
@@ -109,23 +136,42 @@ nc_status nc_resolution_burst(const nc_cgraph *cg, const nc_tensor *calib, int b
     int B = burst;
     char curve[256];
     int len = snprintf(curve, sizeof curve, "%.3f with bursts of %d", cos, B);
+    int stalled = 0;
     while (cos < NC_RESOLUTION_COSINE && B < NC_RESOLUTION_MAX_BURST) {
-        B *= 2;
+        int B2 = 2 * B;
         nc_tensor *yb = NULL;
-        int lv = B * NC_RESOLUTION_T;
-        if ((st = nc_snn_quantised_readouts(cg->snn, &view, &lv, 1, &yb)) != NC_OK) {
+        if ((st = nc_snn_quantised_readouts(cg->snn, &view, NC_RESOLUTION_T, &B2, 1, single, &yb)) != NC_OK) {
+            nc_free(single);
             nc_tensor_free(y);
             return st;
         }
-        cos = centred_cosine(nc_f32(yb), limit, rows, cols);
-        if (len >= 0 && len < (int)sizeof curve)
-            len += snprintf(curve + len, sizeof curve - (size_t)len, ", %.3f with %d", cos, B);
+        double c2 = centred_cosine(nc_f32(yb), limit, rows, cols);
         nc_tensor_free(yb);
+        if (len >= 0 && len < (int)sizeof curve)
+            len += snprintf(curve + len, sizeof curve - (size_t)len, ", %.3f with %d", c2, B2);
+        if (!(1.0 - c2 <= NC_RESOLUTION_GAIN * (1.0 - cos))) {
+            stalled = 1; /* finer levels no longer help: what is left is not theirs to remove */
+            break;
+        }
+        B = B2;
+        cos = c2;
     }
+    int n_single = 0;
+    for (int i = 0; i < cg->snn->n_layers; i++)
+        n_single += single[i] != 0;
+    nc_free(single);
     nc_tensor_free(y);
     if (isnan(cos)) /* the readout does not vary over the rows: nothing to measure */
         return NC_OK;
     *out = B;
+    if (stalled && cos < NC_RESOLUTION_COSINE) {
+        return nc_strlist_addf(notes, "bursts of %d: the network's readout, quantised as the bursts quantise it at "
+                               "T = %d, has centred cosine %s against its rate limit on %lld calibration rows, "
+                               "below %.2f, and finer levels stop helping%s", B, NC_RESOLUTION_T, curve,
+                               (long long)rows, NC_RESOLUTION_COSINE, n_single ?
+                               " (the IF layers that spiking max pools read send one spike a step: they need "
+                               "more steps)" : "");
+    }
     if (B == burst)
         return NC_OK;
     return nc_strlist_addf(notes, "bursts of up to %d spikes a step (not %d): the network's readout, quantised as "
@@ -138,19 +184,15 @@ nc_status nc_apply_bursts(const nc_cgraph *cg, int burst, nc_strlist *notes)
 {
     nc_snn *s = cg->snn;
     int heavy = 0, heavy_max = 0;
-    char *mark = nc_calloc((size_t)s->n_layers, 2);
+    char *mark = single_spike_layers(s);
     const nc_if_site **site_of = nc_calloc((size_t)s->n_layers, sizeof *site_of);
     if (!mark || !site_of) {
         nc_free(mark);
         nc_free(site_of);
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+        return mark ? nc_errorf(NC_ERR_NOMEM, "out of memory") : NC_ERR_NOMEM;
     }
     for (int k = 0; k < cg->n_sites; k++)
         site_of[cg->sites[k].layer] = &cg->sites[k];
-    char *pools = mark + s->n_layers;
-    for (int i = 0; i < s->n_layers; i++)
-        pools[i] = s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D;
-    nc_snn_mark_spike_sources(s, pools, mark);
     int kept = 0;
     for (int i = 0; i < s->n_layers; i++) {
         nc_snn_layer *L = &s->layers[i];

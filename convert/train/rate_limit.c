@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "snn/base/alloc.h"
 #include "snn/base/error.h"
 #include "snn/base/tensor.h"
 #include "train.h"
@@ -82,8 +83,8 @@ nc_status nc_snn_rate_limit(const nc_snn *s, const nc_tensor *x, nc_tensor **out
     return NC_OK;
 }
 
-nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, const int *levels, int n_levels,
-                                    nc_tensor **out)
+nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, int T, const int *bursts, int n,
+                                    const char *single, nc_tensor **out)
 {
     const char *what = "quantised readouts";
     *out = NULL;
@@ -96,22 +97,31 @@ nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, const i
         state += 2 * nc_snn_layer_size(&s->layers[i]);
     int64_t batch = state > 0 ? QUANT_STATE_FLOATS / state : N;
     batch = batch < 1 ? 1 : batch > N ? N : batch;
+    int *levels = nc_calloc((size_t)s->n_layers, sizeof *levels);
     nc_tr_net *net = NULL;
-    if ((st = view_create(s, 1, 0, (int)batch, what, &net)) != NC_OK)
+    if (!levels)
+        return nc_errorf(NC_ERR_NOMEM, "out of memory");
+    if ((st = view_create(s, 1, 0, (int)batch, what, &net)) != NC_OK) {
+        nc_free(levels);
         return st;
-    int64_t shape[3] = {n_levels, N, net->classes};
+    }
+    int64_t shape[3] = {n, N, net->classes};
     nc_tensor *y = nc_tensor_new(NC_DTYPE_F32, 3, shape);
     if (!y) {
+        nc_free(levels);
         nc_tr_net_free(net);
         return nc_tensor_new_failure(NC_DTYPE_F32, 3, shape);
     }
-    for (int k = 0; k < n_levels; k++) {
+    net->c.layer_levels = levels;
+    for (int k = 0; k < n; k++) {
         /* the view reads L and the relaxation at every forward */
-        net->c.relaxed = levels[k] == 0;
-        net->c.levels = levels[k] > 0 ? levels[k] : 1;
+        for (int i = 0; i < s->n_layers; i++)
+            levels[i] = single && single[i] ? T : T * bursts[k];
+        net->c.relaxed = bursts[k] == 0;
         view_run(net, x, N, nc_f32(y) + k * N * net->classes);
     }
     nc_tr_net_free(net);
+    nc_free(levels);
     *out = y;
     return NC_OK;
 }
