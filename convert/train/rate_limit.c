@@ -2,7 +2,8 @@
  * training engine's QCFS view with the floor relaxed to the identity, where
  * each IF layer computes its spike value × clip(I/θ, 0, 1); and
  * nc_snn_quantised_readouts: the same view with each IF layer's output
- * quantised to L levels, at several L. */
+ * quantised as T steps with bursts of B quantise it, at several B (how fine
+ * a network's levels must be: convert/convert_bursts.c). */
 
 #include <stdio.h>
 #include <string.h>
