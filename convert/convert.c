@@ -7,6 +7,7 @@
 
 #include "snn/base/finite.h"
 #include "calibrate.h"
+#include "convert_bursts.h"
 #include "convert_graph.h"
 #include "convert_report.h"
 #include "operating_point.h"
@@ -71,7 +72,7 @@ static nc_status fill_defaults(const nc_convert_options *opt, nc_convert_options
     /* the default is signed, unless the reset to zero asks for the plain neuron */
     if (o->spikes == NC_SPIKES_DEFAULT)
         o->spikes = o->reset == NC_RESET_ZERO ? NC_SPIKES_PLAIN : NC_SPIKES_SIGNED;
-    /* a default burst of 0 is resolved by default_burst() once the graph is known */
+    /* a default burst of 0 is resolved once the graph is known (convert_bursts.c) */
     if (o->burst == 0 && (o->spikes != NC_SPIKES_SIGNED || o->qcfs_epochs > 0))
         o->burst = 1;
     if (o->burst < 0 || o->burst > 1024)
@@ -151,90 +152,6 @@ static nc_status finetune(nc_cgraph *cg, const nc_tensor *calib, const nc_tensor
     return st;
 }
 
-/* The default burst: two spikes a step, measured on torchvision's deep
- * networks, where one spike a step leaves ResNet-50 and MobileNet-V2 short
- * of the ANN at T = 256 (docs/zoo.md); one where a QCFS pattern gave a
- * threshold, since a QCFS-trained network is exact at T = L with one spike
- * a step (finer levels are not the network it was trained as). */
-static int default_burst(const nc_cgraph *cg)
-{
-    for (int i = 0; i < cg->n_sites; i++)
-        if (cg->sites[i].rule == NC_THETA_QCFS)
-            return 1;
-    return NC_DEFAULT_BURST;
-}
-
-/* The bursts of two-sided layer L: at least NC_NONLINEAR_BURST, and more
- * (up to NC_MAX_BURST) where its values are heavy-tailed, so that θ = clip / B
- * is at most NC_MEDIAN_STEPS times the median |x| (a median neuron fires at
- * least once every NC_MEDIAN_STEPS steps): with the clip at the largest of a
- * few huge values (a deep residual stream with random weights: |x| up to
- * 10⁴ where the median is 1), 32 levels would leave the typical neurons
- * silent for hundreds of steps. Ordinary layers (clip / median below
- * 32·NC_MEDIAN_STEPS) keep NC_NONLINEAR_BURST. */
-#define NC_MEDIAN_STEPS 4
-static int two_sided_burst(const nc_cgraph *cg, int layer, int burst)
-{
-    int B = burst < NC_NONLINEAR_BURST ? NC_NONLINEAR_BURST : burst;
-    for (int k = 0; k < cg->n_sites; k++) {
-        const nc_if_site *site = &cg->sites[k];
-        double median_theta = site->median_abs * NC_MEDIAN_STEPS;
-        if (site->layer != layer || !(median_theta > 0.0) || !(site->stat > median_theta * B))
-            continue;
-        double need = ceil(site->stat / median_theta);
-        B = need >= NC_MAX_BURST ? NC_MAX_BURST : (int)need;
-    }
-    return B;
-}
-
-/* Bursts of up to B spikes a step: each SignedIF layer no spiking max pool
- * reads gets max_spikes B (a two-sided one: two_sided_burst)
- * and θ (and an explicit v(0) or spike value) / B, so the clip B·θ stays the
- * calibrated one. */
-static nc_status apply_bursts(const nc_cgraph *cg, int burst, nc_strlist *notes)
-{
-    nc_snn *s = cg->snn;
-    int heavy = 0, heavy_max = 0;
-    char *mark = nc_calloc((size_t)s->n_layers, 2);
-    if (!mark)
-        return nc_errorf(NC_ERR_NOMEM, "out of memory");
-    char *pools = mark + s->n_layers;
-    for (int i = 0; i < s->n_layers; i++)
-        pools[i] = s->layers[i].kind == NC_SNN_SPIKEMAXPOOL2D;
-    nc_snn_mark_spike_sources(s, pools, mark);
-    int kept = 0;
-    for (int i = 0; i < s->n_layers; i++) {
-        nc_snn_layer *L = &s->layers[i];
-        if (L->kind != NC_SNN_SIGNED_IF)
-            continue;
-        if (mark[i]) {
-            kept++;
-            continue;
-        }
-        int B = L->two_sided ? two_sided_burst(cg, i, burst) : burst;
-        if (L->two_sided && B > NC_NONLINEAR_BURST && B > burst) {
-            heavy++;
-            heavy_max = B > heavy_max ? B : heavy_max;
-        }
-        if (B < 2)
-            continue;
-        L->max_spikes = B;
-        nc_tensor *ts[3] = {L->threshold, L->v_init, L->spike_value};
-        for (int k = 0; k < 3; k++)
-            for (int64_t j = 0; ts[k] && j < ts[k]->numel; j++)
-                nc_f32(ts[k])[j] /= (float)B;
-    }
-    nc_free(mark);
-    if (heavy && nc_strlist_addf(notes, "%d two-sided SignedIF layers have heavy-tailed values (median |x| below "
-                                 "their clip / %d): they send bursts of up to %d spikes a step", heavy,
-                                 NC_NONLINEAR_BURST * NC_MEDIAN_STEPS, heavy_max) != NC_OK)
-        return NC_ERR_NOMEM;
-    if (kept && burst > 1)
-        return nc_strlist_addf(notes, "%d IF layers read by spiking max pools send one spike a step (a max pool "
-                               "of counts reads no bursts); the others up to %d", kept, burst);
-    return NC_OK;
-}
-
 nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor *labels,
                      const nc_convert_options *opt, nc_snn **out, nc_convert_report **report)
 {
@@ -254,8 +171,10 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
     nc_cgraph cg;
     if ((st = nc_cgraph_build(m->g, &o, &cg)) != NC_OK)
         return st;
+    /* the default, signed spikes and calibration data: as fine as the network needs (convert_bursts.c) */
+    int by_resolution = o.burst == 0 && nc_default_burst(&cg) == NC_DEFAULT_BURST;
     if (o.burst == 0)
-        o.burst = default_burst(&cg);
+        o.burst = nc_default_burst(&cg);
 
     int n_calib = 0, levels = 8, n_scale = 0;
     int64_t calib_used = 0;
@@ -283,7 +202,10 @@ nc_status nc_convert(const nc_model *m, const nc_tensor *calib, const nc_tensor 
 calibrated:
     if ((st = choose_levels(&cg, &o, &levels)) != NC_OK)
         goto done;
-    if ((st = apply_bursts(&cg, o.burst, &cg.notes)) != NC_OK)
+    if (by_resolution && calib && n_calib > 0 &&
+        (st = nc_resolution_burst(&cg, calib, o.burst, &o.burst, &cg.notes)) != NC_OK)
+        goto done;
+    if ((st = nc_apply_bursts(&cg, o.burst, &cg.notes)) != NC_OK)
         goto done;
     if (o.spikes == NC_SPIKES_PLAIN) { /* where signed neurons pay off (docs/signed-spikes.md): say so */
         int n_if = 0;

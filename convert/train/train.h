@@ -97,4 +97,14 @@ nc_status nc_bptt_evaluate_dist(const nc_snn *s, const nc_tensor *x, const nc_te
 nc_status nc_qcfs_evaluate(const nc_snn *s, const nc_tensor *x, const nc_tensor *labels, int levels,
                            double *loss, double *accuracy);
 
+/* The readout of the QCFS ANN view of s (thresholds as they are, before
+ * any bursts) on x, each IF layer's output quantised as T steps with bursts
+ * of bursts[k] quantise it (T·bursts[k] levels; T levels in the layers
+ * `single` marks, by id, which send one spike a step; NULL: none), or with
+ * bursts[k] = 0 not quantised (the rate limit): out is float32 (n, N,
+ * classes). Refused where the engine cannot run the network (two-sided
+ * SignedIF layers, Reshape layers). */
+nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, int T, const int *bursts, int n,
+                                    const char *single, nc_tensor **out);
+
 #endif

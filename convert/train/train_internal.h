@@ -177,6 +177,7 @@ typedef struct nc_tr_layer {
 typedef struct nc_tr_config {
     nc_train_mode mode;
     int levels;            /* QCFS L */
+    const int *layer_levels; /* QCFS forward: L per layer id (0: levels); NULL: levels everywhere */
     int T;                 /* BPTT steps */
     int relaxed;           /* QCFS floor → identity, BPTT step → surrogate integral (tests) */
     int train_thresholds;

@@ -280,8 +280,10 @@ static void if_params(const nc_tr_net *net, const nc_snn_layer *L, const nc_tr_l
                       nc_tr_if *p)
 {
     if (q) {
+        const int *ll = net->c.layer_levels;
+        int levels = ll && ll[Y - net->l] > 0 ? ll[Y - net->l] : net->c.levels;
         *q = (nc_tr_qcfs){.size = Y->size, .lam = Y->lam, .sv = Y->sv, .shift = Y->aux,
-                          .sv_is_lam = !L->spike_value, .levels = net->c.levels, .relaxed = net->c.relaxed,
+                          .sv_is_lam = !L->spike_value, .levels = levels, .relaxed = net->c.relaxed,
                           .top = (float)nc_snn_layer_burst(L)};
     }
     if (p) {

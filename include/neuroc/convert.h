@@ -124,8 +124,12 @@ typedef struct nc_convert_options {
      * Loihi simulator. Signed spikes need NC_RESET_SUBTRACT. */
     nc_spike_kind spikes;
     /* Signed spikes only: up to `burst` spikes a step (at most 1024;
-     * nc_if_params.max_spikes); 0 = NC_DEFAULT_BURST with signed spikes,
-     * 1 with plain ones, QCFS fine-tuning (which does not train bursts) or
+     * nc_if_params.max_spikes); 0 = with signed spikes NC_DEFAULT_BURST,
+     * or with calibration data the power of two up to 64 the network needs:
+     * the first whose quantisation at T = 32 (the QCFS view at B·32 levels,
+     * up to 64 calibration rows) keeps the readout within centred cosine
+     * 0.95 of the rate limit (deep networks add up each layer's error; a
+     * note says why); 1 with plain ones, QCFS fine-tuning (which does not train bursts) or
      * a network with QCFS patterns (exact at T = L with one spike a step).
      * Each IF layer's threshold becomes its calibrated clip / burst, so the
      * clip stays and the rate code gets burst times finer at the same T; IF

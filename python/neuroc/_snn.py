@@ -424,7 +424,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     labels: of calib, for qcfs_epochs (batches of (x, y) carry their own).
     spikes: 'signed' (the default) or 'plain' (--plain-spikes: other NIR tools'
     and Loihi 1's neuron); signed_spikes=True/False says the same. burst: up to
-    that many signed spikes a step (--burst; None: 2 with signed spikes).
+    that many signed spikes a step (--burst; None: with signed spikes 2, or
+    the power of two up to 64 a deep network needs, measured on calib).
     nonlinear_graded: synaptic layers read the graded outputs of the
     non-linear layers (SiLU, sigmoid gates, GELU) as multiply-adds
     (--graded-nonlinear) instead of their two-sided spikes.
