@@ -244,6 +244,50 @@ static int convert_write_report(const char *report, const nc_convert_report *rep
     return CLI_OK;
 }
 
+/* A number > 0 (or >= 0 with zero_ok) and finite, or -1. */
+static double parse_rate(const char *s, int zero_ok)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return errno || *end || end == s || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ? -1.0 : v;
+}
+
+typedef struct finetune_args {
+    const char *train, *epochs, *lr, *energy, *labels;
+} finetune_args;
+
+/* --finetune-epochs and what goes with it: fine-tuning after conversion
+ * (*n_ft epochs at *lr), or, with --target-loss, inside the search
+ * (o->finetune_epochs; *n_ft is then 0). */
+static int finetune_options(const finetune_args *a, nc_convert_options *o, long long *n_ft, float *lr)
+{
+    if (a->epochs && !cli_parse_ll(a->epochs, 0, 1 << 20, 0, n_ft))
+        return cli_usage_error("convert", "--finetune-epochs must be a whole number >= 0, not '%s'", a->epochs);
+    if (*n_ft > 0 && !a->labels)
+        return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "
+                                          "samples)");
+    if (a->lr && (*lr = (float)parse_rate(a->lr, 0)) < 0)
+        return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", a->lr);
+    if (a->energy && (o->finetune_energy_weight = (float)parse_rate(a->energy, 1)) < 0)
+        return cli_usage_error("convert", "--energy-weight must be a number >= 0, not '%s'", a->energy);
+    if (a->energy && !*n_ft)
+        return cli_usage_error("convert", "--energy-weight weighs the energy in fine-tuning: give "
+                                          "--finetune-epochs");
+    if (o->target_loss > 0 && *n_ft > 0) { /* the search fine-tunes its candidates */
+        if (a->train)
+            return cli_usage_error("convert", "--train with --target-loss: the search fine-tunes on the calibration "
+                                              "samples it does not hold back; leave out --train");
+        o->finetune_epochs = (int)*n_ft;
+        o->finetune_lr = *lr;
+        *n_ft = 0;
+    }
+    if (a->train && o->qcfs_epochs > 0)
+        return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
+                                          "the calibration samples' labels");
+    return CLI_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     convert_args c = {0};
@@ -297,42 +341,10 @@ int cmd_convert(int argc, char **argv)
     if (o.qcfs_epochs > 0 && !labels_path)
         return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
     long long n_ft = 0;
-    if (ft_epochs && !cli_parse_ll(ft_epochs, 0, 1 << 20, 0, &n_ft))
-        return cli_usage_error("convert", "--finetune-epochs must be a whole number >= 0, not '%s'", ft_epochs);
-    if (n_ft > 0 && !labels_path)
-        return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "
-                                          "samples)");
     float lr_ft = 0;
-    if (ft_lr) {
-        char *end;
-        errno = 0;
-        double v = strtod(ft_lr, &end);
-        if (errno || *end || end == ft_lr || !(v > 0) || !isfinite(v))
-            return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", ft_lr);
-        lr_ft = (float)v;
-    }
-    if (ft_energy) {
-        char *end;
-        errno = 0;
-        double v = strtod(ft_energy, &end);
-        if (errno || *end || end == ft_energy || !(v >= 0) || !isfinite(v))
-            return cli_usage_error("convert", "--energy-weight must be a number >= 0, not '%s'", ft_energy);
-        o.finetune_energy_weight = (float)v;
-        if (!n_ft)
-            return cli_usage_error("convert", "--energy-weight weighs the energy in fine-tuning: give "
-                                              "--finetune-epochs");
-    }
-    if (o.target_loss > 0 && n_ft > 0) { /* the search fine-tunes its candidates (nc_convert_options.finetune_epochs) */
-        if (train_path)
-            return cli_usage_error("convert", "--train with --target-loss: the search fine-tunes on the calibration "
-                                              "samples it does not hold back; leave out --train");
-        o.finetune_epochs = (int)n_ft;
-        o.finetune_lr = lr_ft;
-        n_ft = 0;
-    }
-    if (train_path && o.qcfs_epochs > 0)
-        return cli_usage_error("convert", "--train with --qcfs-epochs: --labels cannot be both the training and "
-                                          "the calibration samples' labels");
+    const finetune_args ft = {train_path, ft_epochs, ft_lr, ft_energy, labels_path};
+    if ((rc = finetune_options(&ft, &o, &n_ft, &lr_ft)) != CLI_OK)
+        return rc;
     if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK)
         return rc;
 
