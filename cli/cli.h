@@ -165,6 +165,8 @@ int cli_check_labels(const run_args *a, int64_t n, int64_t classes, nc_tensor **
 int cli_accuracy(const nc_tensor *y, const nc_tensor *labels, const char *labels_path);
 /* A whole number in [lo, hi] from s into *out (dflt when s is NULL); 0 if s is not one. */
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out);
+/* A finite number in [lo, 1e30] from s into *out; 0 if s is not one. */
+int cli_parse_float(const char *s, double lo, float *out);
 /* The spiking network's input as a model input description, batch first (-1). */
 void cli_snn_input_info(const nc_snn *s, nc_value_info *in);
 /* s (NULL = dflt) as the index of one of n names into *out; otherwise a usage

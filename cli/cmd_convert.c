@@ -244,15 +244,6 @@ static int convert_write_report(const char *report, const nc_convert_report *rep
     return CLI_OK;
 }
 
-/* A number > 0 (or >= 0 with zero_ok) and finite, or -1. */
-static double parse_rate(const char *s, int zero_ok)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    return errno || *end || end == s || !isfinite(v) || v < 0 || (v == 0 && !zero_ok) ? -1.0 : v;
-}
-
 typedef struct finetune_args {
     const char *train, *epochs, *lr, *energy, *labels;
 } finetune_args;
@@ -267,9 +258,9 @@ static int finetune_options(const finetune_args *a, nc_convert_options *o, long 
     if (*n_ft > 0 && !a->labels)
         return cli_usage_error("convert", "--finetune-epochs needs --labels (of --train, or of the calibration "
                                           "samples)");
-    if (a->lr && (*lr = (float)parse_rate(a->lr, 0)) < 0)
+    if (a->lr && (!cli_parse_float(a->lr, 0.0, lr) || !(*lr > 0.0f)))
         return cli_usage_error("convert", "--finetune-lr must be a positive number, not '%s'", a->lr);
-    if (a->energy && (o->finetune_energy_weight = (float)parse_rate(a->energy, 1)) < 0)
+    if (a->energy && !cli_parse_float(a->energy, 0.0, &o->finetune_energy_weight))
         return cli_usage_error("convert", "--energy-weight must be a number >= 0, not '%s'", a->energy);
     if (a->energy && !*n_ft)
         return cli_usage_error("convert", "--energy-weight weighs the energy in fine-tuning: give "

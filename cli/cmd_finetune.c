@@ -73,17 +73,6 @@ typedef struct ft_args {
     int resume, detach_reset, train_thresholds, nir_strict;
 } ft_args;
 
-static int parse_float(const char *s, double lo, float *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || end == s || !isfinite(v) || v < lo || v > 1e30)
-        return 0;
-    *out = (float)v;
-    return 1;
-}
-
 static const char *const SURROGATES[] = {"triangle", "rectangle", "sigmoid", "atan"};
 
 /* Fills *o from the arguments; a usage error names the bad one. */
@@ -120,15 +109,15 @@ static int ft_options(const ft_args *a, nc_finetune_options *o)
             return cli_usage_error("finetune", "--threads wants a number 1..1024, not '%s'", a->threads);
         o->threads = (int)v;
     }
-    if (a->lr && (!parse_float(a->lr, 0.0, &o->lr) || !(o->lr > 0.0f)))
+    if (a->lr && (!cli_parse_float(a->lr, 0.0, &o->lr) || !(o->lr > 0.0f)))
         return cli_usage_error("finetune", "--lr wants a positive number, not '%s'", a->lr);
-    if (a->width && (!parse_float(a->width, 0.0, &o->surrogate_width) || !(o->surrogate_width > 0.0f)))
+    if (a->width && (!cli_parse_float(a->width, 0.0, &o->surrogate_width) || !(o->surrogate_width > 0.0f)))
         return cli_usage_error("finetune", "--surrogate-width wants a positive number, not '%s'", a->width);
-    if (a->weight_decay && !parse_float(a->weight_decay, 0.0, &o->weight_decay))
+    if (a->weight_decay && !cli_parse_float(a->weight_decay, 0.0, &o->weight_decay))
         return cli_usage_error("finetune", "--weight-decay wants a number >= 0, not '%s'", a->weight_decay);
-    if (a->energy_weight && !parse_float(a->energy_weight, 0.0, &o->energy_weight))
+    if (a->energy_weight && !cli_parse_float(a->energy_weight, 0.0, &o->energy_weight))
         return cli_usage_error("finetune", "--energy-weight wants a number >= 0, not '%s'", a->energy_weight);
-    if (a->grad_clip && !parse_float(a->grad_clip, 0.0, &o->grad_clip))
+    if (a->grad_clip && !cli_parse_float(a->grad_clip, 0.0, &o->grad_clip))
         return cli_usage_error("finetune", "--grad-clip wants a number >= 0, not '%s'", a->grad_clip);
     if (a->max_memory && !cli_parse_bytes(a->max_memory, &o->max_memory))
         return cli_usage_error("finetune", "--max-memory wants bytes such as 4G, 512M or 1000000, not '%s'",

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -187,6 +188,17 @@ int cli_need_nir(const char *cmd, const char *path)
         return cli_usage_error(cmd, "%s is not a spiking network (.nir); convert it first with 'neuroc convert'",
                                path);
     return CLI_OK;
+}
+
+int cli_parse_float(const char *s, double lo, float *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s || !isfinite(v) || v < lo || v > 1e30)
+        return 0;
+    *out = (float)v;
+    return 1;
 }
 
 int cli_parse_ll(const char *s, long long lo, long long hi, long long dflt, long long *out)
