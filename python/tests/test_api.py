@@ -350,6 +350,22 @@ def test_operating_point_finetune(cnn, test_xy):
     assert op["finetune_epochs"] in (0, 1) and snn.timesteps == op["timesteps"]
 
 
+def test_operating_point_finetune_start(cnn, test_xy):
+    """Fine-tuning at T starts from the best conversion calibrated for T: one
+    spike a step, the mse clip at T (the options the caller left to the
+    search); every candidate reports its loss and energy at t = 1, 2, ..."""
+    x, y = test_xy
+    snn = neuroc.convert(cnn, calib=x, labels=y, target_loss=0.5, target_max_timesteps=2, holdout=128,
+                         burst=2, finetune_epochs=1, progress=False)
+    cands = snn.report["operating_point"]["candidates"]
+    assert all([s["t"] for s in c["steps"]] == [1, 2] for c in cands)
+    tuned = [c for c in cands if c["finetune_timesteps"]]
+    assert tuned and all(c["burst"] == 2 and c["threshold"] == "mse" for c in tuned), tuned
+    for c in cands:
+        at = c["timesteps"] or 2
+        assert c["steps"][at.bit_length() - 1]["loss"] == c["loss"] or at not in (1, 2)
+
+
 def test_convert_keep_avgpool(cnn, test_xy):
     """keep_avgpool=True keeps the CNN's two average pools as Pool2d layers; by
     default they fold into the Conv and the Gemm that read them (additions)."""
