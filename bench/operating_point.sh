@@ -6,6 +6,8 @@
 # ANN and the energy estimate against the ANN's, one row a model.
 # usage: bash bench/operating_point.sh [BUILD_DIR] [TARGET_LOSS] [MODELS...]
 # Slow (minutes a model: up to 10 conversions, each run on 2000 images).
+# NEUROC_CONVERT_OPTS adds options to the conversion, e.g. fine-tuning in the
+# search: NEUROC_CONVERT_OPTS="--finetune-epochs 3 --energy-weight 5".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -19,7 +21,8 @@ mkdir -p "$out"
 printf '| model | T | SNN %% | ANN %% | loss (points) | energy / ANN | held-back loss | search |\n|---|---|---|---|---|---|---|---|\n' >"$out/table.md"
 for m in "${models[@]}"; do
     "$B/neuroc" convert "examples/models/$m.onnx" --calib $D/train-images-idx3-ubyte.gz \
-        --labels $D/train-labels-idx1-ubyte.gz --target-loss "$P" -o "$out/$m.nir" --report "$out/$m.convert.json" \
+        --labels $D/train-labels-idx1-ubyte.gz --target-loss "$P" ${NEUROC_CONVERT_OPTS:-} \
+        -o "$out/$m.nir" --report "$out/$m.convert.json" \
         >"$out/$m.convert.txt"
     "$B/neuroc" eval "$out/$m.nir" --ann "examples/models/$m.onnx" --data $D/t10k-images-idx3-ubyte.gz \
         --labels $D/t10k-labels-idx1-ubyte.gz --backend cpu-fast --report "$out/$m.eval.json" >"$out/$m.eval.txt"
@@ -32,7 +35,8 @@ snn, ann = 100 * acc["snn"][-1], 100 * acc["ann"]
 ratio = ev["per_t"]["energy_j"][-1] / ev["energy"]["ann_j"]
 c = next(c for c in op["candidates"] if c["timesteps"] == T and abs(c["energy_ratio"] - op["energy_ratio"]) < 1e-12)
 opts = f"burst {c['burst']}, {c['threshold']}" + (", per channel" if c["per_channel"] else "") + \
-       (", bias corr." if c["bias_correction"] else "")
+       (", bias corr." if c["bias_correction"] else "") + \
+       (f", fine-tuned at T = {c['finetune_timesteps']}" if c["finetune_timesteps"] else "")
 print(f"| {m} | {T} | {snn:.2f} | {ann:.2f} | {ann - snn:+.2f} | {ratio:.3f} | {op['loss']:+.2f} | {opts} |")
 PY
     tail -n 1 "$out/table.md"
