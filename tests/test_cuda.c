@@ -391,6 +391,7 @@ int main(int argc, char **argv)
     check_net("concat paths", net_concat_paths(), 6);
     check_net("spiking max pools", net_spike_maxpool(0, NULL), 7);
     check_net("spiking max pools, signed spikes", net_spike_maxpool(1, NULL), 7);
+    check_net("spiking max pools of bursts", net_spike_maxpool_bursts(4, NULL), 7);
     check_net("depthwise and grouped convolutions", net_depthwise(), 5);
     check_net("strided convolutions", net_strided(), 5);
     check_net("register-tile convolutions", net_tile_convs(), 5);

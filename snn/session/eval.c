@@ -296,8 +296,9 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
                 nc_session_synops_step(ss, i, t, &at);
                 *(r->layers[i].macs ? &r->macs_through[t] : &r->adds_through[t]) += at;
             }
-            /* a burst's operations, counted by its readers as additions, are multiply-adds */
-            for (int t = 0; r->layers[i].kind == NC_SNN_SIGNED_IF && t < r->T; t++) {
+            /* a burst's operations (a SignedIF's or a spiking max pool's), counted by its readers as
+               additions, are multiply-adds */
+            for (int t = 0; t < r->T; t++) {
                 int64_t at = 0;
                 nc_session_burst_ops_step(ss, i, t, &at);
                 r->layers[i].burst_ops += at;
