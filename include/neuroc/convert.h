@@ -397,10 +397,12 @@ typedef struct nc_eval_layer_stats {
      * values (a SignedIF burst, the analog input, a current, a sum); a
      * pooling sum adds; any other kind that counts ops multiplies. A
      * SignedIF of bursts sends single spikes (added) and bursts of k ≥ 2
-     * spikes: graded events, their readers' ops multiply-adds. */
+     * spikes: graded events, their readers' ops multiply-adds; so does a
+     * spiking max pool of bursts (events of k ≥ 2 units). */
     int macs;
-    /* A SignedIF's: of its readers' synaptic ops per inference, those its
-     * bursts caused (multiply-adds in the cost); 0 for other layers. */
+    /* A SignedIF's or a SpikeMaxPool2d's: of its readers' synaptic ops per
+     * inference, those its bursts caused (multiply-adds in the cost); 0 for
+     * other layers. */
     double burst_synops;
 } nc_eval_layer_stats;
 NC_API int nc_eval_result_num_layers(const nc_eval_result *r);

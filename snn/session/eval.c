@@ -366,7 +366,8 @@ static nc_status build_json(nc_eval_result *r)
             nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
             nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
         }
-        if (L->kind == NC_SNN_SIGNED_IF) /* its bursts' share of its readers' synops: multiply-adds */
+        /* its bursts' share of its readers' synops (a SignedIF's, a spiking max pool's): multiply-adds */
+        if (L->kind == NC_SNN_SIGNED_IF || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             nc_json_number(&j, "burst_synops_per_inference", (double)L->burst_ops / n);
         if (L->synops || nc_snn_kind(L->kind)->counts_synops) {
             nc_json_string(&j, "ops", L->macs ? "multiply-adds" : "additions");
