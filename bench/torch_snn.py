@@ -27,10 +27,12 @@ Semantics are neuroc's (DESIGN §3, snn/backends/cpu_ref/backend_cpu_ref.c):
             down = m < 0 while the net count n > 0; s = clamp(floor(m/θ), 1, B)
             where up, clamp(floor(m/θ), −min(n, B), −1) where down, else 0;
             v = m − s·θ; n += s; out = s·spike value (B = max_spikes)
-  SpikeMaxPool2d  (kernels/window_index.h) each input's net spike count; the
-            output's count follows its window's largest count and it spikes
-            (with the value of the first input, in window order, at the new
-            max that spiked now: negatively when the max fell) when that moves
+  SpikeMaxPool2d  (kernels/window_index.h) each input's net spike count, in
+            units of its single spike (a burst of k adds k); the output's
+            count follows its window's largest count and, when that moves by
+            d, it sends d times the single spike of the first input, in
+            window order, at the new max that moved that way now (else the
+            first at the new max)
   MaxPool2d max of currents, padding ignored; Pool2d sum times a scale (or
             per-window divisors); the readout sums over the steps.
 v(0) = θ/2 and spike value θ unless the file says otherwise. Layers whose
@@ -200,6 +202,26 @@ def _mark(layers):
             L["in_hw"] = ins[0]["shape"][1:]
             if "div_pad" in L:
                 L["divisor"] = _divisors(L)
+        L["unit"] = _units(L, ins)
+
+
+def _units(L, ins):
+    """The single-spike value of each output element that carries a burst
+    layer's events (nc_snn_spike_units), 0 elsewhere; None: none does."""
+    k = L["kind"]
+    if k == "SignedIF":
+        return L["sval"].expand(L["shape"]).clone() if L["burst"] > 1 else None
+    if k == "Flatten" and ins[0]["unit"] is not None:
+        return ins[0]["unit"].reshape(L["shape"])
+    if k == "Concat" and any(X["unit"] is not None for X in ins):
+        return torch.cat([(X["unit"] if X["unit"] is not None else torch.zeros(X["shape"])).reshape(-1)
+                          for X in ins]).reshape(L["shape"])
+    if k == "SpikeMaxPool2d" and ins[0]["unit"] is not None:  # the first tap of each window inside the input
+        u, (_, OH, OW) = ins[0]["unit"], L["shape"]
+        ih = (torch.arange(OH) * L["stride"][0] - L["padding"][0]).clamp(min=0)
+        iw = (torch.arange(OW) * L["stride"][1] - L["padding"][1]).clamp(min=0)
+        return u[:, ih][:, :, iw].clone()
+    return None
 
 
 def _span(o, k, stride, pad, n, cpad):
@@ -344,7 +366,7 @@ def _windows(L, x):
     return xw.reshape(B, C, L["kernel"][0] * L["kernel"][1], -1)
 
 
-def spikemax_frames(L, x, cnt, prev=None, n=0):
+def spikemax_frames(L, L_in, x, cnt, prev=None, n=0):
     """Output values of a SpikeMaxPool2d for frames x (input spikes), cnt
     (every input's net count including the frame) and prev (the output's
     count before the frame); returns (values, the output's new count).
@@ -353,24 +375,40 @@ def spikemax_frames(L, x, cnt, prev=None, n=0):
     frame is the max n frames earlier (0 at the start). Counts are never
     negative, so zeros in the padding never win a max."""
     xw, cw = _windows(L, x), _windows(L, cnt)
+    dw = _windows(L, spike_delta(L_in, x))                # each tap's move this frame
     m = cw.amax(dim=2)                                    # (B, C, L): the window's largest count
     prev = prev.reshape(m.shape) if prev is not None else torch.cat([torch.zeros_like(m[:n]), m[:-n]])
-    up = m > prev
-    # the first tap (window order) at the new max that spiked now: any spike
-    # when the max grew, a negative one when it fell
-    cand = (cw == m.unsqueeze(2)) & torch.where(up.unsqueeze(2), xw != 0, xw < 0)
+    d = m - prev
+    # the winner: the first tap (window order) at the new max that moved in d's direction now, else
+    # the first at the new max
+    at = cw == m.unsqueeze(2)
+    cand = at & torch.where((d > 0).unsqueeze(2), dw > 0, dw < 0)
     K = cw.shape[2]
     rank = torch.arange(K, 0, -1, dtype=torch.float32).reshape(1, 1, K, 1)
-    first = (cand * rank).argmax(dim=2, keepdim=True)     # unique maximum: no reliance on tie order
-    val = xw.gather(2, first).squeeze(2)
-    y = torch.where(m != prev, val, torch.zeros_like(val))
+    first = torch.where(cand.any(dim=2, keepdim=True), (cand * rank).argmax(dim=2, keepdim=True),
+                        (at * rank).argmax(dim=2, keepdim=True))  # unique maxima: no reliance on tie order
+    xv, dv = xw.gather(2, first).squeeze(2), dw.gather(2, first).squeeze(2)
+    if L_in["unit"] is not None:
+        uw = _windows(L, L_in["unit"].expand(x.shape).contiguous()).gather(2, first).squeeze(2)
+    else:
+        uw = torch.zeros_like(xv)
+    one = torch.where(uw > 0, uw, torch.where(dv != 0, xv / torch.where(dv != 0, dv, torch.ones_like(dv)),
+                                              torch.zeros_like(xv)))
+    y = torch.where(d != 0, d * one, torch.zeros_like(one))
     return y.reshape((x.shape[0],) + L["shape"]), m.reshape((x.shape[0],) + L["shape"])
 
 
 def spike_delta(L_in, x):
-    """What a frame adds to each input's count: 1 a spike, −1 a negative
-    spike of a signed input (nc_spike_count_delta)."""
-    return torch.sign(x) if L_in["signed"] else (x != 0).to(x.dtype)
+    """What a frame adds to each input's count (nc_spike_count_delta): 0 for
+    0, else k = |x| / unit rounded (at least 1; 1 without a unit), negative
+    for a negative value of a signed input."""
+    if L_in["unit"] is None:
+        k = (x != 0).to(x.dtype)
+    else:
+        unit = L_in["unit"].expand(x.shape)
+        q = x.abs() / torch.where(unit > 0, unit, torch.ones_like(unit))
+        k = torch.where((unit > 0) & (q >= 1.5), torch.floor(q + 0.5), torch.ones_like(q)) * (x != 0)
+    return torch.where(x < 0, -k, k) if L_in["signed"] else k
 
 
 # ---------------------------------------------------------------- runs
@@ -419,7 +457,7 @@ def run_step(layers, out_id, x, T, record=None, force=None, states=None):
             elif k == "SpikeMaxPool2d":
                 st = state[i]
                 st["cnt"] += spike_delta(layers[L["inputs"][0]], xs[0])
-                val[i], st["out"] = spikemax_frames(L, xs[0], st["cnt"], st["out"])
+                val[i], st["out"] = spikemax_frames(L, layers[L["inputs"][0]], xs[0], st["cnt"], st["out"])
                 if force and i in force:  # no rounding here: any difference is a wrong rule
                     st.setdefault("tally", [0, 0])[0] += int((torch.sign(val[i]) != force[i][t]).sum())
                 if record is not None and i in record:
@@ -462,7 +500,7 @@ def run_multistep(layers, out_id, x, T, record=None):
             j = L["inputs"][0]
             xin = _frames(val[j], dyn[j], T)
             cnt = spike_delta(layers[j], xin).reshape((T, N) + layers[j]["shape"]).cumsum(0)
-            val[i], _ = spikemax_frames(L, xin, cnt.reshape(xin.shape), n=N)
+            val[i], _ = spikemax_frames(L, layers[j], xin, cnt.reshape(xin.shape), n=N)
             dyn[i] = True
             if record is not None and i in record:
                 record[i].extend(torch.sign(val[i]).reshape((T, N) + L["shape"]).unbind(0))

@@ -19,7 +19,7 @@ nc_status nc_resolution_burst(const nc_cgraph *cg, const nc_tensor *calib, int b
                               nc_strlist *notes);
 
 /* Sets max_spikes and divides θ (and v(0), spike values) of every SignedIF
- * layer no spiking max pool reads by its burst: `burst` each, two-sided
+ * layer by its burst (a spiking max pool reads bursts): `burst` each, two-sided
  * layers at least NC_NONLINEAR_BURST (more where heavy-tailed). Adds notes
  * saying what was chosen. */
 nc_status nc_apply_bursts(const nc_cgraph *cg, int burst, nc_strlist *notes);

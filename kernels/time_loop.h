@@ -38,32 +38,39 @@ NC_HD int nc_if_over_time(float *v, int32_t *net, const float *cur, int64_t cur_
 /* Spiking max pooling, time-batched in two passes. First, per input neuron:
  * its spike count after each step, cum[t·cum_stride] (*cnt carries the
  * count from one chunk to the next); x[t·x_stride] is its value at step t
- * (stride 0: static). */
+ * (stride 0: static), unit its single spike's value (nc_spike_count_delta). */
 NC_HD void nc_spike_count_over_time(uint32_t *cnt, const float *x, int64_t x_stride, uint32_t *cum,
-                                    int64_t cum_stride, int steps, int signed_in)
+                                    int64_t cum_stride, int steps, float unit, int signed_in)
 {
     for (int t = 0; t < steps; t++) {
-        *cnt += nc_spike_count_delta(x[t * x_stride], signed_in);
+        *cnt += (uint32_t)nc_spike_count_delta(x[t * x_stride], unit, signed_in);
         cum[t * cum_stride] = *cnt;
     }
 }
 
 /* Then per output (c, oh, ow), nc_spikemax_output at each step over the
- * frame of input values x + t·x_stride and of counts cum + t·cum_stride;
- * *out_cnt carries the output's count. y[t·y_stride] gets the output,
- * rec_s (may be NULL) its sign. Returns the spikes. */
-NC_HD int nc_spikemax_over_time(const float *x, int64_t x_stride, const uint32_t *cum, int64_t cum_stride,
-                                uint32_t *out_cnt, nc_win_geom g, int c, int oh, int ow, float *y, int64_t y_stride,
-                                float *rec_s, int steps)
+ * frame of input values x + t·x_stride and of counts cum + t·cum_stride
+ * (unit: the input's single-spike values, may be NULL); *out_cnt carries
+ * the output's count. y[t·y_stride] gets the output, rec_s (may be NULL)
+ * its sign. Returns the events; *burst_ops gets fan (the synaptic ops one
+ * event of this output causes downstream; 0: none) added for each event of
+ * |payload| two units or more. */
+NC_HD int nc_spikemax_over_time(const float *x, int64_t x_stride, const float *unit, const uint32_t *cum,
+                                int64_t cum_stride, uint32_t *out_cnt, nc_win_geom g, int signed_in, int c, int oh,
+                                int ow, float *y, int64_t y_stride, float *rec_s, int steps, int32_t fan,
+                                int64_t *burst_ops)
 {
     int n = 0;
     for (int t = 0; t < steps; t++) {
-        int sp;
-        float o = nc_spikemax_output(x + t * x_stride, cum + t * cum_stride, out_cnt, g, c, oh, ow, &sp);
+        int d;
+        float o = nc_spikemax_output(x + t * x_stride, unit, cum + t * cum_stride, out_cnt, g, signed_in, c, oh, ow,
+                                     &d);
         y[t * y_stride] = o;
         if (rec_s)
             rec_s[t * y_stride] = (float)((o > 0.0f) - (o < 0.0f));
-        n += sp;
+        n += d != 0;
+        if (d > 1 || d < -1)
+            *burst_ops += fan;
     }
     return n;
 }

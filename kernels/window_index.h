@@ -115,19 +115,55 @@ NC_HD float nc_maxpool_output(const float *x, nc_win_geom g, int c, int oh, int 
     return m;
 }
 
+/* Spiking max pooling counts each input neuron's spikes in units of that
+ * neuron's single spike: unit > 0 is the value one spike of it carries (a
+ * SignedIF of bursts, whose event of payload k·unit is a burst of k), 0
+ * where any non-zero value is one spike (every other input: one spike a
+ * step). What an input value x adds to its count: 0 for x = 0, else k =
+ * |x| / unit rounded to the nearest integer (at least 1; 1 when unit is 0),
+ * negative (−k, taking k back) for a negative value of a signed input
+ * (signed_in); an unsigned input counts any non-zero value as +k. Counts
+ * never go below 0: a SignedIF takes back at most the spikes it sent. */
+NC_HD int32_t nc_spike_count_delta(float x, float unit, int signed_in)
+{
+    if (x == 0.0f)
+        return 0;
+    int32_t k = 1;
+    if (unit > 0.0f) {
+        float q = fabsf(x) / unit;
+        k = q >= 1.5f ? (int32_t)(q + 0.5f) : 1;
+    }
+    return signed_in && x < 0.0f ? -k : k;
+}
+
+/* The payload of a spiking max pool's event when its count moves by d and
+ * its winner has value xw this step, single-spike value uw (0: unknown) and
+ * moved by dw: d times the winner's single spike, uw, or xw / dw (exact:
+ * dw is ±1 where uw is 0), so d = dw = ±1 gives xw exactly. */
+NC_HD float nc_spikemax_payload(int32_t d, float xw, float uw, int32_t dw)
+{
+    float one = uw > 0.0f ? uw : (dw ? xw / (float)dw : 0.0f);
+    return (float)d * one;
+}
+
 /* Output (c, oh, ow) of spiking max pooling at one step over a frame x
- * (the input's spikes: non-zero = a spike; negative = a negative spike of a
- * signed input). cnt holds every input's net spike count including this
- * step's, *out_cnt the output's count up to the last step. The output's
- * count follows the window's largest input count, which moves by at most
- * one a step (each input's does). When it grows, the output spikes with the
- * value of the first input (ascending i, j) at the new max, which must have
- * spiked now; when it falls (signed inputs only), with the value of the
- * first input at the new max that spiked negatively now (every input at the
- * old max did). Returns the output's value (0 when it does not spike);
- * *spiked says whether it did. */
-NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *out_cnt, nc_win_geom g, int c,
-                               int oh, int ow, int *spiked)
+ * (the input's values), unit (each input's single-spike value,
+ * nc_spike_count_delta; NULL: all 0) and cnt (every input's count
+ * including this step's); *out_cnt holds the output's count up to the last
+ * step. The output's count follows the window's largest input count m:
+ * when m moves by d = m − *out_cnt (|d| at most the input's burst B: each
+ * input's count moves by at most B a step), the output sends one event of
+ * payload d times the single-spike value of the winner: the first input
+ * (ascending i, j) at the new max whose count moved this step in d's
+ * direction (one did when the max grew; when it fell, every input at the
+ * old max fell, and with bursts the one now at the max may have risen to
+ * it or stood still: then the first at the new max). The winner's
+ * single-spike value is its unit, or (unit 0) its value this step divided
+ * by its count's move (±1), so with one spike a step (d = ±1) the output
+ * is exactly the winner's value x[k], as ever. Returns the output's value
+ * (0 without an event); *delta gets d. */
+NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t *cnt, uint32_t *out_cnt,
+                               nc_win_geom g, int signed_in, int c, int oh, int ow, int *delta)
 {
     uint32_t m = 0;
     for (int i = 0; i < g.kh; i++)
@@ -136,45 +172,54 @@ NC_HD float nc_spikemax_output(const float *x, const uint32_t *cnt, uint32_t *ou
             if (k >= 0 && cnt[k] > m)
                 m = cnt[k];
         }
-    *spiked = m != *out_cnt;
-    if (!*spiked)
+    int32_t d = (int32_t)(m - *out_cnt); /* counts are below 2^31: the difference fits */
+    *delta = (int)d;
+    if (!d)
         return 0.0f;
-    int up = m > *out_cnt;
     *out_cnt = m;
-    for (int i = 0; i < g.kh; i++)
+    int64_t w = -1, first = -1;
+    int32_t dw = 0;
+    for (int i = 0; i < g.kh && w < 0; i++)
         for (int j = 0; j < g.kw; j++) {
             int64_t k = nc_win_tap(g, c, oh, ow, i, j);
-            if (k >= 0 && cnt[k] == m && (up ? x[k] != 0.0f : x[k] < 0.0f))
-                return x[k];
+            if (k < 0 || cnt[k] != m)
+                continue;
+            int32_t dk = nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
+            if (d > 0 ? dk > 0 : dk < 0) {
+                w = k;
+                dw = dk;
+                break;
+            }
+            if (first < 0) {
+                first = k;
+                dw = dk;
+            }
         }
-    return 0.0f; /* unreachable: some input moved the max */
-}
-
-/* What an input value adds to its spike count: 1 for a spike (any non-zero
- * value); for a signed input (signed_in) −1 for a negative spike, which
- * takes one back (unsigned arithmetic: the count never goes below 0). */
-NC_HD uint32_t nc_spike_count_delta(float x, int signed_in)
-{
-    return signed_in ? (uint32_t)(x > 0.0f) - (uint32_t)(x < 0.0f) : (uint32_t)(x != 0.0f);
+    w = w >= 0 ? w : first;
+    return nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw);
 }
 
 /* One step of spiking max pooling over one frame: counts x's spikes into
- * cnt_in (one per input; a negative spike of a signed input, signed_in,
- * takes one back), then every output (c, oh, ow) in order through
- * nc_spikemax_output into y, its count in cnt_out. Returns the spikes. */
-NC_HD int64_t nc_spikemax_frame(const float *x, uint32_t *cnt_in, uint32_t *cnt_out, nc_win_geom g, int signed_in,
-                                float *y)
+ * cnt_in (nc_spike_count_delta, in units of unit, may be NULL), then every
+ * output (c, oh, ow) in order through nc_spikemax_output into y, its count
+ * in cnt_out. Returns the events sent; *burst_ops (may be NULL) gets
+ * fan[o] added for each event of |payload| at least two units (fan: the synaptic ops an event of output
+ * o causes downstream, nc_snn_event_fanout; NULL: none). */
+NC_HD int64_t nc_spikemax_frame(const float *x, const float *unit, uint32_t *cnt_in, uint32_t *cnt_out,
+                                nc_win_geom g, int signed_in, float *y, const int32_t *fan, int64_t *burst_ops)
 {
     int64_t spikes = 0;
     for (int64_t k = 0; k < (int64_t)g.C * g.H * g.W; k++)
-        cnt_in[k] += nc_spike_count_delta(x[k], signed_in);
+        cnt_in[k] += (uint32_t)nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
     for (int c = 0; c < g.C; c++)
         for (int oh = 0; oh < g.OH; oh++)
             for (int ow = 0; ow < g.OW; ow++) {
                 int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
-                int sp;
-                y[o] = nc_spikemax_output(x, cnt_in, &cnt_out[o], g, c, oh, ow, &sp);
-                spikes += sp;
+                int d;
+                y[o] = nc_spikemax_output(x, unit, cnt_in, &cnt_out[o], g, signed_in, c, oh, ow, &d);
+                spikes += d != 0;
+                if (fan && burst_ops && (d > 1 || d < -1))
+                    *burst_ops += fan[o];
             }
     return spikes;
 }

@@ -517,6 +517,45 @@ NET_FN nc_snn *net_spike_maxpool(int signed_if, int pools[4])
     return s;
 }
 
+/* Spiking max pooling of bursts: conv 8 → signed IF of bursts of up to
+ * `burst`, θ per channel (low: many bursts) → spiking max pool 3×3, stride
+ * 2, padding 1 (8 × 5 × 5) → conv 6 → signed IF of bursts, θ per neuron →
+ * pool 2×2 (6 × 2 × 2) → pool of that pool 2×2 (6 × 1 × 1) → affine; and a
+ * Concat of the first burst layer and a plain IF (its windows: one spike a
+ * step) → pool 3×3, stride 2 (16 × 4 × 4) → conv 1×1 → affine; summed into
+ * the readout. pools (may be NULL) gets the first pool's id, the pool of a
+ * pool's and the Concat pool's. */
+NET_FN nc_snn *net_spike_maxpool_bursts(int burst, int pools[3])
+{
+    int64_t in[3] = {3, 10, 10}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, p1[2] = {1, 1};
+    nc_snn *s = NULL;
+    NET_OK(nc_snn_create(3, in, &s));
+    int c1 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f);
+    int i1 = net_signed_burst(s, c1, 1, 0.15f, burst);
+    int m1, m2, m3, fl, cat, mc, sum, ro;
+    NET_OK(nc_snn_add_spike_maxpool2d(s, i1, k3, s2, p1, NULL, &m1)); /* 8 × 5 × 5 */
+    int c2 = net_conv(s, m1, 6, 3, 1, 1, 1, 1, 0.6f);
+    int i2 = net_signed_burst(s, c2, 2, 0.1f, burst);
+    NET_OK(nc_snn_add_spike_maxpool2d(s, i2, k2, s2, NULL, NULL, &m2)); /* 6 × 2 × 2 */
+    NET_OK(nc_snn_add_spike_maxpool2d(s, m2, k2, k2, NULL, NULL, &m3)); /* 6 × 1 × 1 */
+    NET_OK(nc_snn_add_flatten(s, m3, NULL, &fl));
+    int c3 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f), i3 = net_if(s, c3, 1, 0, NC_RESET_SUBTRACT, 0.4f);
+    int parts[2] = {i1, i3};
+    NET_OK(nc_snn_add_concat(s, 2, parts, NULL, &cat));               /* 16 × 10 × 10 */
+    NET_OK(nc_snn_add_spike_maxpool2d(s, cat, k3, s2, NULL, NULL, &mc)); /* 16 × 4 × 4 */
+    int c4 = net_conv(s, mc, 5, 1, 1, 0, 1, 1, 0.5f), fl4;
+    NET_OK(nc_snn_add_flatten(s, c4, NULL, &fl4));
+    int from[2] = {net_affine(s, fl, 4, 0.8f), net_affine(s, fl4, 4, 0.3f)};
+    NET_OK(nc_snn_add_add(s, 2, from, NULL, &sum));
+    NET_OK(nc_snn_add_readout(s, sum, NULL, &ro));
+    if (pools) {
+        pools[0] = m1;
+        pools[1] = m3;
+        pools[2] = mc;
+    }
+    return s;
+}
+
 /* A Nonlinear layer of function fn (nc_snn_add_nonlinear) from the inputs
  * a (and b: Mul, MatMul); HardSigmoid with PyTorch's 1/6, 1/2. */
 NET_FN int net_nl(nc_snn *s, nc_nonlinear_fn fn, int a, int b, int axis, int trans_x, int trans_y)

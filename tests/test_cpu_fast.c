@@ -265,6 +265,26 @@ static void test_spike_maxpool(void **state)
     nc_snn_free(s);
 }
 
+/* Spiking max pools of bursts (net_spike_maxpool_bursts, B = 4): every
+ * kernel set runs them as the reference does, bit for bit, counts and the
+ * ops of their bursts too; the pools do send bursts (their burst ops). */
+static void test_spike_maxpool_bursts(void **state)
+{
+    (void)state;
+    int m[3];
+    nc_snn *s = net_spike_maxpool_bursts(4, m);
+    run_out a;
+    check_all_then_reference(s, 7, 2, &a);
+    int nl = (int)nc_snn_num_layers(s);
+    int64_t bursts = 0;
+    for (int t = 0; t < a.T; t++)
+        bursts += a.burst_step[t * nl + m[0]];
+    assert_true(a.spikes[m[0]] > 0 && a.spikes[m[1]] > 0 && a.spikes[m[2]] > 0);
+    assert_true(bursts > 0);
+    run_out_free(&a);
+    nc_snn_free(s);
+}
+
 /* Bursts (net_bursts, B = 2 and 3: 3·θ rounds where 2·θ does not): every
  * kernel set runs them as the reference does, and the layers do send
  * several spikes a step (the per-layer θ layer's trace holds values of at
@@ -727,6 +747,8 @@ int main(void)
         cmocka_unit_test(test_bench_command),     cmocka_unit_test(test_layer_seconds),
         cmocka_unit_test(test_team_shares_a_sample),
         cmocka_unit_test(test_compact_kernels),
+        /* last: the random draws of the tests before it stay as they were */
+        cmocka_unit_test(test_spike_maxpool_bursts),
     };
     nc_test_select_cases();
     return cmocka_run_group_tests(tests, NULL, NULL);

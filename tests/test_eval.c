@@ -3,6 +3,7 @@
  * and the SVG chart, on tiny networks worked out by hand. */
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
+#include "snn/ir/snn_ir.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -335,6 +336,67 @@ static void test_burst_fanout_exact(void **state)
     }
 }
 
+/* A spiking max pool of bursts sends bursts: a SignedIF of up to 8 spikes
+ * (input 5 at θ = 1: 5 a step) feeds a 2×2 SpikeMaxPool2d, whose count then
+ * grows by 5 a step, each event a burst; the ops they cause in the Conv2d
+ * reading the pool, counted by the pool from its fan-out, are all that
+ * conv's ops (multiply-adds in the estimate), and the SignedIF's own
+ * bursts reach no synapse. On both CPU backends. */
+static void test_spikemax_burst_fanout(void **state)
+{
+    (void)state;
+    int64_t in[3] = {4, 6, 6}, one[1] = {1}, xs[4] = {2, 4, 6, 6}, k2[2] = {2, 2};
+    float th = 1.0f, x[2 * 4 * 6 * 6];
+    for (int i = 0; i < 2 * 4 * 6 * 6; i++)
+        x[i] = 5.0f;
+    static const char *backends[2] = {"cpu", "cpu-fast"};
+    for (int b = 0; b < 2; b++) {
+        nc_snn *s = NULL;
+        NC_ASSERT_OK(nc_snn_create(3, in, &s));
+        nc_tensor *theta = tensor(1, one, &th);
+        nc_if_params p = {.threshold = theta, .signed_spikes = 1, .max_spikes = 8};
+        int sif, mp, cv, ro;
+        NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "sif", &sif));
+        NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, sif, k2, k2, NULL, "pool", &mp));
+        int64_t ws[4] = {3, 4, 3, 3};
+        float w[3 * 4 * 3 * 3];
+        for (int i = 0; i < 3 * 4 * 3 * 3; i++)
+            w[i] = (float)(i % 5) - 2.0f;
+        nc_tensor *wt = tensor(4, ws, w);
+        nc_conv2d_params cp = {{1, 1}, {1, 1}, {1, 1}, 1};
+        NC_ASSERT_OK(nc_snn_add_conv2d(s, mp, wt, NULL, &cp, "conv", &cv));
+        NC_ASSERT_OK(nc_snn_add_readout(s, cv, "out", &ro));
+        nc_tensor *xt = tensor(4, xs, x), *y = NULL;
+        nc_session_options o = {.backend = backends[b], .timesteps = 3, .count_steps = 1};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &o, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, xt, &y));
+        int64_t conv_ops = 0, pool_events = 0, bursts = 0, at;
+        for (int t = 0; t < 3; t++) {
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, mp, t, &at));
+            bursts += at;
+            NC_ASSERT_OK(nc_session_burst_ops_step(ss, sif, t, &at));
+            assert_int_equal(at, 0);
+        }
+        NC_ASSERT_OK(nc_session_synops(ss, cv, &conv_ops));
+        NC_ASSERT_OK(nc_session_spike_count(ss, mp, &pool_events));
+        assert_int_equal(pool_events, 2 * 3 * 4 * 3 * 3); /* an event a step per output */
+        assert_true(conv_ops > 0);
+        if (bursts != conv_ops)
+            fail_msg("%s: the pool's bursts caused %lld ops, the conv reading it did %lld", backends[b],
+                     (long long)bursts, (long long)conv_ops);
+        char macs[8] = {0}; /* 5 layers */
+        nc_snn_mark_macs(s, 0, NC_ENCODING_DIRECT, macs);
+        assert_int_equal(macs[cv], 0); /* additions but for the bursts, counted apart */
+        nc_session_free(ss);
+        nc_tensor_free(y);
+        nc_tensor_free(xt);
+        nc_tensor_free(wt);
+        nc_tensor_free(theta);
+        nc_snn_free(s);
+    }
+}
+
 /* Poisson input evaluated in batches: every batch gets its own noise
  * (nc_batch_seed of its first row), so the same four samples twice, in two
  * batches of four, do not spike twice as often as once; the session's seed
@@ -635,7 +697,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_every_step), cmocka_unit_test(test_spikes_and_synops),
         cmocka_unit_test(test_cost_every_step),     cmocka_unit_test(test_graded_spikes_are_macs),
-        cmocka_unit_test(test_burst_fanout_exact),
+        cmocka_unit_test(test_burst_fanout_exact), cmocka_unit_test(test_spikemax_burst_fanout),
         cmocka_unit_test(test_bad_input),           cmocka_unit_test(test_with_ann),
         cmocka_unit_test(test_poisson_noise_per_batch),
         cmocka_unit_test(test_synops_affine),       cmocka_unit_test(test_synops_conv_pool),

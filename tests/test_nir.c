@@ -603,6 +603,19 @@ static void test_roundtrip_spike_maxpool(void **state)
     nc_snn_free(b);
 }
 
+/* Spiking max pools of bursts (a SignedIF of max_spikes 4 into a pool, a
+ * pool of a pool, a pool of a Concat of bursts and single spikes): the
+ * exact graph carries the bursts on the SignedIF nodes, and the network
+ * read back runs the same, bit for bit. */
+static void test_roundtrip_spike_maxpool_bursts(void **state)
+{
+    (void)state;
+    nc_snn *a = net_spike_maxpool_bursts(4, NULL);
+    nc_snn *b = roundtrip(a, "spikemax_bursts.nir", 0, 3);
+    nc_snn_free(a);
+    nc_snn_free(b);
+}
+
 static void test_roundtrip_concat(void **state)
 {
     (void)state;
@@ -1666,6 +1679,7 @@ int main(void)
         cmocka_unit_test(test_plain_read_of_own_file),
         cmocka_unit_test(test_roundtrip_maxpool),
         cmocka_unit_test(test_roundtrip_spike_maxpool),
+        cmocka_unit_test(test_roundtrip_spike_maxpool_bursts),
         cmocka_unit_test(test_roundtrip_concat),
         cmocka_unit_test(test_roundtrip_nonlinear),
         cmocka_unit_test(test_depthwise_compact),

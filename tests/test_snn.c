@@ -414,6 +414,76 @@ static void test_spike_maxpool_counts(void **state)
     nc_tensor_free(x);
 }
 
+/* A SignedIF of bursts (max_spikes 4, per-channel θ) feeds a
+ * SpikeMaxPool2d, its input rising for 20 steps and then falling (bursts
+ * taken back): at every step the pool's count, in units of the channel's
+ * θ, is the largest count of its window's inputs (their spikes of either
+ * sign summed), each of its events carries d·θ for a move d of that max,
+ * some of them bursts (|d| ≥ 2) and some negative; cpu-fast runs it bit
+ * for bit as the reference. */
+static void test_spike_maxpool_bursts(void **state)
+{
+    (void)state;
+    enum { T = 40, C = 2, H = 3, W = 3, OH = 2, OW = 2, B = 4 };
+    int64_t in[3] = {C, H, W}, k[2] = {2, 2}, st[2] = {1, 1};
+    float th[C] = {0.3f, 0.45f};
+    static float xs[T * C * H * W];
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < C * H * W; i++)
+            xs[t * C * H * W + i] = (float)((i * 7) % 11) / 10.0f * (t < 20 ? 1.0f : -0.7f);
+    int64_t xshape[5] = {T, 1, C, H, W};
+    nc_tensor *x = NULL;
+    NC_ASSERT_OK(nc_tensor_create_from(NC_DTYPE_F32, 5, xshape, xs, &x));
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, in, &s));
+    nc_tensor *tt = vec(C, th);
+    nc_if_params p = {.threshold = tt, .signed_spikes = 1, .max_spikes = B};
+    int sif, mp;
+    NC_ASSERT_OK(nc_snn_add_if(s, 0, &p, "sif", &sif));
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, sif, k, st, NULL, "smp", &mp));
+    nc_tensor_free(tt);
+    const char *rec[] = {"smp", "sif"};
+    nc_tensor *spk = NULL, *spk_fast = NULL;
+    int64_t n_out, n_fast;
+    nc_tensor *tr = run_trace(s, "cpu", x, T, rec, 2, &spk, &n_out, mp);
+    nc_tensor *tr_fast = run_trace(s, "cpu-fast", x, T, rec, 2, &spk_fast, &n_fast, mp);
+    assert_int_equal(n_out, n_fast);
+    assert_memory_equal(nc_tensor_data(tr), nc_tensor_data(tr_fast), (size_t)(T * C * OH * OW) * sizeof(float));
+    const float *v = nc_tensor_data(tr), *sp = nc_tensor_data(spk);
+    int cin[C * H * W] = {0}, cout[C * OH * OW] = {0}, bursts = 0, down = 0;
+    int64_t events = 0;
+    for (int t = 0; t < T; t++) {
+        for (int i = 0; i < C * H * W; i++)
+            cin[i] += (int)sp[t * C * H * W + i]; /* a SignedIF's spike trace: its spikes this step, signed */
+        for (int c = 0; c < C; c++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    int o = (c * OH + oh) * OW + ow, m = 0;
+                    for (int i = 0; i < 2; i++)
+                        for (int j = 0; j < 2; j++)
+                            m = cin[(c * H + oh + i) * W + ow + j] > m ? cin[(c * H + oh + i) * W + ow + j] : m;
+                    float y = v[t * C * OH * OW + o];
+                    int d = (int)lrintf(y / th[c]);
+                    if (y != (float)d * th[c] || d < -B || d > B)
+                        fail_msg("output %d, step %d: %g is not d·θ with |d| <= %d", o, t + 1, (double)y, B);
+                    cout[o] += d;
+                    events += d != 0;
+                    bursts += d > 1 || d < -1;
+                    down += d < 0;
+                    if (cout[o] != m)
+                        fail_msg("output %d, step %d: count %d, max of the inputs' %d", o, t + 1, cout[o], m);
+                }
+    }
+    assert_int_equal(events, n_out);
+    assert_true(bursts > 0 && down > 0);
+    nc_tensor_free(tr);
+    nc_tensor_free(tr_fast);
+    nc_tensor_free(spk);
+    nc_tensor_free(spk_fast);
+    nc_tensor_free(x);
+    nc_snn_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_qcfs_equivalence),   cmocka_unit_test(test_poisson_is_seeded),
         cmocka_unit_test(test_per_step_and_shapes), cmocka_unit_test(test_builder_errors),
         cmocka_unit_test(test_spike_maxpool_by_hand), cmocka_unit_test(test_spike_maxpool_counts),
+        cmocka_unit_test(test_spike_maxpool_bursts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

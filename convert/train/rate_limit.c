@@ -65,7 +65,7 @@ nc_status nc_snn_rate_limit(const nc_snn *s, const nc_tensor *x, nc_tensor **out
     *out = NULL;
     if (!s || !x)
         return nc_errorf(NC_ERR_INVALID_ARG, "rate limit: NULL network or input");
-    int64_t N;
+    int64_t N = 0;
     nc_status st = check_input(s, x, "rate limit", &N);
     nc_tr_net *net = NULL;
     /* levels only size the QCFS grid, which the relaxed view does not use */
@@ -89,7 +89,7 @@ nc_status nc_snn_quantised_readouts(const nc_snn *s, const nc_tensor *x, int T, 
 {
     const char *what = "quantised readouts";
     *out = NULL;
-    int64_t N, state = 0;
+    int64_t N = 0, state = 0;
     nc_status st = check_input(s, x, what, &N);
     if (st != NC_OK)
         return st;

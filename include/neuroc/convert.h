@@ -132,9 +132,10 @@ typedef struct nc_convert_options {
      * note says why); 1 with plain ones, QCFS fine-tuning (which does not train bursts) or
      * a network with QCFS patterns (exact at T = L with one spike a step).
      * Each IF layer's threshold becomes its calibrated clip / burst, so the
-     * clip stays and the rate code gets burst times finer at the same T; IF
-     * layers a spiking max pool reads keep one spike a step (a note says how
-     * many). BPTT trains them; the Loihi 2 simulator sends graded spikes. */
+     * clip stays and the rate code gets burst times finer at the same T; a
+     * spiking max pool counts its input's bursts in spikes and sends bursts
+     * itself (nc_snn_add_spike_maxpool2d). BPTT trains them; the Loihi 2
+     * simulator sends graded spikes. */
     int burst;
     /* Synaptic layers read the graded outputs of the non-linear layers
      * (SiLU, Sigmoid, GELU, gates: NC_SNN_NONLINEAR) as they are, as
@@ -396,10 +397,12 @@ typedef struct nc_eval_layer_stats {
      * values (a SignedIF burst, the analog input, a current, a sum); a
      * pooling sum adds; any other kind that counts ops multiplies. A
      * SignedIF of bursts sends single spikes (added) and bursts of k ≥ 2
-     * spikes: graded events, their readers' ops multiply-adds. */
+     * spikes: graded events, their readers' ops multiply-adds; so does a
+     * spiking max pool of bursts (events of k ≥ 2 units). */
     int macs;
-    /* A SignedIF's: of its readers' synaptic ops per inference, those its
-     * bursts caused (multiply-adds in the cost); 0 for other layers. */
+    /* A SignedIF's or a SpikeMaxPool2d's: of its readers' synaptic ops per
+     * inference, those its bursts caused (multiply-adds in the cost); 0 for
+     * other layers. */
     double burst_synops;
 } nc_eval_layer_stats;
 NC_API int nc_eval_result_num_layers(const nc_eval_result *r);

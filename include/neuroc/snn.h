@@ -108,14 +108,21 @@ NC_API nc_status nc_snn_add_pool2d(nc_snn *s, int from, const int64_t kernel[2],
                                    const char *name, int *id);
 /* Spiking max pooling (NC_SNN_SPIKEMAXPOOL2D) of a layer of spikes: output
  * neuron o's spike count up to step t is the largest count, over its
- * window, of its inputs' spikes (an input spikes at a step when its value is
- * non-zero), so its rate is the max of its inputs' rates at every t. Each
- * input count grows by at most one a step, so the max does too: o emits one
- * spike when its count grows, carrying the value of the first input (window
- * order) whose count reached the new max at that step (θ for an IF layer
- * with per-layer or per-channel θ). Taps in the padding are ignored; padding
- * must be smaller than the kernel. State: a count per input neuron and per
- * output neuron, zero at the start of a run. */
+ * window, of its inputs' spikes, so its rate is the max of its inputs'
+ * rates at every t. An input's count is kept in units of its single spike:
+ * an input spikes at a step when its value is non-zero, and a SignedIF of
+ * bursts (max_spikes B > 1) adds k for a burst of k (its value / its
+ * single spike's, rounded) and takes k back for a negative one. When the
+ * max moves by d (|d| ≤ B), o sends one event of payload d times the single
+ * spike of the first input (window order) at the new max whose count moved
+ * that way at that step (θ for an IF layer with per-layer or per-channel
+ * θ): with one spike a step, one spike carrying that input's value. Its
+ * events are then bursts of its input's bursts: a weighted layer reading it
+ * through weights counts the ops of those of |d| ≥ 2 as multiply-adds
+ * (nc_session_burst_ops_step). A two-sided SignedIF (counts below zero)
+ * cannot be read. Taps in the padding are ignored; padding must be smaller
+ * than the kernel. State: a count per input neuron and per output neuron,
+ * zero at the start of a run. */
 NC_API nc_status nc_snn_add_spike_maxpool2d(nc_snn *s, int from, const int64_t kernel[2],
                                             const int64_t stride[2], const int64_t padding[2],
                                             const char *name, int *id);
@@ -198,8 +205,8 @@ typedef struct nc_if_params {
      * and to [−min(n, B), −1] when m < 0 while n > 0 (DESIGN §3): the count
      * moves in steps of θ while one step carries up to B·θ, so θ can be B
      * times finer than the largest activation with no clipping. A spiking
-     * max pool cannot read such a layer (its counts would move by more than
-     * one a step). */
+     * max pool reading such a layer counts its bursts in spikes and sends
+     * bursts (nc_snn_add_spike_maxpool2d). */
     int max_spikes;
 } nc_if_params;
 /* nc_if_params.signed_spikes = NC_SIGNED_TWO_SIDED: a SignedIF whose net
@@ -518,7 +525,8 @@ NC_API nc_status nc_session_synops(const nc_session *ss, int id, int64_t *count)
 NC_API nc_status nc_session_synops_step(const nc_session *ss, int id, int step, int64_t *count);
 /* Of the synaptic operations at step `step` of the last run, those that
  * layer `id`'s bursts caused (events of a SignedIF with max_spikes > 1 that
- * carry k ≥ 2 spikes) in the Affine and Conv2d layers reading it directly or
+ * carry k ≥ 2 spikes, or of a SpikeMaxPool2d of such a layer that carry k ≥
+ * 2 units of its input's spike) in the Affine and Conv2d layers reading it directly or
  * through Flatten, Reshape, Delay, Scale or Concat: graded events, whose
  * operations are multiply-adds, not additions. They are counted in those
  * layers' nc_session_synops_step; 0 for other layers. Needs count_steps. */

@@ -69,6 +69,7 @@ static const nc_host_api g_host = {
     .snn_nl_matmul_dims = nc_nl_matmul_dims,
     .snn_mark_macs = nc_snn_mark_macs,
     .snn_event_fanout = nc_snn_event_fanout,
+    .snn_spike_units = nc_snn_spike_units,
 };
 
 /* ---- where modules are looked for */

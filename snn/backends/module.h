@@ -22,8 +22,9 @@
 
 /* Bump when nc_host_api, nc_backend_module, nc_backend, nc_run_request or
  * the IR structs (snn_ir.h) change layout. */
-#define NC_BACKEND_ABI 8u /* 6: nc_backend.kinds; 7: nc_snn_layer's two_sided and nl, snn_nl_matmul_dims;
-                             8: per-step synaptic ops (nc_run_request.synops_step, burst_ops_step) */
+#define NC_BACKEND_ABI 9u /* 6: nc_backend.kinds; 7: nc_snn_layer's two_sided and nl, snn_nl_matmul_dims;
+                             8: per-step synaptic ops (nc_run_request.synops_step, burst_ops_step);
+                             9: snn_spike_units (spiking max pools of bursts) */
 
 /* The symbol every module exports (and the only one). */
 #define NC_BACKEND_MODULE_INIT "nc_backend_module_init"
@@ -61,6 +62,7 @@ typedef struct nc_host_api {
                                int64_t *k, int64_t *n);
     void (*snn_mark_macs)(const nc_snn *s, int series, nc_encoding enc, char *macs);
     int32_t *(*snn_event_fanout)(const nc_snn *s, const char *macs, int l, int *fail);
+    float *(*snn_spike_units)(const nc_snn *s, int l, int *fail);
 } nc_host_api;
 
 /* What a module gives back. */

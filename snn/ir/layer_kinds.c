@@ -161,3 +161,69 @@ float *nc_snn_leak_coefs(const nc_snn_layer *L, const nc_tensor *tau, int channe
     return a;
 }
 
+
+/* nc_snn_spike_units into u (layer l's size, zeroed): 1 if any element
+ * carries bursts, 0 if none, -1 out of memory. */
+static int fill_units(const nc_snn *s, int l, float *u)
+{
+    const nc_snn_layer *L = &s->layers[l];
+    int x = L->n_inputs > 0 && L->inputs[0] < l ? L->inputs[0] : -1;
+    if (L->kind == NC_SNN_SIGNED_IF) {
+        if (nc_snn_layer_burst(L) < 2)
+            return 0;
+        int fail = 0;
+        float *sv = nc_snn_spike_values(L, 0, &fail);
+        if (!sv)
+            return -1;
+        memcpy(u, sv, (size_t)nc_snn_layer_size(L) * sizeof *u);
+        nc_free(sv);
+        return 1;
+    }
+    if (L->kind == NC_SNN_FLATTEN && x >= 0)
+        return fill_units(s, x, u);
+    if (L->kind == NC_SNN_CONCAT) {
+        int any = 0;
+        int64_t off = 0;
+        for (int k = 0; k < L->n_inputs && L->inputs[k] < l; k++) {
+            int r = fill_units(s, L->inputs[k], u + off);
+            if (r < 0)
+                return -1;
+            any |= r;
+            off += nc_snn_layer_size(&s->layers[L->inputs[k]]);
+        }
+        return any;
+    }
+    if (x < 0 || (L->kind != NC_SNN_GATHER && L->kind != NC_SNN_RESHAPE && L->kind != NC_SNN_SPIKEMAXPOOL2D))
+        return 0;
+    const nc_snn_layer *X = &s->layers[x];
+    float *ux = nc_calloc((size_t)nc_snn_layer_size(X), sizeof *ux);
+    int r = ux ? fill_units(s, x, ux) : -1;
+    int64_t n = nc_snn_layer_size(L);
+    for (int64_t e = 0; r > 0 && e < n; e++) {
+        int64_t k;
+        if (L->kind == NC_SNN_GATHER)
+            k = nc_i64(L->index)[e];
+        else if (L->kind == NC_SNN_RESHAPE)
+            k = L->kernel[0] + e;
+        else { /* the first tap of output e's window inside the input */
+            int64_t OH = L->shape[1], OW = L->shape[2], c = e / (OH * OW), oh = e / OW % OH, ow = e % OW;
+            int64_t ih = oh * L->stride[0] - L->padding[0], iw = ow * L->stride[1] - L->padding[1];
+            k = (c * X->shape[1] + (ih > 0 ? ih : 0)) * X->shape[2] + (iw > 0 ? iw : 0);
+        }
+        u[e] = k < 0 ? 0.0f : ux[k];
+    }
+    nc_free(ux);
+    return r;
+}
+
+float *nc_snn_spike_units(const nc_snn *s, int l, int *fail)
+{
+    float *u = nc_calloc((size_t)nc_snn_layer_size(&s->layers[l]), sizeof *u);
+    int r = u ? fill_units(s, l, u) : -1;
+    if (r <= 0) {
+        nc_free(u);
+        u = NULL;
+        *fail |= r < 0;
+    }
+    return u;
+}

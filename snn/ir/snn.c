@@ -344,31 +344,20 @@ nc_status nc_snn_add_conv2d(nc_snn *s, int from, const nc_tensor *weight, const 
     return finish(s, failed || !L->bias ? NC_ERR_NOMEM : NC_OK, id);
 }
 
-void nc_snn_mark_spike_sources(const nc_snn *s, const char *sink, char *mark)
+/* 1 if layer id's values carry those of a SignedIF with bursts (max_spikes
+ * > 1, or any two-sided one when two_sided), through Concats, Gathers and
+ * spiking max pools (whose events are bursts of their inputs' units); -1
+ * out of memory. Forwards over layers 0..id. */
+static int carries_signed_if(const nc_snn *s, int id, int two_sided)
 {
-    /* backwards: a layer's inputs come before it, so one pass carries marks through chains of Concats
-       (a walk per input would revisit shared inputs exponentially often) */
-    for (int i = s->n_layers - 1; i >= 0; i--) {
-        const nc_snn_layer *L = &s->layers[i];
-        int pass = sink[i] || ((L->kind == NC_SNN_CONCAT || L->kind == NC_SNN_GATHER) && mark[i]);
-        for (int k = 0; pass && k < L->n_inputs; k++)
-            if (L->inputs[k] < i)
-                mark[L->inputs[k]] = 1;
-    }
-    for (int i = 0; i < s->n_layers; i++)
-        mark[i] = mark[i] && s->layers[i].kind == NC_SNN_SIGNED_IF;
-}
-
-int nc_snn_reads_bursts(const nc_snn *s, int id)
-{
-    /* forwards over layers 0..id: a Concat carries bursts if an input does */
     char *b = nc_calloc((size_t)id + 1, 1);
     if (!b)
         return -1;
     for (int i = 0; i <= id; i++) {
         const nc_snn_layer *L = &s->layers[i];
-        b[i] = L->kind == NC_SNN_SIGNED_IF && (L->max_spikes > 1 || L->two_sided);
-        for (int k = 0; (L->kind == NC_SNN_CONCAT || L->kind == NC_SNN_GATHER) && k < L->n_inputs; k++)
+        b[i] = L->kind == NC_SNN_SIGNED_IF && (two_sided ? L->two_sided : L->max_spikes > 1 || L->two_sided);
+        int passes = L->kind == NC_SNN_CONCAT || L->kind == NC_SNN_GATHER || L->kind == NC_SNN_SPIKEMAXPOOL2D;
+        for (int k = 0; passes && k < L->n_inputs; k++)
             b[i] |= L->inputs[k] < i && b[L->inputs[k]];
     }
     int r = b[id];
@@ -376,17 +365,17 @@ int nc_snn_reads_bursts(const nc_snn *s, int id)
     return r;
 }
 
+int nc_snn_reads_bursts(const nc_snn *s, int id) { return carries_signed_if(s, id, 0); }
+
 nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name)
 {
-    int r = nc_snn_reads_bursts(s, from);
+    int r = carries_signed_if(s, from, 1);
     if (r < 0)
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     if (!r)
         return NC_OK;
-    return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' sends bursts (max_spikes > 1) or "
-                     "two-sided counts, whose counts move by more than one a step or below zero; a spiking max "
-                     "pool reads one spike a step", name,
-                     s->layers[from].name);
+    return nc_errorf(NC_ERR_UNSUPPORTED, "SpikeMaxPool2d '%s': its input '%s' carries a two-sided SignedIF's spikes, "
+                     "whose counts go below zero; a spiking max pool counts from zero", name, s->layers[from].name);
 }
 
 /* Sum (scale × window sum) and max pooling share their geometry checks. */

@@ -19,6 +19,9 @@ static int event_kind(const nc_snn *s, int series, nc_encoding enc, const char *
     case NC_SNN_INPUT: return !series && enc == NC_ENCODING_POISSON ? NC_UNIT_EVENTS : 0;
     case NC_SNN_SIGNED_IF: return NC_UNIT_EVENTS | (nc_snn_layer_burst(L) > 1 ? NC_HAS_BURSTS : 0);
     case NC_SNN_THRESHOLD: return NC_UNIT_EVENTS;
+    case NC_SNN_SPIKEMAXPOOL2D: /* events of d units of its winner's spike: bursts where its input has them */
+        return NC_UNIT_EVENTS | (L->n_inputs > 0 && L->inputs[0] < i && (mark[L->inputs[0]] & NC_HAS_BURSTS) ?
+                                 NC_HAS_BURSTS : 0);
     case NC_SNN_FLATTEN: case NC_SNN_READOUT: case NC_SNN_RESHAPE: case NC_SNN_DELAY: case NC_SNN_SCALE:
     case NC_SNN_MAXPOOL2D: case NC_SNN_CONCAT: case NC_SNN_GATHER: { /* pass their inputs' events on, scaled or selected */
         int unit = L->n_inputs > 0, bursts = 0;

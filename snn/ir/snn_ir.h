@@ -110,13 +110,14 @@ void nc_nl_matmul_dims(const nc_snn_layer *L, const nc_snn_layer *X, const nc_sn
 /* Appends a zeroed layer with a unique name (copied; made up if NULL) and
  * `n_inputs` input slots; returns it or NULL (error set). Pointers into
  * s->layers are invalidated by the next call. */
-/* 1 if layer id's output carries bursts (a SignedIF with max_spikes > 1,
- * or a Concat of one), -1 out of memory; a SpikeMaxPool2d cannot read it, which
- * nc_snn_check_spikemax_input says naming the layers. */
+/* 1 if layer id's output carries bursts (a SignedIF with max_spikes > 1
+ * or two-sided, or a Concat, Gather or SpikeMaxPool2d of one: a spiking max
+ * pool of bursts sends bursts), -1 out of memory. */
 int nc_snn_reads_bursts(const nc_snn *s, int id);
-/* mark[i] = 1 for each SignedIF layer i whose spikes reach a layer with
- * sink[·] set, directly or through Concats (mark zeroed by the caller). */
-void nc_snn_mark_spike_sources(const nc_snn *s, const char *sink, char *mark);
+/* A SpikeMaxPool2d named `name` reading layer `from`: refused (naming both)
+ * where `from` carries a two-sided SignedIF's spikes, whose counts go below
+ * zero; bursts are counted in units of their single spike
+ * (kernels/window_index.h). */
 nc_status nc_snn_check_spikemax_input(const nc_snn *s, int from, const char *name);
 
 /* The spikes a SignedIF neuron of L may send in one step (1 for any other). */
@@ -187,7 +188,9 @@ void nc_snn_mark_static(const nc_snn *s, int series, nc_encoding enc, char *is_s
  * of bursts sends single spikes (additions) and bursts of k ≥ 2 (graded:
  * multiply-adds, as Loihi 2 multiplies a graded spike's payload); the
  * backends count the ops of the latter apart (nc_snn_event_fanout), and its
- * readers are marked 0 here. A max pooling of bursts is graded. */
+ * readers are marked 0 here; so does a SpikeMaxPool2d of bursts (its
+ * events of |payload| ≥ 2 units are bursts). A max pooling of currents of
+ * bursts is graded. */
 void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs);
 /* For each neuron of layer l (channel-major), the synaptic ops one event of
  * it causes in the weighted layers with macs[r] = 0 (nc_snn_mark_macs) that
@@ -196,6 +199,16 @@ void nc_snn_mark_macs(const nc_snn *s, int series, nc_encoding enc, char *macs);
  * a burst's event turns from additions into multiply-adds. A new array of
  * its size (nc_free), or NULL with *fail set when out of memory. */
 int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail);
+
+/* For each element of layer l's output (channel-major), the value of one
+ * spike of the burst layer (a SignedIF with max_spikes > 1) it carries,
+ * through Flatten, Reshape, Gather, Concat and SpikeMaxPool2d (an output
+ * takes the first tap of its window inside the input), 0 where it carries
+ * no bursts: what a spiking max pool counts bursts in
+ * (nc_spike_count_delta). A new array of l's size (nc_free), or NULL where
+ * no element carries bursts (*fail untouched) or out of memory (*fail set
+ * to 1, no error set). */
+float *nc_snn_spike_units(const nc_snn *s, int l, int *fail);
 
 /* is_signed[i] = 1 where layer i's spikes may be negative: a SignedIF, or
  * a SpikeMaxPool2d, Flatten or Concat of one. Spiking max pooling counts

@@ -27,7 +27,8 @@ typedef struct nc_run_request {
      * by the backend, its columns sum to synops. */
     int64_t *synops_step;
     /* With synops_step, T × n_layers: row t holds the synaptic ops that
-     * layer i's bursts (SignedIF events of k ≥ 2 spikes) caused at step t in
+     * layer i's bursts (SignedIF events of k ≥ 2 spikes, SpikeMaxPool2d
+     * events of k ≥ 2 units) caused at step t in
      * the layers that read them (nc_snn_event_fanout): a part of those
      * layers' synops_step that is multiply-adds, not additions. Zeroed by
      * the backend. The fan-out assumes a direct-encoded input (it differs

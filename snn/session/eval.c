@@ -296,8 +296,9 @@ static nc_status run_snn(const nc_snn *s, const nc_tensor *x, const nc_tensor *l
                 nc_session_synops_step(ss, i, t, &at);
                 *(r->layers[i].macs ? &r->macs_through[t] : &r->adds_through[t]) += at;
             }
-            /* a burst's operations, counted by its readers as additions, are multiply-adds */
-            for (int t = 0; r->layers[i].kind == NC_SNN_SIGNED_IF && t < r->T; t++) {
+            /* a burst's operations (a SignedIF's or a spiking max pool's), counted by its readers as
+               additions, are multiply-adds */
+            for (int t = 0; t < r->T; t++) {
                 int64_t at = 0;
                 nc_session_burst_ops_step(ss, i, t, &at);
                 r->layers[i].burst_ops += at;
@@ -365,7 +366,8 @@ static nc_status build_json(nc_eval_result *r)
             nc_json_number(&j, "spike_rate", nc_eval_spike_rate(r, i));
             nc_json_number(&j, "spikes_per_inference", (double)L->spikes / n);
         }
-        if (L->kind == NC_SNN_SIGNED_IF) /* its bursts' share of its readers' synops: multiply-adds */
+        /* its bursts' share of its readers' synops (a SignedIF's, a spiking max pool's): multiply-adds */
+        if (L->kind == NC_SNN_SIGNED_IF || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             nc_json_number(&j, "burst_synops_per_inference", (double)L->burst_ops / n);
         if (L->synops || nc_snn_kind(L->kind)->counts_synops) {
             nc_json_string(&j, "ops", L->macs ? "multiply-adds" : "additions");

@@ -114,7 +114,7 @@ static void fast_plan_free(void *p)
         void *bufs[] = {F->wt,   F->prow,   F->pcol, F->n_row, F->n_col,      F->rows, F->cols, F->rel, F->pwin, F->a0, F->tap_mask, F->bias_img,
                         F->vtab, F->chmask,   F->theta, F->v0,   F->dt_tau,     F->vleak, F->r,
                         F->dt_tau_syn, F->w_in, F->sval == F->theta ? NULL : F->sval, F->vreset, F->wdw, F->sel, F->bidx,
-                        F->fan};
+                        F->fan, F->unit};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -360,16 +360,17 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     return 1;
 }
 
-/* A SignedIF of bursts: the synaptic ops an event of each neuron causes
- * downstream (nc_snn_event_fanout, macs: nc_snn_mark_macs), in the layer's
- * state layout as its spike values. 0 when out of memory. */
-static int plan_burst_fanout(const nc_snn *s, const char *macs, int i, fast_layer *F)
+/* A SignedIF or SpikeMaxPool2d of bursts: the synaptic ops an event of
+ * each neuron causes downstream (nc_snn_event_fanout, macs:
+ * nc_snn_mark_macs), channel-last when cl (the layout of its values). 0
+ * when out of memory. */
+static int plan_burst_fanout(const nc_snn *s, const char *macs, int i, fast_layer *F, int cl)
 {
     int fail = 0;
     int32_t *fan = nc_snn_event_fanout(s, macs, i, &fail);
     if (fail)
         return 0;
-    if (!F->state_cl) {
+    if (!cl) {
         F->fan = fan;
         return 1;
     }
@@ -379,6 +380,28 @@ static int plan_burst_fanout(const nc_snn *s, const char *macs, int i, fast_laye
             F->fan[p * F->C + c] = fan[c * F->HW + p];
     nc_free(fan);
     return F->fan != NULL;
+}
+
+/* A SpikeMaxPool2d of bursts: its input's single-spike values
+ * (nc_snn_spike_units), channel-last (C channels, HW positions) when it
+ * reads its input in place, and the fan-out of its events in its own
+ * layout. Nothing for a pool of single spikes. 0 when out of memory. */
+static int plan_spikemax(const nc_snn *s, const char *macs, int i, fast_layer *F, int64_t C, int64_t HW)
+{
+    int fail = 0;
+    float *u = nc_snn_spike_units(s, s->layers[i].inputs[0], &fail);
+    if (!u)
+        return !fail;
+    if (F->in_dense) {
+        F->unit = nc_malloc((size_t)(C * HW) * sizeof *F->unit);
+        for (int64_t c = 0; F->unit && c < C; c++)
+            for (int64_t p = 0; p < HW; p++)
+                F->unit[p * C + c] = u[c * HW + p];
+        nc_free(u);
+    } else {
+        F->unit = u;
+    }
+    return F->unit && plan_burst_fanout(s, macs, i, F, F->cl);
 }
 
 static int plan_neuron(const nc_snn_layer *L, fast_layer *F)
@@ -517,6 +540,7 @@ static nc_status plan_layers(fast_plan *P)
             F->in_dense = X && X->rep == REP_DENSE && x_view != 0 && X->cl && X->C == F->C &&
                           X->HW == s->layers[x_view].shape[1] * s->layers[x_view].shape[2];
             F->cl = F->in_dense && F->C > 1 && F->HW > 1;
+            ok = plan_spikemax(s, P->is_static, i, F, F->C, nc_snn_layer_size(&s->layers[L->inputs[0]]) / F->C);
             break;
         case NC_SNN_CONCAT: F->rep = REP_DENSE; break; /* NCHW: the inputs one after another */
         case NC_SNN_ADD:
@@ -535,7 +559,7 @@ static nc_status plan_layers(fast_plan *P)
         case NC_SNN_SIGNED_IF: /* dense ±spike values in the state layout */
             F->rep = REP_DENSE;
             F->state_cl = F->cl = F->in_dense && X->cl;
-            ok = plan_neuron(L, F) && (nc_snn_layer_burst(L) == 1 || plan_burst_fanout(s, P->is_static, i, F));
+            ok = plan_neuron(L, F) && (nc_snn_layer_burst(L) == 1 || plan_burst_fanout(s, P->is_static, i, F, F->state_cl));
             break;
         case NC_SNN_LI: case NC_SNN_CUBALI: case NC_SNN_INTEGRATOR: case NC_SNN_THRESHOLD: case NC_SNN_SCALE:
         case NC_SNN_DELAY: case NC_SNN_RESHAPE: case NC_SNN_GATHER:

@@ -308,11 +308,11 @@ static int64_t dw_cl_avx2(float *y, const float *x, const float *w, int64_t rows
     return nz + nc_fast_dw_cl_scalar(y, x, w, rows, cols, xh, xw, wh, C, k);
 }
 
-static void count_spikes_avx2(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+static void count_spikes_avx2(uint32_t *cnt, const float *x, const float *unit, int64_t n, int signed_in)
 {
     const __m256 zero = _mm256_setzero_ps();
     int64_t k = 0;
-    for (; k + 8 <= n; k += 8) { /* a true comparison is −1: subtracting it adds one */
+    for (; !unit && k + 8 <= n; k += 8) { /* bursts (unit): the scalar rule; a true comparison is −1: subtracting it adds one */
         __m256 v = _mm256_loadu_ps(x + k);
         __m256i c = _mm256_loadu_si256((const __m256i *)(cnt + k));
         if (signed_in)
@@ -322,7 +322,7 @@ static void count_spikes_avx2(uint32_t *cnt, const float *x, int64_t n, int sign
             c = _mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
         _mm256_storeu_si256((__m256i *)(cnt + k), c);
     }
-    nc_fast_count_spikes_scalar(cnt, x, n, signed_in, k);
+    nc_fast_count_spikes_scalar(cnt, x, unit, n, signed_in, k);
 }
 
 static void umax_avx2(uint32_t *m, const uint32_t *row, int64_t n)

@@ -476,8 +476,12 @@ static inline __mmask16 live16(int64_t n, int64_t k)
     return n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
 }
 
-static void count_spikes_avx512(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+static void count_spikes_avx512(uint32_t *cnt, const float *x, const float *unit, int64_t n, int signed_in)
 {
+    if (unit) { /* bursts: the scalar rule */
+        nc_fast_count_spikes_scalar(cnt, x, unit, n, signed_in, 0);
+        return;
+    }
     const __m512 zero = _mm512_setzero_ps();
     const __m512i one = _mm512_set1_epi32(1);
     for (int64_t k = 0; k < n; k += 16) {

@@ -108,10 +108,11 @@ typedef struct nc_fast_kernels {
      * entries beyond it (the event buffers have room). */
     int64_t (*compact)(const float *x, int64_t stride, int64_t n, int32_t base, int32_t *idx, float *val);
     /* Spiking max pooling's counts (run_spikemax_cl): cnt[k] += the spike
-     * count delta of x[k] (nc_spike_count_delta) for k < n; m[k] =
+     * count delta of x[k] (nc_spike_count_delta; unit may be NULL: all
+     * 0, one spike per non-zero value) for k < n; m[k] =
      * max(m[k], row[k]) for k < n; the bits k of the n <= 64 entries where
      * a[k] != b[k]. */
-    void (*count_spikes)(uint32_t *cnt, const float *x, int64_t n, int signed_in);
+    void (*count_spikes)(uint32_t *cnt, const float *x, const float *unit, int64_t n, int signed_in);
     /* A Nonlinear layer's loops (fast_nonlinear_impl.h): sum[e] += x[e];
      * totals y into increments over tot (tot the totals); y = t·f(S/t) of
      * an element-wise function; the rows of a LayerNorm or Softmax of one
@@ -147,10 +148,11 @@ static inline int64_t nc_fast_compact_generic(const float *x, int64_t stride, in
 
 /* count_spikes, umax and ne_mask64 from entry k0 on, one at a time: every
  * version's tail. */
-static inline void nc_fast_count_spikes_scalar(uint32_t *cnt, const float *x, int64_t n, int signed_in, int64_t k0)
+static inline void nc_fast_count_spikes_scalar(uint32_t *cnt, const float *x, const float *unit, int64_t n,
+                                               int signed_in, int64_t k0)
 {
     for (int64_t k = k0; k < n; k++)
-        cnt[k] += nc_spike_count_delta(x[k], signed_in);
+        cnt[k] += (uint32_t)nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
 }
 
 static inline void nc_fast_umax_scalar(uint32_t *m, const uint32_t *row, int64_t n, int64_t k0)
@@ -167,9 +169,10 @@ static inline uint64_t nc_fast_ne_mask64_scalar(const uint32_t *a, const uint32_
     return bits;
 }
 
-static inline void nc_fast_count_spikes_generic(uint32_t *cnt, const float *x, int64_t n, int signed_in)
+static inline void nc_fast_count_spikes_generic(uint32_t *cnt, const float *x, const float *unit, int64_t n,
+                                                int signed_in)
 {
-    nc_fast_count_spikes_scalar(cnt, x, n, signed_in, 0);
+    nc_fast_count_spikes_scalar(cnt, x, unit, n, signed_in, 0);
 }
 
 static inline void nc_fast_umax_generic(uint32_t *m, const uint32_t *row, int64_t n)

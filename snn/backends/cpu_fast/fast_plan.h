@@ -49,7 +49,10 @@ typedef struct fast_layer {
     /* neurons: parameters in the state layout; sval (value of a spike) in NCHW order
        (a SignedIF's in the state layout) */
     float *theta, *v0, *dt_tau, *vleak, *r, *dt_tau_syn, *w_in, *sval; /* sval may be theta itself */
-    int32_t *fan;        /* SignedIF of bursts: ops an event causes downstream (nc_snn_event_fanout), state layout */
+    int32_t *fan;        /* SignedIF or SpikeMaxPool2d of bursts: ops an event causes downstream
+                            (nc_snn_event_fanout), in the layout of its values */
+    float *unit;         /* SpikeMaxPool2d of bursts: its input's single-spike values (nc_snn_spike_units),
+                            in the layout it reads them in */
     /* NIR neuron semantics (nc_snn_layer_nir_semantics): the per-neuron
      * loop of kernels/nir_neuron.h, with the reset value per neuron */
     int nir;

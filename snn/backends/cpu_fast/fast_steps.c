@@ -368,29 +368,64 @@ static void run_maxpool(const nc_snn_layer *L, const nc_snn_layer *X, const fast
 }
 
 /* Spiking max pooling: the reference's step (nc_spikemax_frame) over the
- * NCHW input x; counts in cnt (input's, then outputs'). Returns spikes. */
-static int64_t run_spikemax(const fast_plan *P, const nc_snn_layer *L, uint32_t *cnt, const float *x, float *y)
+ * NCHW input x; counts in cnt (input's, then outputs'). Returns the
+ * events; *burst_ops gets the ops its bursts cause downstream (F->fan). */
+static int64_t run_spikemax(const fast_plan *P, const nc_snn_layer *L, const fast_layer *F, uint32_t *cnt,
+                            const float *x, float *y, int64_t *burst_ops)
 {
     const nc_snn_layer *X = &P->s->layers[L->inputs[0]];
-    return nc_spikemax_frame(x, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X),
-                             P->L[L->inputs[0]].is_signed, y);
+    return nc_spikemax_frame(x, F->unit, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X),
+                             P->L[L->inputs[0]].is_signed, y, F->fan, burst_ops);
+}
+
+/* The event of channel c of a channel-last spiking max pool whose maximum
+ * moved to m from *oc over the window taps [i0, i1) × [j0, j1) at (ih0,
+ * iw0): nc_spikemax_output's winner and payload over channel-last counts
+ * and values (x, cnt, unit [HW][C]). Returns the event's d. */
+static int32_t spikemax_cl_event(const float *restrict x, const float *restrict unit, const uint32_t *restrict cnt,
+                                 int signed_in, uint32_t m, uint32_t *oc, int64_t C, int64_t Wd, int64_t c,
+                                 int64_t ih0, int64_t i0, int64_t i1, int64_t iw0, int64_t j0, int64_t j1, float *oy)
+{
+    int32_t d = (int32_t)(m - *oc), dw = 0;
+    *oc = m;
+    int64_t w = -1, first = -1;
+    for (int64_t i = i0; i < i1 && w < 0; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            int64_t k = ((ih0 + i) * Wd + iw0 + j) * C + c;
+            if (cnt[k] != m)
+                continue;
+            int32_t dk = nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
+            if (d > 0 ? dk > 0 : dk < 0) {
+                w = k;
+                dw = dk;
+                break;
+            }
+            if (first < 0) {
+                first = k;
+                dw = dk;
+            }
+        }
+    w = w >= 0 ? w : first;
+    *oy = nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw);
+    return d;
 }
 
 /* Spiking max pooling of signed spikes held channel-last (x [HW][C]):
  * nc_spikemax_frame's rule with the counts kept channel-last, cnt_in [HW][C]
- * then cnt_out [OHW][C], and for each output position the window maxima of
- * all channels taken first (a vector max over the taps' rows, into m), so
- * only the channels whose maximum moved look for the input that moved it.
- * y is channel-last too (its readers take either layout). Returns the
- * spikes. */
+ * then cnt_out [OHW][C] (F->unit channel-last too), and for each output
+ * position the window maxima of all channels taken first (a vector max
+ * over the taps' rows, into m), so only the channels whose maximum moved
+ * look for the input that moved it. y is channel-last too (its readers
+ * take either layout; F->fan in that layout). Returns the events;
+ * *burst_ops as run_spikemax. */
 static int64_t run_spikemax_cl(const nc_fast_kernels *K, const nc_snn_layer *L, const nc_snn_layer *X,
-                               int signed_in, const float *restrict x, uint32_t *restrict cnt,
-                               uint32_t *restrict m, float *restrict y)
+                               const fast_layer *F, int signed_in, const float *restrict x, uint32_t *restrict cnt,
+                               uint32_t *restrict m, float *restrict y, int64_t *burst_ops)
 {
     int64_t C = X->shape[0], H = X->shape[1], Wd = X->shape[2], OH = L->shape[1], OW = L->shape[2];
     int64_t kh = L->kernel[0], kw = L->kernel[1], spikes = 0;
     uint32_t *out = cnt + H * Wd * C;
-    K->count_spikes(cnt, x, H * Wd * C, signed_in);
+    K->count_spikes(cnt, x, F->unit, H * Wd * C, signed_in);
     for (int64_t oh = 0; oh < OH; oh++) {
         int64_t ih0, i0, i1;
         win_taps(oh, kh, L->stride[0], L->padding[0], 1, H, &ih0, &i0, &i1);
@@ -407,16 +442,10 @@ static int64_t run_spikemax_cl(const nc_fast_kernels *K, const nc_snn_layer *L, 
             for (int64_t c0 = 0; c0 < C; c0 += 64) /* the channels whose maximum moved */
                 for (uint64_t b = K->ne_mask64(m + c0, oc + c0, C - c0 < 64 ? C - c0 : 64); b; b &= b - 1) {
                     int64_t c = c0 + __builtin_ctzll(b);
-                    int up = m[c] > oc[c];
-                    oc[c] = m[c];
-                    for (int64_t i = i0; i < i1 && oy[c] == 0.0f; i++)
-                        for (int64_t j = j0; j < j1; j++) {
-                            int64_t k = ((ih0 + i) * Wd + iw0 + j) * C + c;
-                            if (cnt[k] == m[c] && (up ? x[k] != 0.0f : x[k] < 0.0f)) {
-                                oy[c] = x[k];
-                                break;
-                            }
-                        }
+                    int32_t d = spikemax_cl_event(x, F->unit, cnt, signed_in, m[c], &oc[c], C, Wd, c, ih0, i0, i1,
+                                                  iw0, j0, j1, &oy[c]);
+                    if (F->fan && (d > 1 || d < -1))
+                        *burst_ops += F->fan[o * C + c];
                     spikes++;
                 }
         }
@@ -917,15 +946,20 @@ static void run_layer(const fast_plan *P, fast_ws *W, const nc_run_request *q, i
         run_maxpool(L, &s->layers[L->inputs[0]], F, x, F->in_dense && X->cl, W->dense[i]);
         break;
     }
-    case NC_SNN_SPIKEMAXPOOL2D:
+    case NC_SNN_SPIKEMAXPOOL2D: {
+        int64_t bops = 0;
         if (F->in_dense) {
-            spk[i] += run_spikemax_cl(K, L, &s->layers[L->inputs[0]], P->L[L->inputs[0]].is_signed, dense_of(W, x_view, X), W->mcnt[i],
-                                      (uint32_t *)(void *)W->tmp[i], W->dense[i]);
-            break;
+            spk[i] += run_spikemax_cl(K, L, &s->layers[L->inputs[0]], F, P->L[L->inputs[0]].is_signed,
+                                      dense_of(W, x_view, X), W->mcnt[i], (uint32_t *)(void *)W->tmp[i],
+                                      W->dense[i], &bops);
+        } else {
+            materialize(P, W, x_view, W->tmp[i]);
+            spk[i] += run_spikemax(P, L, F, W->mcnt[i], W->tmp[i], W->dense[i], &bops);
         }
-        materialize(P, W, x_view, W->tmp[i]);
-        spk[i] += run_spikemax(P, L, W->mcnt[i], W->tmp[i], W->dense[i]);
+        if (bops && q->synops_step && q->burst_ops_step) /* samples add there at once */
+            __atomic_add_fetch(&q->burst_ops_step[(int64_t)t * s->n_layers + i], bops, __ATOMIC_RELAXED);
         break;
+    }
     case NC_SNN_ADD: run_add(P, W, L, F, W->dense[i]); break;
     case NC_SNN_CONCAT: { /* along channels of NCHW values: the inputs' values one after another */
         int64_t off = 0;

@@ -28,8 +28,10 @@ typedef struct ref_layer {
     float *dbuf;       /* Delay: (d + 1) frames of N × size, a ring */
     int64_t dpos;      /* Delay: the frame step t writes */
     int32_t *net;      /* SignedIF: net spike count per neuron, N × size */
-    int32_t *fan;      /* SignedIF of bursts: the synaptic ops an event of each neuron causes (nc_snn_event_fanout) */
+    int32_t *fan;      /* SignedIF or SpikeMaxPool2d of bursts: the synaptic ops an event of each neuron causes
+                          (nc_snn_event_fanout) */
     uint32_t *cnt;     /* SpikeMaxPool2d: N × (input size) spike counts, then N × size output counts */
+    float *unit;       /* SpikeMaxPool2d of bursts: its input's single-spike values (nc_snn_spike_units) */
     float *nsum[2];    /* Nonlinear: the sums of its inputs over the steps so far, N × (input size) each */
     float *ntot;       /* Nonlinear: the cumulative output t·f(mean) of the last step, N × size */
     float *wt;         /* Affine [in][out], Conv2d [C_in][kH][kW][C_out/groups]: weights
@@ -70,6 +72,7 @@ static void ref_plan_free(void *p)
         nc_free(R->nsum[1]);
         nc_free(R->ntot);
         nc_free(R->fan);
+        nc_free(R->unit);
     }
     nc_free(P->L);
     nc_free(P->scratch);
@@ -116,6 +119,9 @@ static nc_status ref_plan_create(const nc_snn *s, int N, void **out)
         if (L->kind == NC_SNN_SPIKEMAXPOOL2D) { /* sizes fit: the input's buffer did */
             R->cnt = nc_calloc((size_t)N * (size_t)(P->L[L->inputs[0]].size + R->size), sizeof *R->cnt);
             fail |= !R->cnt;
+            R->unit = fail ? NULL : nc_snn_spike_units(s, L->inputs[0], &fail);
+            if (R->unit && !fail)
+                R->fan = nc_snn_event_fanout(s, macs, i, &fail);
         }
         for (int k = 0; L->kind == NC_SNN_NONLINEAR && k < L->n_inputs; k++) { /* sizes fit: the input's did */
             R->nsum[k] = nc_calloc((size_t)N * (size_t)P->L[L->inputs[k]].size, sizeof(float));
@@ -313,17 +319,19 @@ static void run_maxpool2d(const nc_snn_layer *L, const nc_snn_layer *X, const fl
 }
 
 /* Spiking max pooling (nc_snn_add_spike_maxpool2d): count this step's
- * input spikes, then let each output's count follow its window's max.
- * Returns the spikes emitted. */
-static int64_t run_spikemax(const ref_plan *P, const nc_snn_layer *L, uint32_t *cnt, const float *x, float *y,
-                            int N)
+ * input spikes (in units of their single spike, R->unit), then let each
+ * output's count follow its window's max. Returns the events emitted;
+ * *burst_ops gets the synaptic ops its bursts cause downstream. */
+static int64_t run_spikemax(const ref_plan *P, const nc_snn_layer *L, ref_layer *R, const float *x, int N,
+                            int64_t *burst_ops)
 {
     const nc_snn_layer *X = &P->s->layers[L->inputs[0]];
     nc_win_geom g = nc_snn_win_geom(L, X);
     int sgn = P->is_signed[L->inputs[0]];
     int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), spikes = 0;
     for (int n = 0; n < N; n++)
-        spikes += nc_spikemax_frame(x + n * in, cnt + n * in, cnt + N * in + n * out, g, sgn, y + n * out);
+        spikes += nc_spikemax_frame(x + n * in, R->unit, R->cnt + n * in, R->cnt + N * in + n * out, g, sgn,
+                                    R->out + n * out, R->fan, burst_ops);
     return spikes;
 }
 
@@ -520,12 +528,17 @@ static nc_status ref_run(void *plan, const nc_run_request *q)
             case NC_SNN_POOL2D: ops = run_pool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_MAXPOOL2D: run_maxpool2d(L, &s->layers[L->inputs[0]], x, Ri->out, N); break;
             case NC_SNN_SPIKEMAXPOOL2D:
-                q->spike_counts[i] += run_spikemax(P, L, Ri->cnt, x, Ri->out, N);
+            {
+                int64_t bops = 0;
+                q->spike_counts[i] += run_spikemax(P, L, Ri, x, N, &bops);
+                if (q->synops_step && q->burst_ops_step)
+                    q->burst_ops_step[(int64_t)t * s->n_layers + i] = bops;
                 if (q->rec_spikes && q->rec_spikes[i]) /* its spikes: the signs of the non-zero outputs */
                     for (int64_t k = 0; k < N * Ri->size; k++)
                         q->rec_spikes[i][(int64_t)t * N * Ri->size + k] =
                             (float)((Ri->out[k] > 0.0f) - (Ri->out[k] < 0.0f));
                 break;
+            }
             case NC_SNN_FLATTEN:
             case NC_SNN_READOUT:
                 memcpy(Ri->out, x, (size_t)(N * Ri->size) * sizeof(float));

@@ -95,6 +95,7 @@ typedef struct cu_layer {
        (N × size), and the input's counts after each step of a chunk */
     uint32_t *in_cnt, *out_cnt, *cum;
     int signed_in;        /* its input's spikes may be negative (nc_snn_mark_signed) */
+    float *unit;          /* of bursts: its input's single-spike values (nc_snn_spike_units); fan its events' */
     /* Nonlinear: its function and shapes; each input's sums (N × its size)
        and its sums after each step of a chunk; the last totals (N × size) */
     nc_cu_nl nl;
@@ -270,7 +271,7 @@ static void cu_plan_free(void *p)
         void *bufs[] = {C->val, C->wt,     C->bias,  C->mask,  C->cnt,   C->idx,  C->ev,   C->rowptr, C->col,
                         C->row_off, C->cval, C->sp_buf, C->v,     C->theta, C->sval,  C->v0,   C->rec_s, C->rec_v,
                         C->net,  C->in_cnt, C->out_cnt, C->cum, C->nsum[0], C->nsum[1], C->ncum[0], C->ncum[1],
-                        C->nlast, C->fan};
+                        C->nlast, C->fan, C->unit};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             cudaFree(bufs[b]);
     }
@@ -406,6 +407,22 @@ static nc_status upload_fanout(cu_plan *P, int i)
     return st;
 }
 
+/* A SpikeMaxPool2d of bursts: its input's single-spike values
+ * (nc_snn_spike_units) and its events' fan-out, on the device; nothing for
+ * a pool of single spikes. */
+static nc_status upload_units(cu_plan *P, int i)
+{
+    const nc_snn *s = P->s;
+    int fail = 0, from = s->layers[i].inputs[0];
+    float *u = nc_snn_spike_units(s, from, &fail);
+    if (!u)
+        return fail ? nc_errorf(NC_ERR_NOMEM, "out of memory for layer '%s'", s->layers[i].name) : NC_OK;
+    nc_status st = upload((void **)&P->L[i].unit, u, (size_t)nc_snn_layer_size(&s->layers[from]) * sizeof *u,
+                          "spike units");
+    nc_free(u);
+    return st != NC_OK ? st : upload_fanout(P, i);
+}
+
 static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *rec_on)
 {
     const nc_snn *s = P->s;
@@ -476,6 +493,8 @@ static nc_status plan_layers(cu_plan *P, const cu_strategy *want, const char *re
             CU(cudaMalloc((void **)&C->in_cnt, (size_t)(N * in) * 4), "spike counts");
             CU(cudaMalloc((void **)&C->out_cnt, (size_t)(N * C->size) * 4), "spike counts");
             CU(cudaMalloc((void **)&C->cum, (size_t)(fr * in) * 4), "spike counts");
+            if ((st = upload_units(P, i)) != NC_OK)
+                return st;
             if (rec_on && rec_on[i])
                 CU(cudaMalloc((void **)&C->rec_s, (size_t)(fr * C->size) * sizeof(float)), "spike traces");
             break;
@@ -934,9 +953,10 @@ static nc_status run_chunk(cu_plan *P, const nc_run_request *q, int t0, int step
             break;
         }
         case NC_SNN_SPIKEMAXPOOL2D:
-            KERNEL(nc_cu_spikemax(P->st, x, P->L[xi].is_static, N, C->g, steps, C->signed_in, C->in_cnt, C->cum,
-                              C->out_cnt, C->val, C->rec_s, P->counters + i),
-               "spiking max pool kernel");
+            KERNEL(nc_cu_spikemax(P->st, x, P->L[xi].is_static, N, C->g, steps, C->signed_in, C->unit, C->in_cnt,
+                                  C->cum, C->out_cnt, C->val, C->rec_s, C->fan, P->counters + i,
+                                  C->fan && q->synops_step && q->burst_ops_step ? P->counters + 3 * nl + i : NULL),
+                   "spiking max pool kernel");
             if (C->rec_s && q->rec_spikes && q->rec_spikes[i] &&
                 (st = download_steps(P, C->rec_s, 0, C->size, steps, q->rec_spikes[i] + t0 * N * C->size)) != NC_OK)
                 return st;

@@ -92,13 +92,17 @@ cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int s
 cudaError_t nc_cu_burst_ops(cudaStream_t st, const float *y, int frames, int size, const float *sval,
                             const int32_t *fan, nc_cu_count *ops);
 /* Spiking max pooling over `steps` steps of x (steps·N frames, or N when
- * x_static; signed_in: its spikes may be negative): in_cnt (N × input size)
- * and out_cnt (N × output size) carry the counts between chunks, cum
- * (steps·N frames × input size) is workspace; y gets steps·N frames, rec_s
- * (may be NULL) the spikes' signs. Spikes added to *spikes. */
+ * x_static; signed_in: its spikes may be negative; unit (input size, may
+ * be NULL): each input's single-spike value, nc_spike_count_delta): in_cnt
+ * (N × input size) and out_cnt (N × output size) carry the counts between
+ * chunks, cum (steps·N frames × input size) is workspace; y gets steps·N
+ * frames, rec_s (may be NULL) the events' signs. Events added to *spikes;
+ * with fan (output size, may be NULL: the ops one event of each output
+ * causes downstream), fan[o] for each event of two units or more to
+ * *burst_ops. */
 cudaError_t nc_cu_spikemax(cudaStream_t st, const float *x, int x_static, int N, nc_win_geom g, int steps,
-                           int signed_in, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt, float *y, float *rec_s,
-                           nc_cu_count *spikes);
+                           int signed_in, const float *unit, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt,
+                           float *y, float *rec_s, const int32_t *fan, nc_cu_count *spikes, nc_cu_count *burst_ops);
 /* A Nonlinear layer (kernels/nonlinear.h), as the kernels see it: the
  * function, x's and y's shapes (per sample), and the MatMul's geometry
  * (nc_nl_matmul_dims; element (i, q) of x at i·xi + q·xq, (q, j) of y at

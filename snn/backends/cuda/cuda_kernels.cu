@@ -574,29 +574,36 @@ __global__ void if_kernel(const float *x, int x_static, int N, int size, int ste
 }
 
 // One thread per input neuron (sample, index): its counts after each step.
-__global__ void spike_count_kernel(const float *x, int x_static, int N, int64_t in, int steps, uint32_t *cnt,
-                                   uint32_t *cum, int signed_in)
+__global__ void spike_count_kernel(const float *x, int x_static, int N, int64_t in, int steps, const float *unit,
+                                   uint32_t *cnt, uint32_t *cum, int signed_in)
 {
     const int64_t total = (int64_t)N * in;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x)
-        nc_spike_count_over_time(&cnt[e], x + e, x_static ? 0 : total, cum + e, total, steps, signed_in);
+        nc_spike_count_over_time(&cnt[e], x + e, x_static ? 0 : total, cum + e, total, steps,
+                                 unit ? unit[e % in] : 0.0f, signed_in);
 }
 
-// One thread per output (sample, c, oh, ow) through the chunk's steps.
-__global__ void spikemax_kernel(const float *x, int x_static, const uint32_t *cum, int N, nc_win_geom g, int steps,
-                                uint32_t *out_cnt, float *y, float *rec_s, nc_cu_count *spikes)
+// One thread per output (sample, c, oh, ow) through the chunk's steps; the
+// events' count into spikes, the ops of its bursts (fan, may be null) into
+// burst_ops.
+__global__ void spikemax_kernel(const float *x, int x_static, const float *unit, const uint32_t *cum, int N,
+                                nc_win_geom g, int signed_in, int steps, uint32_t *out_cnt, float *y, float *rec_s,
+                                const int32_t *fan, nc_cu_count *spikes, nc_cu_count *burst_ops)
 {
     const int64_t in = (int64_t)g.C * g.H * g.W, P = (int64_t)g.OH * g.OW, out = g.C * P, total = N * out;
     for (int64_t e0 = blockIdx.x * (int64_t)blockDim.x; e0 < total; e0 += (int64_t)gridDim.x * blockDim.x) {
-        int64_t e = e0 + threadIdx.x;
+        int64_t e = e0 + threadIdx.x, ops = 0;
         int n = 0;
         if (e < total) {
             int64_t smp = e / out, o = e % out;
             int c = (int)(o / P), p = (int)(o % P);
-            n = nc_spikemax_over_time(x + smp * in, x_static ? 0 : N * in, cum + smp * in, N * in, &out_cnt[e], g, c,
-                                      p / g.OW, p % g.OW, y + e, total, rec_s ? rec_s + e : nullptr, steps);
+            n = nc_spikemax_over_time(x + smp * in, x_static ? 0 : N * in, unit, cum + smp * in, N * in, &out_cnt[e],
+                                      g, signed_in, c, p / g.OW, p % g.OW, y + e, total,
+                                      rec_s ? rec_s + e : nullptr, steps, fan ? fan[o] : 0, &ops);
         }
         count_add(spikes, (nc_cu_count)n);
+        if (burst_ops)
+            count_add(burst_ops, (nc_cu_count)ops);
     }
 }
 
@@ -891,16 +898,17 @@ cudaError_t nc_cu_if(cudaStream_t st, const float *x, int x_static, int N, int s
 }
 
 cudaError_t nc_cu_spikemax(cudaStream_t st, const float *x, int x_static, int N, nc_win_geom g, int steps,
-                           int signed_in, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt, float *y, float *rec_s,
-                           nc_cu_count *spikes)
+                           int signed_in, const float *unit, uint32_t *in_cnt, uint32_t *cum, uint32_t *out_cnt,
+                           float *y, float *rec_s, const int32_t *fan, nc_cu_count *spikes, nc_cu_count *burst_ops)
 {
     int64_t in = (int64_t)g.C * g.H * g.W, out = (int64_t)g.C * g.OH * g.OW;
-    spike_count_kernel<<<blocks_for(N * in), kBlock, 0, st>>>(x, x_static, N, in, steps, in_cnt, cum, signed_in);
+    spike_count_kernel<<<blocks_for(N * in), kBlock, 0, st>>>(x, x_static, N, in, steps, unit, in_cnt, cum,
+                                                              signed_in);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    spikemax_kernel<<<blocks_for(N * out), kBlock, 0, st>>>(x, x_static, cum, N, g, steps, out_cnt, y, rec_s,
-                                                            spikes);
+    spikemax_kernel<<<blocks_for(N * out), kBlock, 0, st>>>(x, x_static, unit, cum, N, g, signed_in, steps, out_cnt,
+                                                            y, rec_s, fan, spikes, burst_ops);
     return cudaGetLastError();
 }
 

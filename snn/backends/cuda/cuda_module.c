@@ -91,6 +91,7 @@ int32_t *nc_snn_event_fanout(const nc_snn *s, const char *macs, int l, int *fail
 {
     return g_host->snn_event_fanout(s, macs, l, fail);
 }
+float *nc_snn_spike_units(const nc_snn *s, int l, int *fail) { return g_host->snn_spike_units(s, l, fail); }
 
 const nc_backend_module *nc_backend_module_init(const nc_host_api *host, uint32_t abi)
 {
