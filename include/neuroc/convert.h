@@ -168,7 +168,8 @@ typedef struct nc_convert_options {
      * the composition would not be exactly one convolution. */
     int keep_avgpool;
     /* With target_loss and labels: the search goes on below the T it found
-     * by fine-tuning (BPTT, nc_snn_finetune) the best conversion at T = 1,
+     * by fine-tuning (BPTT, nc_snn_finetune) the best conversion, calibrated
+     * for each T (bursts of 1 and the mse clip at T, unless set), at T = 1,
      * 2, 4, … (while below that T, or up to max_timesteps when none was
      * within the target) for finetune_epochs epochs on the calibration rows
      * it does not hold back, and keeps the first T whose fine-tuned network
