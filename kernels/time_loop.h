@@ -64,7 +64,7 @@ NC_HD int nc_spikemax_over_time(const float *x, int64_t x_stride, const float *u
     for (int t = 0; t < steps; t++) {
         int d;
         float o = nc_spikemax_output(x + t * x_stride, unit, cum + t * cum_stride, out_cnt, g, signed_in, c, oh, ow,
-                                     &d);
+                                     &d, 0); /* no winner: the backends need none */
         y[t * y_stride] = o;
         if (rec_s)
             rec_s[t * y_stride] = (float)((o > 0.0f) - (o < 0.0f));

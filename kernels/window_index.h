@@ -161,9 +161,13 @@ NC_HD float nc_spikemax_payload(int32_t d, float xw, float uw, int32_t dw)
  * single-spike value is its unit, or (unit 0) its value this step divided
  * by its count's move (±1), so with one spike a step (d = ±1) the output
  * is exactly the winner's value x[k], as ever. Returns the output's value
- * (0 without an event); *delta gets d. */
+ * (0 without an event); *delta gets d;
+ * *winner (may be NULL: the backends) gets the winner's index in x, and
+ * on a step without an event the first input at the window's max count
+ * (the one the output's count follows): BPTT training routes each step's
+ * gradient there (convert/train/train_spikemax.c). */
 NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t *cnt, uint32_t *out_cnt,
-                               nc_win_geom g, int signed_in, int c, int oh, int ow, int *delta)
+                               nc_win_geom g, int signed_in, int c, int oh, int ow, int *delta, int64_t *winner)
 {
     uint32_t m = 0;
     for (int i = 0; i < g.kh; i++)
@@ -174,7 +178,7 @@ NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t
         }
     int32_t d = (int32_t)(m - *out_cnt); /* counts are below 2^31: the difference fits */
     *delta = (int)d;
-    if (!d)
+    if (!d && !winner)
         return 0.0f;
     *out_cnt = m;
     int64_t w = -1, first = -1;
@@ -196,7 +200,9 @@ NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t
             }
         }
     w = w >= 0 ? w : first;
-    return nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw);
+    if (winner)
+        *winner = w;
+    return d ? nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw) : 0.0f;
 }
 
 /* One step of spiking max pooling over one frame: counts x's spikes into
@@ -204,9 +210,11 @@ NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t
  * output (c, oh, ow) in order through nc_spikemax_output into y, its count
  * in cnt_out. Returns the events sent; *burst_ops (may be NULL) gets
  * fan[o] added for each event of |payload| at least two units (fan: the synaptic ops an event of output
- * o causes downstream, nc_snn_event_fanout; NULL: none). */
+ * o causes downstream, nc_snn_event_fanout; NULL: none). win (may be NULL)
+ * gets each output's winner (nc_spikemax_output's *winner). */
 NC_HD int64_t nc_spikemax_frame(const float *x, const float *unit, uint32_t *cnt_in, uint32_t *cnt_out,
-                                nc_win_geom g, int signed_in, float *y, const int32_t *fan, int64_t *burst_ops)
+                                nc_win_geom g, int signed_in, float *y, const int32_t *fan, int64_t *burst_ops,
+                                int32_t *win)
 {
     int64_t spikes = 0;
     for (int64_t k = 0; k < (int64_t)g.C * g.H * g.W; k++)
@@ -216,7 +224,10 @@ NC_HD int64_t nc_spikemax_frame(const float *x, const float *unit, uint32_t *cnt
             for (int ow = 0; ow < g.OW; ow++) {
                 int64_t o = ((int64_t)c * g.OH + oh) * g.OW + ow;
                 int d;
-                y[o] = nc_spikemax_output(x, unit, cnt_in, &cnt_out[o], g, signed_in, c, oh, ow, &d);
+                int64_t w = -1;
+                y[o] = nc_spikemax_output(x, unit, cnt_in, &cnt_out[o], g, signed_in, c, oh, ow, &d, win ? &w : 0);
+                if (win)
+                    win[o] = (int32_t)w; /* frames fit in int (nc_win_geom) */
                 spikes += d != 0;
                 if (fan && burst_ops && (d > 1 || d < -1))
                     *burst_ops += fan[o];

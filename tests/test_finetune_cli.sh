@@ -5,7 +5,8 @@
 # epoch 1 to 2, --resume running only the remaining epoch (and refusing other
 # options or a checkpoint whose files do not match its JSON), a memory budget
 # too small for one sample (exit 1 naming it), a missing --labels (exit 2);
-# `convert --finetune-epochs 1` writing a tuned .nir.
+# `convert --finetune-epochs 1` writing a tuned .nir; the VGG-BN example
+# (spiking max pools) fine-tuned for an epoch.
 # usage: bash test_finetune_cli.sh <neuroc-binary> <source-dir> <build-dir>
 set -u
 
@@ -94,5 +95,12 @@ expect_file "$TMP/ts.nir"
 run_cli 1 finetune "$TMP/m.nir" --train "$X" --labels "$Y" -T 2 --epochs 1 --batch 32 -o "$TMP/tss.nir" --nir-strict
 expect_in "$TMP/err" "signed IF neurons"
 expect_no_file "$TMP/tss.nir"
+
+check "the VGG-BN example, whose max pools are spiking (SpikeMaxPool2d), fine-tunes with BPTT"
+run_cli 0 convert "$SRC/examples/models/vgg.onnx" --calib "$X" --calib-samples 64 --burst 1 --threshold mse -T 4 \
+    -o "$TMP/vgg.nir"
+run_cli 0 finetune "$TMP/vgg.nir" --train "$X" --labels "$Y" -T 4 --epochs 1 -o "$TMP/vggt.nir"
+expect_in "$TMP/out" "epoch 1/1"
+expect_file "$TMP/vggt.nir"
 
 cli_finish test_finetune_cli

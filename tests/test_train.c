@@ -643,6 +643,110 @@ static void test_bptt_forward_matches_backend(void **state)
     }
 }
 
+/* ---- BPTT through a spiking max pool ---- */
+
+/* Input → Conv → SignedIF (bursts of up to `burst`) → SpikeMaxPool2d →
+ * Flatten → Affine → Readout. */
+static nc_snn *spikemax_net(int burst)
+{
+    int64_t shape[3] = {1, 6, 6};
+    nc_snn *s = NULL;
+    NC_ASSERT_OK(nc_snn_create(3, shape, &s));
+    nc_conv2d_params p = {.padding = {1, 1}};
+    int c = add_conv(s, 0, 3, 3, 3, &p, 0.6f);
+    nc_if_params ip = {.threshold = const_tensor(3, 0.3f), .signed_spikes = 1, .max_spikes = burst};
+    nc_f32(ip.threshold)[1] = 0.2f;
+    int n1, pool, f, id;
+    NC_ASSERT_OK(nc_snn_add_if(s, c, &ip, NULL, &n1));
+    nc_tensor_free((nc_tensor *)ip.threshold);
+    int64_t k[2] = {2, 2};
+    NC_ASSERT_OK(nc_snn_add_spike_maxpool2d(s, n1, k, k, NULL, NULL, &pool));
+    NC_ASSERT_OK(nc_snn_add_flatten(s, pool, NULL, &f));
+    NC_ASSERT_OK(nc_snn_add_readout(s, add_affine(s, f, 4, 0.8f), NULL, &id));
+    return s;
+}
+
+/* (a) the engine's forward is the cpu reference backend's run, with one
+ * spike a step and with bursts; (b) the gradient reaches the pool's input
+ * only at each step's winner: zero at every (step, input) that never won,
+ * non-zero at some that did; (c) BPTT training lowers the loss. */
+static void test_bptt_spikemax(void **state)
+{
+    (void)state;
+    int N = 5, T = 6;
+    int64_t xs[4] = {N, 1, 6, 6};
+    for (int burst = 1; burst <= 3; burst += 2) {
+        nc_snn *s = spikemax_net(burst);
+        nc_tensor *x = rand_tensor(4, xs, -0.5f, 1.0f), *out = NULL;
+        nc_session_options so = {.backend = "cpu", .timesteps = T};
+        nc_session *ss = NULL;
+        NC_ASSERT_OK(nc_session_create(s, &so, &ss));
+        NC_ASSERT_OK(nc_session_run(ss, x, &out));
+        nc_tr_config c = {.mode = NC_TRAIN_BPTT, .T = T, .sg_width = 1.0f, .detach_reset = 1};
+        nc_tr_net *net = NULL;
+        NC_ASSERT_OK(nc_tr_net_create(s, &c, N, &net));
+        nc_tr_forward(net, nc_f32(x), N);
+        float logits[5 * 4], dl[5 * 4];
+        nc_tr_logits(net, logits);
+        const float *ref = nc_tensor_data(out);
+        for (int i = 0; i < nc_tensor_numel(out); i++)
+            assert_true(fabsf(logits[i] * (float)T - ref[i]) < 1e-6f * (1.0f + fabsf(ref[i])));
+        /* the pool's events follow its input: some sent, some bursts when burst > 1 */
+        const nc_tr_layer *P = &net->l[3], *X = &net->l[2];
+        int events = 0, bursts = 0;
+        for (int64_t e = 0; e < (int64_t)T * N * P->size; e++) {
+            events += P->y[e] != 0.0f;
+            bursts += fabsf(P->y[e]) > 0.45f; /* more than twice the largest single spike */
+        }
+        assert_true(events > 10);
+        assert_true(burst == 1 ? bursts == 0 : bursts > 0);
+
+        for (int i = 0; i < N * 4; i++)
+            dl[i] = (float)((i * 7) % 5) - 2.0f;
+        nc_tr_backward(net, dl);
+        char *won = calloc((size_t)(T * N * X->size), 1);
+        for (int64_t r = 0; r < (int64_t)T * N; r++)
+            for (int64_t o = 0; o < P->size; o++) {
+                int32_t w = P->arg[r * P->size + o];
+                assert_true(w >= -1 && w < X->size);
+                if (w >= 0)
+                    won[r * X->size + w] = 1;
+            }
+        int nonzero = 0, lost = 0;
+        for (int64_t e = 0; e < (int64_t)T * N * X->size; e++) {
+            if (!won[e])
+                assert_true(X->dy[e] == 0.0f);
+            nonzero += won[e] && X->dy[e] != 0.0f;
+            lost += !won[e];
+        }
+        assert_true(nonzero > 0 && lost > 0);
+        free(won);
+        nc_tr_net_free(net);
+        nc_session_free(ss);
+        nc_tensor_free(x);
+        nc_tensor_free(out);
+        nc_snn_free(s);
+    }
+
+    /* (c) a few steps of BPTT training (nc_snn_finetune's engine) lower the loss */
+    int M = 32;
+    int64_t ms[4] = {M, 1, 6, 6}, ys[1] = {M};
+    nc_tensor *x = rand_tensor(4, ms, 0.0f, 1.0f), *y = NULL;
+    NC_ASSERT_OK(nc_tensor_create(NC_DTYPE_I64, 1, ys, &y));
+    for (int i = 0; i < M; i++) /* the label: where the image is brightest, in quarters */
+        ((int64_t *)nc_tensor_data(y))[i] = (nc_f32(x)[i * 36] > 0.5f) + 2 * (nc_f32(x)[i * 36 + 35] > 0.5f);
+    nc_snn *s = spikemax_net(3);
+    double l0, l1;
+    NC_ASSERT_OK(nc_bptt_evaluate(s, x, y, 4, &l0, NULL));
+    nc_train_options o = {.mode = NC_TRAIN_BPTT, .timesteps = 4, .epochs = 10, .batch = 8, .lr = 1e-2f, .seed = 1};
+    NC_ASSERT_OK(nc_train(s, x, y, &o));
+    NC_ASSERT_OK(nc_bptt_evaluate(s, x, y, 4, &l1, NULL));
+    assert_true(l1 < 0.9 * l0);
+    nc_snn_free(s);
+    nc_tensor_free(x);
+    nc_tensor_free(y);
+}
+
 /* nc_snn_rate_limit: an IF layer is θ·clip(I/θ, 0, 1), computed by hand
  * for an MLP; a signed CNN's readout/T at T = 2048 is close to it (the
  * error of rate coding falls like 1/T); a pool with per-window divisors is
@@ -1074,7 +1178,7 @@ int main(void)
         cmocka_unit_test(test_grad_bptt),
         cmocka_unit_test(test_grad_nonlinear),
         cmocka_unit_test(test_surrogates),
-        cmocka_unit_test(test_bptt_forward_matches_backend),
+        cmocka_unit_test(test_bptt_forward_matches_backend), cmocka_unit_test(test_bptt_spikemax),
         cmocka_unit_test(test_rate_limit), cmocka_unit_test(test_qcfs_matches_snn),
         cmocka_unit_test(test_optim),
         cmocka_unit_test(test_train_qcfs_blobs),

@@ -71,6 +71,23 @@ void nc_tr_maxpool_fwd(const nc_tr_geom *g, const float *x, float *y, int32_t *a
 void nc_tr_maxpool_bwd(const nc_tr_geom *g, const int32_t *arg, const float *dy, float *dx,
                        int64_t rows);
 
+/* A spiking max pool over T steps (BPTT; train_spikemax.c): the backends'
+ * rule (kernels/window_index.h) forward, with the input's single-spike
+ * values (unit, NULL: one spike a step) and its sign; cnt holds every
+ * sample's counts (N × (input + output size)). win (T·N rows of the
+ * output) gets each step's winner, the input index the backward routes
+ * that step's gradient to (straight-through, gain 1); dx += it. */
+typedef struct nc_tr_spikemax {
+    nc_tr_geom g;
+    const float *unit;
+    int signed_in;
+    int T;
+    uint32_t *cnt;
+} nc_tr_spikemax;
+void nc_tr_spikemax_fwd(const nc_tr_spikemax *p, const float *x, int x_static, float *y, int32_t *win, int64_t N);
+void nc_tr_spikemax_bwd(const nc_tr_spikemax *p, const int32_t *win, const float *dy, float *dx, int x_static,
+                        int64_t N);
+
 /* Per-neuron parameters of an IF layer in the QCFS view. */
 typedef struct nc_tr_qcfs {
     int64_t size;          /* neurons per row */
@@ -163,7 +180,10 @@ typedef struct nc_tr_layer {
     float *y, *dy;         /* steps·Nmax rows each (dy only when need_grad) */
     float *m;              /* BPTT IF: membrane before the spike test */
     float *dv;             /* BPTT IF: scratch, Nmax rows */
-    int32_t *arg;          /* MaxPool2d argmax */
+    int32_t *arg;          /* MaxPool2d argmax; BPTT SpikeMaxPool2d: each step's winner */
+    uint32_t *cnt;         /* BPTT SpikeMaxPool2d: counts per sample (nc_tr_spikemax) */
+    float *unit;           /* BPTT SpikeMaxPool2d: its input's single-spike values (NULL: none) */
+    int signed_in;         /* BPTT SpikeMaxPool2d: its input's spikes may be negative */
     float *dW, *db;        /* gradients of weight and bias */
     float *dth;            /* gradient of the threshold tensor */
     double *acc;           /* per-neuron accumulator for dth (size) */

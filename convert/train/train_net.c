@@ -20,8 +20,8 @@ void nc_tr_net_free(nc_tr_net *net)
         return;
     for (int i = 0; net->l && i < net->n; i++) {
         nc_tr_layer *Y = &net->l[i];
-        void *bufs[] = {Y->y,  Y->dy,  Y->m,   Y->dv, Y->arg, Y->dW,
-                        Y->db, Y->dth, Y->acc, Y->lam, Y->sv, Y->aux, Y->spike_cost};
+        void *bufs[] = {Y->y,  Y->dy,  Y->m,   Y->dv, Y->arg, Y->dW,         Y->db,
+                        Y->dth, Y->acc, Y->lam, Y->sv, Y->aux, Y->spike_cost, Y->cnt, Y->unit};
         for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
             nc_free(bufs[b]);
     }
@@ -58,13 +58,7 @@ static nc_status check_graph(const nc_snn *s, int n, nc_train_mode mode, int rel
                 return st;
             break;
         }
-        case NC_SNN_SPIKEMAXPOOL2D:
-            /* QCFS trains rates, where it is the max of its inputs' rates (a MaxPool2d); BPTT would need
-               the gradient of its spike counts over time */
-            if (mode != NC_TRAIN_QCFS)
-                return nc_errorf(NC_ERR_UNSUPPORTED, "%s training: layer '%s' is SpikeMaxPool2d, which only QCFS "
-                                 "training handles (as max pooling of rates)", mname, L->name);
-            /* fall through */
+        case NC_SNN_SPIKEMAXPOOL2D: /* QCFS: the max of its inputs' rates; BPTT: its counts (train_spikemax.c) */
         case NC_SNN_CONV2D: case NC_SNN_POOL2D: case NC_SNN_MAXPOOL2D:
             if (L->ndim != 3 || s->layers[L->inputs[0]].ndim != 3)
                 return nc_errorf(NC_ERR_SHAPE, "%s training: layer '%s' needs (C, H, W) input and output", mname,
@@ -121,7 +115,7 @@ static void layer_steps(nc_tr_net *net, int i)
     Y->steps = 1;
     if (net->c.mode != NC_TRAIN_BPTT)
         return;
-    if (nc_snn_kind_is_if(L->kind)) {
+    if (nc_snn_kind_is_if(L->kind) || L->kind == NC_SNN_SPIKEMAXPOOL2D) { /* state over time */
         Y->steps = net->c.T;
         return;
     }
@@ -164,6 +158,25 @@ static int spike_costs(nc_tr_net *net)
             net->l[i].spike_cost[j] *= total > 0 ? (float)(net->c.energy_weight * ENERGY_ADD_OVER_MAC / total) : 0.0f;
     nc_free(macs);
     return !fail;
+}
+
+/* Whether layer l's spikes may be negative (nc_snn_mark_signed). */
+static int signed_input(const nc_snn *s, int l, int *fail)
+{
+    char *sg = nc_calloc((size_t)s->n_layers, 1);
+    if (!sg) {
+        *fail = 1;
+        return 0;
+    }
+    nc_snn_mark_signed(s, sg);
+    int r = sg[l];
+    nc_free(sg);
+    return r;
+}
+
+static nc_tr_spikemax spikemax_params(const nc_tr_net *net, const nc_tr_layer *Y)
+{
+    return (nc_tr_spikemax){.g = Y->g, .unit = Y->unit, .signed_in = Y->signed_in, .T = net->c.T, .cnt = Y->cnt};
 }
 
 nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net **out)
@@ -225,6 +238,11 @@ nc_status nc_tr_net_create(nc_snn *s, const nc_tr_config *c, int Nmax, nc_tr_net
         }
         if (L->kind == NC_SNN_MAXPOOL2D || L->kind == NC_SNN_SPIKEMAXPOOL2D)
             Y->arg = buf(rows, Y->size, sizeof(int32_t), &fail);
+        if (L->kind == NC_SNN_SPIKEMAXPOOL2D && c->mode == NC_TRAIN_BPTT && !fail) { /* per-sample counts */
+            Y->cnt = buf(Nmax, nc_snn_layer_size(&s->layers[L->inputs[0]]) + Y->size, sizeof(uint32_t), &fail);
+            Y->unit = nc_snn_spike_units(s, L->inputs[0], &fail);
+            Y->signed_in = signed_input(s, L->inputs[0], &fail);
+        }
         if (L->kind == NC_SNN_NONLINEAR) { /* the means at every step (train_nonlinear.c) */
             Y->m = buf(rows, Y->size, sizeof(float), &fail);
             if (L->nl.fn == NC_NL_MUL)
@@ -327,8 +345,13 @@ void nc_tr_forward(nc_tr_net *net, const float *x, int N)
         case NC_SNN_POOL2D:
             nc_tr_pool_fwd(&Y->g, L->scale, X->y, Y->y, rows);
             break;
-        case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D: /* QCFS only: a max of rates */
-            nc_tr_maxpool_fwd(&Y->g, X->y, Y->y, Y->arg, rows);
+        case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D:
+            if (Y->cnt) { /* BPTT: spikes over time */
+                nc_tr_spikemax p = spikemax_params(net, Y);
+                nc_tr_spikemax_fwd(&p, X->y, X->steps == 1, Y->y, Y->arg, N);
+            } else { /* QCFS: a max of rates; MaxPool2d: of currents */
+                nc_tr_maxpool_fwd(&Y->g, X->y, Y->y, Y->arg, rows);
+            }
             break;
         case NC_SNN_FLATTEN: case NC_SNN_READOUT:
             memcpy(Y->y, X->y, (size_t)(rows * Y->size) * sizeof(float));
@@ -471,8 +494,12 @@ void nc_tr_backward(nc_tr_net *net, const float *dlogits)
                 nc_tr_pool_bwd(&Y->g, L->scale, Y->dy, dx, rows);
             break;
         case NC_SNN_MAXPOOL2D: case NC_SNN_SPIKEMAXPOOL2D:
-            if (dx)
+            if (dx && Y->cnt) {
+                nc_tr_spikemax p = spikemax_params(net, Y);
+                nc_tr_spikemax_bwd(&p, Y->arg, Y->dy, dx, X->steps == 1, N);
+            } else if (dx) {
                 nc_tr_maxpool_bwd(&Y->g, Y->arg, Y->dy, dx, rows);
+            }
             break;
         case NC_SNN_FLATTEN: case NC_SNN_READOUT: case NC_SNN_ADD:
             for (int k = 0; k < L->n_inputs; k++) {

@@ -375,7 +375,7 @@ static int64_t run_spikemax(const fast_plan *P, const nc_snn_layer *L, const fas
 {
     const nc_snn_layer *X = &P->s->layers[L->inputs[0]];
     return nc_spikemax_frame(x, F->unit, cnt, cnt + nc_snn_layer_size(X), nc_snn_win_geom(L, X),
-                             P->L[L->inputs[0]].is_signed, y, F->fan, burst_ops);
+                             P->L[L->inputs[0]].is_signed, y, F->fan, burst_ops, NULL);
 }
 
 /* The event of channel c of a channel-last spiking max pool whose maximum

@@ -331,7 +331,7 @@ static int64_t run_spikemax(const ref_plan *P, const nc_snn_layer *L, ref_layer 
     int64_t in = nc_snn_layer_size(X), out = nc_snn_layer_size(L), spikes = 0;
     for (int n = 0; n < N; n++)
         spikes += nc_spikemax_frame(x + n * in, R->unit, R->cnt + n * in, R->cnt + N * in + n * out, g, sgn,
-                                    R->out + n * out, R->fan, burst_ops);
+                                    R->out + n * out, R->fan, burst_ops, NULL);
     return spikes;
 }
 
