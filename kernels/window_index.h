@@ -146,6 +146,35 @@ NC_HD float nc_spikemax_payload(int32_t d, float xw, float uw, int32_t dw)
     return (float)d * one;
 }
 
+/* The input whose count a spiking max pool's output follows when its
+ * window's largest count m moved by d: the first tap (ascending i, j) at m
+ * whose count moved this step in d's direction, else the first at m. The
+ * taps are base + i·rs + j·cs for i in [i0, i1), j in [j0, j1): the window
+ * clipped to the input, in any layout (channel-first or channel-last).
+ * *dw gets the winner's move. */
+NC_HD int64_t nc_spikemax_winner(const float *x, const float *unit, const uint32_t *cnt, int signed_in, uint32_t m,
+                                 int32_t d, int64_t base, int64_t rs, int64_t cs, int64_t i0, int64_t i1, int64_t j0,
+                                 int64_t j1, int32_t *dw)
+{
+    int64_t first = -1;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            int64_t k = base + i * rs + j * cs;
+            if (cnt[k] != m)
+                continue;
+            int32_t dk = nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
+            if (d > 0 ? dk > 0 : dk < 0) {
+                *dw = dk;
+                return k;
+            }
+            if (first < 0) {
+                first = k;
+                *dw = dk;
+            }
+        }
+    return first;
+}
+
 /* Output (c, oh, ow) of spiking max pooling at one step over a frame x
  * (the input's values), unit (each input's single-spike value,
  * nc_spike_count_delta; NULL: all 0) and cnt (every input's count
@@ -181,25 +210,12 @@ NC_HD float nc_spikemax_output(const float *x, const float *unit, const uint32_t
     if (!d && !winner)
         return 0.0f;
     *out_cnt = m;
-    int64_t w = -1, first = -1;
+    int ih0 = nc_win_in(oh, 0, g.sh, g.ph, 1), iw0 = nc_win_in(ow, 0, g.sw, g.pw, 1);
+    int i0 = ih0 < 0 ? -ih0 : 0, i1 = g.H - ih0 < g.kh ? g.H - ih0 : g.kh;
+    int j0 = iw0 < 0 ? -iw0 : 0, j1 = g.W - iw0 < g.kw ? g.W - iw0 : g.kw;
     int32_t dw = 0;
-    for (int i = 0; i < g.kh && w < 0; i++)
-        for (int j = 0; j < g.kw; j++) {
-            int64_t k = nc_win_tap(g, c, oh, ow, i, j);
-            if (k < 0 || cnt[k] != m)
-                continue;
-            int32_t dk = nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
-            if (d > 0 ? dk > 0 : dk < 0) {
-                w = k;
-                dw = dk;
-                break;
-            }
-            if (first < 0) {
-                first = k;
-                dw = dk;
-            }
-        }
-    w = w >= 0 ? w : first;
+    int64_t w = nc_spikemax_winner(x, unit, cnt, signed_in, m, d, ((int64_t)c * g.H + ih0) * g.W + iw0, g.W, 1, i0,
+                                   i1, j0, j1, &dw);
     if (winner)
         *winner = w;
     return d ? nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw) : 0.0f;

@@ -388,24 +388,8 @@ static int32_t spikemax_cl_event(const float *restrict x, const float *restrict 
 {
     int32_t d = (int32_t)(m - *oc), dw = 0;
     *oc = m;
-    int64_t w = -1, first = -1;
-    for (int64_t i = i0; i < i1 && w < 0; i++)
-        for (int64_t j = j0; j < j1; j++) {
-            int64_t k = ((ih0 + i) * Wd + iw0 + j) * C + c;
-            if (cnt[k] != m)
-                continue;
-            int32_t dk = nc_spike_count_delta(x[k], unit ? unit[k] : 0.0f, signed_in);
-            if (d > 0 ? dk > 0 : dk < 0) {
-                w = k;
-                dw = dk;
-                break;
-            }
-            if (first < 0) {
-                first = k;
-                dw = dk;
-            }
-        }
-    w = w >= 0 ? w : first;
+    int64_t w = nc_spikemax_winner(x, unit, cnt, signed_in, m, d, (ih0 * Wd + iw0) * C + c, Wd * C, C, i0, i1, j0, j1,
+                                   &dw);
     *oy = nc_spikemax_payload(d, x[w], unit ? unit[w] : 0.0f, dw);
     return d;
 }
