@@ -360,6 +360,18 @@ static int plan_pool_counts(const nc_snn *s, const nc_snn_layer *L, fast_plan *P
     return 1;
 }
 
+/* src (C planes of HW values of esize bytes, channel-first) moved into a
+ * new channel-last array ([HW][C]); src is freed. NULL when out of memory. */
+static void *channel_last(void *src, size_t esize, int64_t C, int64_t HW)
+{
+    char *dst = src ? nc_malloc((size_t)(C * HW) * esize) : NULL;
+    for (int64_t c = 0; dst && c < C; c++)
+        for (int64_t p = 0; p < HW; p++)
+            memcpy(dst + (size_t)(p * C + c) * esize, (const char *)src + (size_t)(c * HW + p) * esize, esize);
+    nc_free(src);
+    return dst;
+}
+
 /* A SignedIF or SpikeMaxPool2d of bursts: the synaptic ops an event of
  * each neuron causes downstream (nc_snn_event_fanout, macs:
  * nc_snn_mark_macs), channel-last when cl (the layout of its values). 0
@@ -370,15 +382,7 @@ static int plan_burst_fanout(const nc_snn *s, const char *macs, int i, fast_laye
     int32_t *fan = nc_snn_event_fanout(s, macs, i, &fail);
     if (fail)
         return 0;
-    if (!cl) {
-        F->fan = fan;
-        return 1;
-    }
-    F->fan = nc_malloc((size_t)F->size * sizeof *F->fan);
-    for (int64_t c = 0; F->fan && c < F->C; c++)
-        for (int64_t p = 0; p < F->HW; p++)
-            F->fan[p * F->C + c] = fan[c * F->HW + p];
-    nc_free(fan);
+    F->fan = cl ? channel_last(fan, sizeof *fan, F->C, F->HW) : fan;
     return F->fan != NULL;
 }
 
@@ -392,15 +396,7 @@ static int plan_spikemax(const nc_snn *s, const char *macs, int i, fast_layer *F
     float *u = nc_snn_spike_units(s, s->layers[i].inputs[0], &fail);
     if (!u)
         return !fail;
-    if (F->in_dense) {
-        F->unit = nc_malloc((size_t)(C * HW) * sizeof *F->unit);
-        for (int64_t c = 0; F->unit && c < C; c++)
-            for (int64_t p = 0; p < HW; p++)
-                F->unit[p * C + c] = u[c * HW + p];
-        nc_free(u);
-    } else {
-        F->unit = u;
-    }
+    F->unit = F->in_dense ? channel_last(u, sizeof *u, C, HW) : u;
     return F->unit && plan_burst_fanout(s, macs, i, F, F->cl);
 }
 
