@@ -23,8 +23,9 @@ const char CMD_CONVERT_HELP[] =
     "                      [--keep-avgpool]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]\n"
-    "                       [--energy-weight X]]\n"
-    "                      [--target-loss P [--labels Y] [--target-max-T 32] [--holdout N]]\n"
+    "                       [--energy-weight X] [-j N]]\n"
+    "                      [--target-loss P [--labels Y] [--target-max-T 32]\n"
+    "                       [--holdout N | --validation X [--validation-labels Y]]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
     "\n"
     "Converts a trained ANN (ONNX, ReLU / Clip / QCFS activations) into a spiking\n"
@@ -133,6 +134,12 @@ const char CMD_CONVERT_HELP[] =
     "                     time: --burst (1..16), --threshold (max, p99.99, p99.9),\n"
     "                     --per-channel, --bias-correction. The T found is stored in\n"
     "                     the .nir: eval and run use it when -T is not given\n"
+    "      --validation X  score the search's candidates on these samples instead\n"
+    "                     of held-back --calib ones (all of --calib then calibrates\n"
+    "                     and fine-tunes); give data the ANN did not train on: on\n"
+    "                     its own training rows the ANN scores higher than on new\n"
+    "                     data, and a fine-tuned candidate looks that much worse\n"
+    "      --validation-labels Y  their labels (else: the ANN's predictions)\n"
     "      --qcfs-epochs N  fine-tune the QCFS ANN for N epochs first (needs --labels)\n"
     "  -l, --labels Y     labels of the calibration samples (npy or IDX)\n"
     "      --lr X         Adam learning rate for fine-tuning (default 1e-3)\n"
@@ -151,7 +158,8 @@ const char CMD_CONVERT_HELP[] =
     "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4;\n"
     "                     3e-3 in the --target-loss search)\n"
     "      --energy-weight X  fine-tuning adds X x (the spikes' energy / the ANN's\n"
-    "                     on the same synapses) to its loss (default 0)\n" CLI_DATA_OPTS_HELP
+    "                     on the same synapses) to its loss (default 0)\n"
+    "  -j, --threads N    threads of fine-tuning's element-wise layers (default 1)\n" CLI_DATA_OPTS_HELP
     "\n"
     "Progress is shown on stderr when it is a terminal.\n";
 
@@ -181,6 +189,7 @@ static int convert_finetune(nc_snn *s, const nc_tensor *x, const nc_tensor *y, c
     if (lr > 0)
         o.lr = lr;
     o.energy_weight = co->finetune_energy_weight;
+    o.threads = co->threads;
     o.progress = cli_progress_cb;
     o.progress_user = prog;
     o.on_epoch = ft_epoch_line;
@@ -279,12 +288,31 @@ static int finetune_options(const finetune_args *a, nc_convert_options *o, long 
     return CLI_OK;
 }
 
+/* --validation, --validation-labels (the search's scoring rows) and -j. */
+static int validation_options(const char *val, const char *val_labels, const char *threads, nc_convert_options *o)
+{
+    long long v;
+    if ((val || val_labels) && !(o->target_loss > 0))
+        return cli_usage_error("convert", "--validation is what the operating point search scores on: give "
+                                          "--target-loss too");
+    if (val_labels && !val)
+        return cli_usage_error("convert", "--validation-labels without --validation: they label no samples");
+    if (val && o->holdout_samples)
+        return cli_usage_error("convert", "--validation replaces the held-back calibration samples: leave out "
+                                          "--holdout");
+    if (threads && !cli_parse_ll(threads, 1, 1024, 0, &v))
+        return cli_usage_error("convert", "--threads wants a number 1..1024, not '%s'", threads);
+    o->threads = threads ? (int)v : 0;
+    return CLI_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     convert_args c = {0};
     data_opts d = {0};
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL, *ft_energy = NULL;
+    const char *val_path = NULL, *val_labels_path = NULL, *threads = NULL;
     int nir_strict = 0, portable = 0;
     const char *v0_mode = NULL, *th_scale = NULL;
     cli_opt opts[] = {
@@ -303,6 +331,9 @@ int cmd_convert(int argc, char **argv)
         {"--finetune-epochs", NULL, &ft_epochs, NULL},
         {"--finetune-lr", NULL, &ft_lr, NULL},
         {"--energy-weight", NULL, &ft_energy, NULL},
+        {"--validation", NULL, &val_path, NULL},
+        {"--validation-labels", NULL, &val_labels_path, NULL},
+        {"--threads", "-j", &threads, NULL},
         CLI_CONVERT_OPTS(c),
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
@@ -331,6 +362,8 @@ int cmd_convert(int argc, char **argv)
         o.spikes = NC_SPIKES_PLAIN;
     if (o.qcfs_epochs > 0 && !labels_path)
         return cli_usage_error("convert", "--qcfs-epochs needs --labels (the calibration samples' labels)");
+    if ((rc = validation_options(val_path, val_labels_path, threads, &o)) != CLI_OK)
+        return rc;
     long long n_ft = 0;
     float lr_ft = 0;
     const finetune_args ft = {train_path, ft_epochs, ft_lr, ft_energy, labels_path};
@@ -340,7 +373,7 @@ int cmd_convert(int argc, char **argv)
         return rc;
 
     nc_model *m = NULL;
-    nc_tensor *calib = NULL, *labels = NULL, *train = NULL;
+    nc_tensor *calib = NULL, *labels = NULL, *train = NULL, *val = NULL, *val_labels = NULL;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
     nc_value_info in;
@@ -370,6 +403,13 @@ int cmd_convert(int argc, char **argv)
     if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
                                              train ? train_path : c.calib, cli_model_classes(m), &labels)) != CLI_OK)
         goto loaded;
+    if (val_path && ((rc = cli_load_data("convert", val_path, &d, &in, &val)) != CLI_OK ||
+                     (rc = cli_fit_rows(val_path, &in, &val)) != CLI_OK))
+        goto loaded;
+    if (val_labels_path && (rc = cli_load_labels(val_labels_path, nc_tensor_shape(val)[0], val_path,
+                                                 cli_model_classes(m), &val_labels)) != CLI_OK)
+        goto loaded;
+    o.validation = val, o.validation_labels = val_labels;
 loaded:
     /* under mpirun: a file one rank could not read stops every rank here */
     if ((rc = cli_dist_agree(rc)) != CLI_OK)
@@ -413,6 +453,8 @@ done:
     nc_convert_report_free(rep);
     nc_snn_free(s);
     nc_tensor_free(labels);
+    nc_tensor_free(val);
+    nc_tensor_free(val_labels);
     nc_tensor_free(train);
     nc_tensor_free(calib);
     nc_model_free(m);

@@ -297,9 +297,10 @@ void cli_print_operating_point(const nc_convert_report *r)
     char ft[64] = "";
     if (op.finetune_timesteps)
         snprintf(ft, sizeof ft, ", fine-tuned at T = %d (%d epochs)", op.finetune_timesteps, op.finetune_epochs);
-    printf("operating point: T = %d, expected loss %.2f points against the ANN (%s, %lld held-back samples), "
+    printf("operating point: T = %d, expected loss %.2f points against the ANN (%s, %lld %s samples), "
            "energy %.3f x the ANN's; burst %d, threshold %s%s%s%s; %d conversions tried%s\n",
            op.timesteps, op.loss, op.labelled ? "labels" : "its own predictions", (long long)op.holdout_samples,
+           op.validation ? "validation" : "held-back",
            op.energy_ratio, op.burst, th, op.per_channel ? ", per channel" : "",
            op.bias_correction ? ", bias correction" : "", ft, op.candidates,
            op.feasible ? "" : " (none within the target: see the warning)");

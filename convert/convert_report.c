@@ -129,6 +129,64 @@ nc_status nc_convert_report_set_operating_point(nc_convert_report *r, const nc_o
     return NC_OK;
 }
 
+/* Offset of the closing ']' of the report's top-level "warnings" array, or
+ * 0 where it has none (the JSON is the report's own: well formed). */
+static size_t warnings_end(const char *s)
+{
+    static const char key[] = "\"warnings\"";
+    int depth = 0, in_string = 0, in_list = 0;
+    for (size_t i = 0; s[i]; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\' && s[i + 1])
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            if (depth == 1 && strncmp(s + i, key, sizeof key - 1) == 0)
+                in_list = 1;
+            in_string = 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (in_list && depth == 2 && c == ']')
+                return i;
+            depth--;
+        }
+    }
+    return 0;
+}
+
+/* A warning added after the report was built goes into its JSON too. */
+static nc_status json_add_warning(nc_convert_report *r, const char *text)
+{
+    size_t end = r->json ? warnings_end(r->json) : 0;
+    if (!end)
+        return NC_OK;
+    nc_json j;
+    nc_json_init(&j);
+    nc_json_string(&j, NULL, text);
+    char *item = nc_json_take(&j);
+    size_t open = end;
+    while (open && r->json[open - 1] != '[' && (r->json[open - 1] == ' ' || r->json[open - 1] == '\n'))
+        open--;
+    int empty = open && r->json[open - 1] == '[';
+    size_t n = strlen(r->json), k = item ? strlen(item) : 0;
+    char *t = item ? nc_malloc(n + k + 16) : NULL;
+    if (!t) {
+        nc_free(item);
+        return nc_errorf(NC_ERR_NOMEM, "out of memory writing the conversion report");
+    }
+    /* [ ..."last"<here>\n  ] */
+    int w = snprintf(t, n + k + 16, "%.*s%s\n    %s\n  %s", (int)open, r->json, empty ? "" : ",", item,
+                     r->json + end);
+    (void)w;
+    nc_free(item);
+    nc_free(r->json);
+    r->json = t;
+    return NC_OK;
+}
+
 nc_status nc_convert_report_add_warning(nc_convert_report *r, const char *fmt, ...)
 {
     char buf[512];
@@ -143,7 +201,7 @@ nc_status nc_convert_report_add_warning(nc_convert_report *r, const char *fmt, .
     if (!(w[r->n_warnings] = nc_strdup(buf)))
         return nc_errorf(NC_ERR_NOMEM, "out of memory");
     r->n_warnings++;
-    return NC_OK;
+    return json_add_warning(r, buf);
 }
 
 nc_status nc_convert_report_summary(const nc_convert_report *r, nc_convert_summary *out)

@@ -324,6 +324,27 @@ assert op["timesteps"] == int(sys.argv[2]) and op["loss"] <= 1 and op["energy_ra
 assert op["holdout_samples"] == 128 and len(op["candidates"]) == 9, op
 ' "$TMP/op.json" "$opT"
 
+check "convert --validation: the search scores on those samples; usage errors name the option"
+rm -f "$TMP/op.nir"
+run_cli 2 convert "$MODEL" --calib "$X" --validation "$X" -o "$TMP/op.nir"
+expect_in "$TMP/err" "--target-loss"
+run_cli 2 convert "$MODEL" --calib "$X" --target-loss 1 --validation "$X" --holdout 128 -o "$TMP/op.nir"
+expect_in "$TMP/err" "--holdout"
+run_cli 2 convert "$MODEL" --calib "$X" --target-loss 1 --validation-labels "$Y" -o "$TMP/op.nir"
+expect_in "$TMP/err" "--validation-labels without --validation"
+run_cli 2 convert "$MODEL" --calib "$X" --target-loss 1 -j 0 -o "$TMP/op.nir"
+expect_in "$TMP/err" "--threads"
+expect_no_file "$TMP/op.nir"
+run_cli 0 convert "$MODEL" --calib "$X" --labels "$Y" --target-loss 1 --target-max-T 6 --burst 1 --threshold max \
+    --per-channel --validation "$X" --validation-labels "$Y" -o "$TMP/op.nir" --report "$TMP/op.json"
+expect_in "$TMP/out" "(labels, 256 validation samples)"
+py_check "the report says the search scored on the validation samples, all of --calib calibrating" '
+import json, sys
+op = json.load(open(sys.argv[1]))["operating_point"]
+assert op["scored_on"] == "validation samples" and op["holdout_samples"] == 256, op
+assert op["calibration_samples"] == 256 and len(op["candidates"]) == 2, op
+' "$TMP/op.json"
+
 # ---------------------------------------------------------------- average pools folded (issue 29)
 check "the shipped CNN's average pools fold into the layers reading them (a note each); --keep-avgpool keeps them"
 CNN=$SRC/examples/models/cnn.onnx

@@ -253,6 +253,93 @@ static void test_search_finetune(void **state)
     unload(&d);
 }
 
+/* A warning of the report that contains `what`, or NULL. */
+static const char *warning_with(const nc_convert_report *rep, const char *what)
+{
+    for (size_t i = 0; i < nc_convert_report_num_warnings(rep); i++)
+        if (strstr(nc_convert_report_warning(rep, i), what))
+            return nc_convert_report_warning(rep, i);
+    return NULL;
+}
+
+/* Validation rows in place of held-back ones: the search over the first
+ * 128 rows scored on the last 128 given as validation data makes the same
+ * choice, fine-tuning included, as the search over all 256 holding back the
+ * last 128; only the validation search is free of the warning that the
+ * fine-tuned candidates were scored on calibration rows, and it says what
+ * it scored on. Validation data of another shape, with labels of another
+ * count or beside a held-back count is refused. */
+static void test_search_validation(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 0.5;
+    o.max_timesteps = 4;
+    o.holdout_samples = 128;
+    o.calib_samples = 128;
+    o.burst = 1;
+    o.method = NC_THRESHOLD_PERCENTILE;
+    o.percentile = 99.9;
+    o.finetune_epochs = 1;
+    nc_snn *s = NULL, *sv = NULL;
+    nc_convert_report *rep = NULL, *repv = NULL;
+    nc_operating_point op, opv;
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
+
+    nc_tensor *first = NULL, *first_y = NULL;
+    const int64_t *xs = nc_tensor_shape(d.x);
+    int64_t shape[NC_MAX_DIMS], n = 128;
+    memcpy(shape, xs, (size_t)nc_tensor_ndim(d.x) * sizeof *shape);
+    shape[0] = 128;
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_F32, nc_tensor_ndim(d.x), shape, nc_tensor_data(d.x), &first));
+    NC_ASSERT_OK(nc_tensor_wrap(NC_DTYPE_I64, 1, &n, nc_tensor_data(d.y), &first_y));
+    o.holdout_samples = 0;
+    o.validation = d.held;
+    o.validation_labels = d.held_y;
+    NC_ASSERT_OK(nc_convert(d.m, first, first_y, &o, &sv, &repv));
+    NC_ASSERT_OK(nc_convert_report_operating_point(repv, &opv));
+    print_message("held back: T = %d, loss %.2f, fine-tuned at %d; validation: T = %d, loss %.2f, fine-tuned at %d\n",
+                  op.timesteps, op.loss, op.finetune_timesteps, opv.timesteps, opv.loss, opv.finetune_timesteps);
+    assert_int_equal(op.validation, 0);
+    assert_int_equal(opv.validation, 1);
+    assert_int_equal(opv.holdout_samples, 128);
+    assert_int_equal(opv.candidates, op.candidates);
+    assert_int_equal(opv.timesteps, op.timesteps);
+    assert_int_equal(opv.finetune_timesteps, op.finetune_timesteps);
+    assert_true(opv.loss == op.loss && opv.snn_joules == op.snn_joules);
+    assert_non_null(strstr(nc_convert_report_json(repv), "\"scored_on\": \"validation samples\""));
+    assert_non_null(strstr(nc_convert_report_json(rep), "\"scored_on\": \"held-back calibration samples\""));
+    assert_null(warning_with(repv, "scored on held-back calibration samples"));
+    assert_non_null(warning_with(rep, "scored on held-back calibration samples"));
+    /* and the report's JSON lists it (added after the conversion wrote it) */
+    assert_non_null(strstr(nc_convert_report_json(rep), "fine-tuned candidates were scored on held-back"));
+    check_against_eval(&d, sv, &opv);
+    nc_snn_free(s);
+    nc_snn_free(sv);
+    nc_convert_report_free(rep);
+    nc_convert_report_free(repv);
+
+    s = NULL;
+    o.holdout_samples = 128; /* both */
+    assert_int_equal(nc_convert(d.m, first, first_y, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "validation"));
+    o.holdout_samples = 0;
+    o.validation_labels = d.y; /* 256 labels for 128 rows */
+    assert_int_equal(nc_convert(d.m, first, first_y, &o, &s, NULL), NC_ERR_SHAPE);
+    assert_non_null(strstr(nc_last_error(), "validation labels"));
+    o.validation_labels = NULL;
+    o.validation = d.y; /* not rows of images */
+    assert_int_equal(nc_convert(d.m, first, first_y, &o, &s, NULL), NC_ERR_SHAPE);
+    assert_non_null(strstr(nc_last_error(), "validation samples"));
+    assert_null(s);
+    nc_tensor_free(first);
+    nc_tensor_free(first_y);
+    unload(&d);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -293,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_search_with_labels),
         cmocka_unit_test(test_search_against_ann_keeps_set_options),
         cmocka_unit_test(test_search_finetune),
+        cmocka_unit_test(test_search_validation),
         cmocka_unit_test(test_two_candidates),
         cmocka_unit_test(test_refusals),
     };

@@ -182,6 +182,18 @@ typedef struct nc_convert_options {
     int finetune_epochs;
     float finetune_lr;
     float finetune_energy_weight;
+    /* With target_loss: the rows candidates are scored on, in place of the
+     * last holdout_samples rows of `calib` (every calib row then calibrates
+     * and fine-tunes); validation_labels are theirs (NULL: scored against
+     * the ANN's own predictions). Give rows the ANN did not train on: on its
+     * own training rows the ANN scores above what it scores on new data, and
+     * a fine-tuned candidate, which did not train on the held-back rows,
+     * looks that much worse than it is (a warning says so when the search
+     * fine-tunes without validation data). Not owned; read during the call. */
+    const nc_tensor *validation;
+    const nc_tensor *validation_labels;
+    /* Threads of fine-tuning's element-wise layers (nc_finetune_options.threads); 0 = 1. */
+    int threads;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2
@@ -269,6 +281,7 @@ typedef struct nc_operating_point {
     /* fine-tuned (nc_convert_options.finetune_epochs) at T = finetune_timesteps
      * for finetune_epochs epochs; 0 = not fine-tuned */
     int finetune_timesteps, finetune_epochs;
+    int validation;              /* 1: scored on nc_convert_options.validation; 0: on held-back calib rows */
 } nc_operating_point;
 /* NC_ERR_INVALID_ARG when the conversion made no search. */
 NC_API nc_status nc_convert_report_operating_point(const nc_convert_report *r, nc_operating_point *out);

@@ -413,7 +413,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
             signed_spikes=None, burst=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             nonlinear_graded=None, qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13,
             target_loss=None, target_max_timesteps=None, holdout=None, keep_avgpool=None, finetune_epochs=None,
-            finetune_lr=None, energy_weight=None):
+            finetune_lr=None, energy_weight=None, validation=None, validation_labels=None, threads=None):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
     library's default, as an option left off the command line does).
@@ -439,7 +439,11 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     T it found, that many epochs on the rows it does not hold back, and keeps
     the first T within the target (--finetune-epochs with --target-loss;
     finetune_lr, 3e-3 by default; energy_weight, the energy term of that
-    training as in SNN.finetune). keep_avgpool:
+    training as in SNN.finetune; threads, its element-wise threads, -j).
+    validation (with validation_labels, else scored against the ANN's
+    predictions): the rows the search scores candidates on instead of
+    held-back calib rows (--validation); give data the ANN did not train
+    on, or fine-tuned candidates look worse than they are. keep_avgpool:
     every average pooling stays a pooling layer (--keep-avgpool); by default
     one of spikes folds into the Conv/Gemm reading it (additions, not
     multiply-adds on pooled sums)."""
@@ -451,7 +455,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
          correction_rounds=correction_rounds, nonlinear_graded=nonlinear_graded, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed,
          target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout,
          keep_avgpool=keep_avgpool, finetune_epochs=finetune_epochs, finetune_lr=finetune_lr,
-         finetune_energy_weight=energy_weight)
+         finetune_energy_weight=energy_weight, threads=threads)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
     if signed_spikes is not None:
@@ -479,6 +483,16 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     tx = Tensor(features(x, model.sample_shape(), scale)) if x is not None else None
     use_labels = co.qcfs_epochs > 0 or bool(target_loss)
     ty = Tensor(_labels(y, tx.array.shape[0])) if (y is not None and tx is not None and use_labels) else None
+    if validation_labels is not None and validation is None:
+        raise InvalidArgument("validation_labels without validation: they label no samples")
+    if validation is not None:
+        if not target_loss:
+            raise InvalidArgument("validation is what the operating point search scores on: give target_loss")
+        vx, vy = gather(validation, None)
+        vy = validation_labels if validation_labels is not None else vy
+        tv = Tensor(features(vx, model.sample_shape(), scale))
+        tvy = Tensor(_labels(vy, tv.array.shape[0])) if vy is not None else None
+        co.validation, co.validation_labels = tv.ptr.value, tvy.ptr.value if tvy else None
     h, rep = ctypes.c_void_p(), ctypes.c_void_p()
     with Progress(progress) as p:
         co.progress = p.fn

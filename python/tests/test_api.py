@@ -366,6 +366,27 @@ def test_operating_point_finetune_start(cnn, test_xy):
         assert c["steps"][at.bit_length() - 1]["loss"] == c["loss"] or at not in (1, 2)
 
 
+def test_operating_point_validation(cnn, test_xy):
+    """validation=: the search scores on those rows (all of calib calibrates
+    and fine-tunes), says so, and warns of nothing; the held-back search
+    over the same rows makes the same choice but warns that its fine-tuned
+    candidates were scored on calibration rows."""
+    x, y = test_xy
+    kw = dict(target_loss=0.5, target_max_timesteps=2, burst=1, threshold="p99.9", per_channel=True,
+              bias_correction=True, finetune_epochs=1, threads=2, progress=False)
+    held = neuroc.convert(cnn, calib=x, labels=y, holdout=128, **kw).report
+    val = neuroc.convert(cnn, calib=x[:128], labels=y[:128], validation=x[128:], validation_labels=y[128:],
+                         **kw).report
+    a, b = held["operating_point"], val["operating_point"]
+    assert b["scored_on"] == "validation samples" and a["scored_on"] == "held-back calibration samples"
+    assert b["holdout_samples"] == 128 and b["calibration_samples"] == 128
+    assert (b["timesteps"], b["loss"], b["energy_ratio"]) == (a["timesteps"], a["loss"], a["energy_ratio"])
+    assert any("scored on held-back calibration samples" in w for w in held["warnings"])
+    assert not any("scored on held-back calibration samples" in w for w in val["warnings"])
+    with pytest.raises(neuroc.InvalidArgument, match="target_loss"):
+        neuroc.convert(cnn, calib=x, validation=x, progress=False)
+
+
 def test_convert_keep_avgpool(cnn, test_xy):
     """keep_avgpool=True keeps the CNN's two average pools as Pool2d layers; by
     default they fold into the Conv and the Gemm that read them (additions)."""
