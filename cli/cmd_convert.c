@@ -23,7 +23,7 @@ const char CMD_CONVERT_HELP[] =
     "                      [--keep-avgpool]\n"
     "                      [--qcfs-epochs N --labels Y [--lr X] [--batch B] [--seed S]]\n"
     "                      [--finetune-epochs N --labels Y [--train X] [--finetune-lr X]\n"
-    "                       [--energy-weight X] [-j N]]\n"
+    "                       [--energy-weight X] [--finetune-T N] [-j N]]\n"
     "                      [--target-loss P [--labels Y] [--target-max-T 32]\n"
     "                       [--holdout N | --validation X [--validation-labels Y]]]\n"
     "                      [--no-scale] [--mean M1,.. --std S1,..]\n"
@@ -153,6 +153,8 @@ const char CMD_CONVERT_HELP[] =
     "                     at T = 1, 2, 4, ... below the T it found (lr 3e-3,\n"
     "                     thresholds trained) on the samples it does not hold\n"
     "                     back, and keeps the first T within the target\n"
+    "      --finetune-T N  the search fine-tunes at this T only (a latency you\n"
+    "                     need; up to --target-max-T)\n"
     "      --train X      training samples for --finetune-epochs; --labels then\n"
     "                     are theirs (not with --qcfs-epochs)\n"
     "      --finetune-lr X  peak learning rate of SNN fine-tuning (default 1e-4;\n"
@@ -254,7 +256,7 @@ static int convert_write_report(const char *report, const nc_convert_report *rep
 }
 
 typedef struct finetune_args {
-    const char *train, *epochs, *lr, *energy, *labels;
+    const char *train, *epochs, *lr, *energy, *labels, *timesteps;
 } finetune_args;
 
 /* --finetune-epochs and what goes with it: fine-tuning after conversion
@@ -274,6 +276,14 @@ static int finetune_options(const finetune_args *a, nc_convert_options *o, long 
     if (a->energy && !*n_ft)
         return cli_usage_error("convert", "--energy-weight weighs the energy in fine-tuning: give "
                                           "--finetune-epochs");
+    long long ft_t = 0;
+    if (a->timesteps && !(o->target_loss > 0 && *n_ft > 0))
+        return cli_usage_error("convert", "--finetune-T is the one T the --target-loss search fine-tunes at: give "
+                                          "--target-loss and --finetune-epochs (without a search, -T is the T)");
+    if (a->timesteps && !cli_parse_ll(a->timesteps, 1, 4096, 0, &ft_t))
+        return cli_usage_error("convert", "--finetune-T must be a whole number from 1 to 4096, not '%s'",
+                               a->timesteps);
+    o->finetune_timesteps = (int)ft_t;
     if (o->target_loss > 0 && *n_ft > 0) { /* the search fine-tunes its candidates */
         if (a->train)
             return cli_usage_error("convert", "--train with --target-loss: the search fine-tunes on the calibration "
@@ -312,7 +322,7 @@ int cmd_convert(int argc, char **argv)
     data_opts d = {0};
     const char *output = NULL, *report = NULL, *labels_path = NULL;
     const char *train_path = NULL, *ft_epochs = NULL, *ft_lr = NULL, *ft_energy = NULL;
-    const char *val_path = NULL, *val_labels_path = NULL, *threads = NULL;
+    const char *val_path = NULL, *val_labels_path = NULL, *threads = NULL, *ft_t = NULL;
     int nir_strict = 0, portable = 0;
     const char *v0_mode = NULL, *th_scale = NULL;
     cli_opt opts[] = {
@@ -334,6 +344,7 @@ int cmd_convert(int argc, char **argv)
         {"--validation", NULL, &val_path, NULL},
         {"--validation-labels", NULL, &val_labels_path, NULL},
         {"--threads", "-j", &threads, NULL},
+        {"--finetune-T", NULL, &ft_t, NULL},
         CLI_CONVERT_OPTS(c),
         CLI_DATA_OPTS(d),
         {NULL, NULL, NULL, NULL},
@@ -366,7 +377,7 @@ int cmd_convert(int argc, char **argv)
         return rc;
     long long n_ft = 0;
     float lr_ft = 0;
-    const finetune_args ft = {train_path, ft_epochs, ft_lr, ft_energy, labels_path};
+    const finetune_args ft = {train_path, ft_epochs, ft_lr, ft_energy, labels_path, ft_t};
     if ((rc = finetune_options(&ft, &o, &n_ft, &lr_ft)) != CLI_OK)
         return rc;
     if ((rc = cli_dist_same_file("model", model_path)) != CLI_OK)

@@ -279,6 +279,10 @@ static nc_status check_request(const nc_tensor *calib, const nc_tensor *labels, 
         !(o->finetune_energy_weight >= 0) || !isfinite(o->finetune_energy_weight))
         return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning epochs %d, learning rate %g or energy weight %g out of "
                          "range", o->finetune_epochs, (double)o->finetune_lr, (double)o->finetune_energy_weight);
+    int max_t = o->max_timesteps ? o->max_timesteps : SEARCH_MAX_T;
+    if (o->finetune_timesteps < 0 || o->finetune_timesteps > max_t)
+        return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning T %d is outside 1..%d, the search's largest T",
+                         o->finetune_timesteps, max_t);
     if (o->finetune_epochs > 0 && !labels)
         return nc_errorf(NC_ERR_INVALID_ARG, "fine-tuning in the search needs the calibration samples' labels "
                          "(--labels)");
@@ -461,11 +465,28 @@ static nc_status attach(search *S)
     return st;
 }
 
-/* Fine-tuning rounds below a best t of `t`: T = 1, 2, 4, … < t. */
-static int finetune_rounds(const search *S, int t)
+/* The first T fine-tuned below a best t of `limit` (0: none): 1, or the
+ * caller's finetune_timesteps, which is then the only one. */
+static int first_finetune_t(const search *S, int limit)
+{
+    if (S->o->finetune_epochs <= 0)
+        return 0;
+    if (S->o->finetune_timesteps)
+        return S->o->finetune_timesteps;
+    return limit > 1 ? 1 : 0;
+}
+
+/* The next T after ft: 2·ft while below limit; 0 when done. */
+static int next_finetune_t(const search *S, int ft, int limit)
+{
+    return S->o->finetune_timesteps || 2 * ft >= limit ? 0 : 2 * ft;
+}
+
+/* Fine-tuning rounds below a best t of `limit`. */
+static int finetune_rounds(const search *S, int limit)
 {
     int n = 0;
-    for (int ft = 1; S->o->finetune_epochs > 0 && ft < t; ft *= 2)
+    for (int ft = first_finetune_t(S, limit); ft; ft = next_finetune_t(S, ft, limit))
         n++;
     return n;
 }
@@ -501,7 +522,7 @@ static nc_status finetune_search(search *S)
     int limit = feasible(&best) ? best.t : S->max_t + 1;
     S->planned = S->n_tried + finetune_rounds(S, limit);
     nc_status st = NC_OK;
-    for (int ft = 1; st == NC_OK && S->o->finetune_epochs > 0 && ft < limit; ft *= 2) {
+    for (int ft = first_finetune_t(S, limit); st == NC_OK && ft; ft = next_finetune_t(S, ft, limit)) {
         st = try_candidate(S, finetune_start(S, ft));
         if (st == NC_OK && feasible(&S->tried[S->n_tried - 1]))
             break;

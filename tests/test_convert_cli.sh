@@ -334,6 +334,11 @@ run_cli 2 convert "$MODEL" --calib "$X" --target-loss 1 --validation-labels "$Y"
 expect_in "$TMP/err" "--validation-labels without --validation"
 run_cli 2 convert "$MODEL" --calib "$X" --target-loss 1 -j 0 -o "$TMP/op.nir"
 expect_in "$TMP/err" "--threads"
+run_cli 2 convert "$MODEL" --calib "$X" --labels "$Y" --target-loss 1 --finetune-T 4 -o "$TMP/op.nir"
+expect_in "$TMP/err" "--finetune-epochs"
+run_cli 1 convert "$MODEL" --calib "$X" --labels "$Y" --target-loss 1 --finetune-epochs 1 --finetune-T 64 \
+    -o "$TMP/op.nir"
+expect_in "$TMP/err" "largest T"
 expect_no_file "$TMP/op.nir"
 run_cli 0 convert "$MODEL" --calib "$X" --labels "$Y" --target-loss 1 --target-max-T 6 --burst 1 --threshold max \
     --per-channel --validation "$X" --validation-labels "$Y" -o "$TMP/op.nir" --report "$TMP/op.json"

@@ -253,6 +253,43 @@ static void test_search_finetune(void **state)
     unload(&d);
 }
 
+/* finetune_timesteps: the search fine-tunes at that T alone; one above
+ * the search's largest T is refused. */
+static void test_search_finetune_at_t(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 0.5;
+    o.max_timesteps = 4;
+    o.holdout_samples = 128;
+    o.calib_samples = 128;
+    o.burst = 1;
+    o.method = NC_THRESHOLD_PERCENTILE;
+    o.percentile = 99.9;
+    o.finetune_epochs = 1;
+    o.finetune_timesteps = 2;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    nc_operating_point op;
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
+    const char *json = nc_convert_report_json(rep);
+    int converted = count(json, "\"finetune_timesteps\": null") - (op.finetune_timesteps == 0);
+    assert_int_equal(converted, 3);
+    assert_int_equal(op.candidates, 4);
+    assert_int_equal(count(json, "\"finetune_timesteps\": 2,"), 1 + (op.finetune_timesteps == 2));
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    s = NULL;
+    o.finetune_timesteps = 8;
+    assert_int_equal(nc_convert(d.m, d.x, d.y, &o, &s, NULL), NC_ERR_INVALID_ARG);
+    assert_non_null(strstr(nc_last_error(), "largest T"));
+    assert_null(s);
+    unload(&d);
+}
+
 /* A warning of the report that contains `what`, or NULL. */
 static const char *warning_with(const nc_convert_report *rep, const char *what)
 {
@@ -381,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_search_against_ann_keeps_set_options),
         cmocka_unit_test(test_search_finetune),
         cmocka_unit_test(test_search_validation),
+        cmocka_unit_test(test_search_finetune_at_t),
         cmocka_unit_test(test_two_candidates),
         cmocka_unit_test(test_refusals),
     };

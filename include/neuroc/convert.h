@@ -194,6 +194,9 @@ typedef struct nc_convert_options {
     const nc_tensor *validation_labels;
     /* Threads of fine-tuning's element-wise layers (nc_finetune_options.threads); 0 = 1. */
     int threads;
+    /* With finetune_epochs: fine-tune at this T only (a latency the caller
+     * needs), up to max_timesteps; 0 = T = 1, 2, 4, … as above. */
+    int finetune_timesteps;
 } nc_convert_options;
 /* Conversion's default burst for signed spikes (nc_convert_options.burst). */
 #define NC_DEFAULT_BURST 2

@@ -113,7 +113,8 @@ ConvertOptions = _options("ConvertOptions", [
     ("nonlinear_graded", c_int), ("target_loss", c_double), ("max_timesteps", c_int),
     ("holdout_samples", c_int64), ("keep_avgpool", c_int),
     ("finetune_epochs", c_int), ("finetune_lr", c_float), ("finetune_energy_weight", c_float),
-    ("validation", c_void_p), ("validation_labels", c_void_p), ("threads", c_int)])
+    ("validation", c_void_p), ("validation_labels", c_void_p), ("threads", c_int),
+    ("finetune_timesteps", c_int)])
 
 EvalOptions = _options("EvalOptions", [
     ("backend", c_char_p), ("timesteps", c_int), ("batch", c_int), ("encoding", c_int), ("seed", c_uint64),

@@ -413,7 +413,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
             signed_spikes=None, burst=None, maxpool=None, bias_correction=None, potential_correction=None, correction_rounds=None,
             nonlinear_graded=None, qcfs_epochs=None, lr=None, batch=None, seed=None, progress=None, scale=True, opset=13,
             target_loss=None, target_max_timesteps=None, holdout=None, keep_avgpool=None, finetune_epochs=None,
-            finetune_lr=None, energy_weight=None, validation=None, validation_labels=None, threads=None):
+            finetune_lr=None, energy_weight=None, validation=None, validation_labels=None, threads=None,
+            finetune_timesteps=None):
     """Converts an ANN into an SNN (nc_convert), with `neuroc convert`'s options
     under their names (timesteps is -T; an option left None keeps the
     library's default, as an option left off the command line does).
@@ -439,7 +440,8 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
     T it found, that many epochs on the rows it does not hold back, and keeps
     the first T within the target (--finetune-epochs with --target-loss;
     finetune_lr, 3e-3 by default; energy_weight, the energy term of that
-    training as in SNN.finetune; threads, its element-wise threads, -j).
+    training as in SNN.finetune; threads, its element-wise threads, -j;
+    finetune_timesteps, the one T to fine-tune at, --finetune-T).
     validation (with validation_labels, else scored against the ANN's
     predictions): the rows the search scores candidates on instead of
     held-back calib rows (--validation); give data the ANN did not train
@@ -455,7 +457,7 @@ def convert(model, calib=None, labels=None, *, timesteps=None, threshold=None, p
          correction_rounds=correction_rounds, nonlinear_graded=nonlinear_graded, qcfs_epochs=qcfs_epochs, qcfs_lr=lr, qcfs_batch=batch, seed=seed,
          target_loss=target_loss, max_timesteps=target_max_timesteps, holdout_samples=holdout,
          keep_avgpool=keep_avgpool, finetune_epochs=finetune_epochs, finetune_lr=finetune_lr,
-         finetune_energy_weight=energy_weight, threads=threads)
+         finetune_energy_weight=energy_weight, threads=threads, finetune_timesteps=finetune_timesteps)
     if reset is not None:
         co.reset = _choice("reset", reset, _RESET)
     if signed_spikes is not None:
