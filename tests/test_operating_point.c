@@ -200,6 +200,21 @@ static int count(const char *s, const char *what)
     return n;
 }
 
+/* A search with fine-tuning and few conversions: bursts of 1 and p99.9 set
+ * (three: as set, per channel, bias correction), T up to 4, one epoch. */
+static void finetune_search_options(nc_convert_options *o)
+{
+    nc_convert_options_init(o);
+    o->target_loss = 0.5;
+    o->max_timesteps = 4;
+    o->holdout_samples = 128;
+    o->calib_samples = 128;
+    o->burst = 1;
+    o->method = NC_THRESHOLD_PERCENTILE;
+    o->percentile = 99.9;
+    o->finetune_epochs = 1;
+}
+
 /* finetune_epochs: after the conversions (bursts of 1 and p99.9 set, so
  * three: as set, per channel, bias correction) the best is fine-tuned at
  * T = 1, 2, 4 below the T found (or up to max_timesteps without one), the
@@ -211,15 +226,7 @@ static void test_search_finetune(void **state)
     data d = {0};
     load(&d);
     nc_convert_options o;
-    nc_convert_options_init(&o);
-    o.target_loss = 0.5;
-    o.max_timesteps = 4;
-    o.holdout_samples = 128;
-    o.calib_samples = 128;
-    o.burst = 1;
-    o.method = NC_THRESHOLD_PERCENTILE;
-    o.percentile = 99.9;
-    o.finetune_epochs = 1;
+    finetune_search_options(&o);
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
     nc_operating_point op;
@@ -261,15 +268,7 @@ static void test_search_finetune_at_t(void **state)
     data d = {0};
     load(&d);
     nc_convert_options o;
-    nc_convert_options_init(&o);
-    o.target_loss = 0.5;
-    o.max_timesteps = 4;
-    o.holdout_samples = 128;
-    o.calib_samples = 128;
-    o.burst = 1;
-    o.method = NC_THRESHOLD_PERCENTILE;
-    o.percentile = 99.9;
-    o.finetune_epochs = 1;
+    finetune_search_options(&o);
     o.finetune_timesteps = 2;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
@@ -312,15 +311,7 @@ static void test_search_validation(void **state)
     data d = {0};
     load(&d);
     nc_convert_options o;
-    nc_convert_options_init(&o);
-    o.target_loss = 0.5;
-    o.max_timesteps = 4;
-    o.holdout_samples = 128;
-    o.calib_samples = 128;
-    o.burst = 1;
-    o.method = NC_THRESHOLD_PERCENTILE;
-    o.percentile = 99.9;
-    o.finetune_epochs = 1;
+    finetune_search_options(&o);
     nc_snn *s = NULL, *sv = NULL;
     nc_convert_report *rep = NULL, *repv = NULL;
     nc_operating_point op, opv;
