@@ -172,6 +172,8 @@ static nc_status json_add_warning(nc_convert_report *r, const char *text)
         open--;
     int empty = open && r->json[open - 1] == '[';
     size_t n = strlen(r->json), k = item ? strlen(item) : 0;
+    while (k && (item[k - 1] == '\n' || item[k - 1] == ' ')) /* the writer ends a top-level value with a newline */
+        item[--k] = '\0';
     char *t = item ? nc_malloc(n + k + 16) : NULL;
     if (!t) {
         nc_free(item);

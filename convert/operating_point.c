@@ -415,8 +415,9 @@ static nc_status attach(search *S)
     char warning[320] = "";
     if (!op.feasible)
         snprintf(warning, sizeof warning, "no conversion tried is within %g points of the ANN up to T = %d on the "
-                 "held-back samples: the closest (%.2f points at T = %d) was kept; raise the search's largest T "
-                 "or the target", op.target_loss, S->max_t, op.loss, S->max_t);
+                 "%s samples: the closest (%.2f points at T = %d) was kept; raise the search's largest T "
+                 "or the target", op.target_loss, S->max_t, op.validation ? "validation" : "held-back", op.loss,
+                 S->max_t);
     nc_json j;
     nc_json_init(&j);
     nc_json_begin_object(&j, NULL);

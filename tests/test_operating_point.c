@@ -192,6 +192,43 @@ static void test_two_candidates(void **state)
     unload(&d);
 }
 
+/* Validation data and a target out of reach (two candidates, T = 1): the
+ * warning the search adds after the conversion reaches the report's JSON
+ * (run under the sanitizers too: it rewrites the JSON text). */
+static void test_validation_unreachable(void **state)
+{
+    (void)state;
+    data d = {0};
+    load(&d);
+    nc_convert_options o;
+    nc_convert_options_init(&o);
+    o.target_loss = 0.01;
+    o.max_timesteps = 1;
+    o.burst = 4;
+    o.method = NC_THRESHOLD_MAX;
+    o.per_channel = 1;
+    o.calib_samples = 64;
+    o.validation = d.held;
+    o.validation_labels = d.held_y;
+    nc_snn *s = NULL;
+    nc_convert_report *rep = NULL;
+    nc_operating_point op;
+    convert_searched(&d, &o, d.y, &s, &rep, &op);
+    assert_int_equal(op.candidates, 2);
+    assert_int_equal(op.validation, 1);
+    assert_false(op.feasible);
+    assert_int_equal(nc_convert_report_num_warnings(rep), 1);
+    const char *json = nc_convert_report_json(rep);
+    assert_non_null(strstr(json, "\"scored_on\": \"validation samples\""));
+    const char *w = strstr(json, "\"warnings\": [\n    \"no conversion tried is within 0.01 points of the ANN up "
+                                 "to T = 1 on the validation samples");
+    assert_non_null(w);
+    assert_non_null(strstr(w, "\"\n  ],\n  \"notes\""));
+    nc_snn_free(s);
+    nc_convert_report_free(rep);
+    unload(&d);
+}
+
 static int count(const char *s, const char *what)
 {
     int n = 0;
@@ -411,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_search_validation),
         cmocka_unit_test(test_search_finetune_at_t),
         cmocka_unit_test(test_two_candidates),
+        cmocka_unit_test(test_validation_unreachable),
         cmocka_unit_test(test_refusals),
     };
     nc_test_select_cases();
