@@ -180,9 +180,7 @@ static nc_status json_add_warning(nc_convert_report *r, const char *text)
         return nc_errorf(NC_ERR_NOMEM, "out of memory writing the conversion report");
     }
     /* [ ..."last"<here>\n  ] */
-    int w = snprintf(t, n + k + 16, "%.*s%s\n    %s\n  %s", (int)open, r->json, empty ? "" : ",", item,
-                     r->json + end);
-    (void)w;
+    snprintf(t, n + k + 16, "%.*s%s\n    %s\n  %s", (int)open, r->json, empty ? "" : ",", item, r->json + end);
     nc_free(item);
     nc_free(r->json);
     r->json = t;
