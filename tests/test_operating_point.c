@@ -160,6 +160,19 @@ static void test_search_against_ann_keeps_set_options(void **state)
     unload(&d);
 }
 
+/* Everything but bias correction set (burst 4, max, per channel, 64
+ * calibration rows): a search of two candidates. */
+static void two_candidate_options(nc_convert_options *o, double target_loss, int max_t)
+{
+    nc_convert_options_init(o);
+    o->target_loss = target_loss;
+    o->max_timesteps = max_t;
+    o->burst = 4;
+    o->method = NC_THRESHOLD_MAX;
+    o->per_channel = 1;
+    o->calib_samples = 64;
+}
+
 /* Everything but bias correction set: two candidates, T <= 2, 100 rows
  * held back: the whole search path, cheap enough for the sanitizer pass
  * (the two cases above run in the plain pass: test_operating_point_accuracy). */
@@ -169,14 +182,8 @@ static void test_two_candidates(void **state)
     data d = {0};
     load(&d);
     nc_convert_options o;
-    nc_convert_options_init(&o);
-    o.target_loss = 5.0;
-    o.max_timesteps = 2;
+    two_candidate_options(&o, 5.0, 2);
     o.holdout_samples = 100;
-    o.burst = 4;
-    o.method = NC_THRESHOLD_MAX;
-    o.per_channel = 1;
-    o.calib_samples = 64;
     nc_snn *s = NULL;
     nc_convert_report *rep = NULL;
     nc_operating_point op;
@@ -201,13 +208,7 @@ static void test_validation_unreachable(void **state)
     data d = {0};
     load(&d);
     nc_convert_options o;
-    nc_convert_options_init(&o);
-    o.target_loss = 0.01;
-    o.max_timesteps = 1;
-    o.burst = 4;
-    o.method = NC_THRESHOLD_MAX;
-    o.per_channel = 1;
-    o.calib_samples = 64;
+    two_candidate_options(&o, 0.01, 1);
     o.validation = d.held;
     o.validation_labels = d.held_y;
     nc_snn *s = NULL;
