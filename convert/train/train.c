@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "snn/base/alloc.h"
+#include "snn/base/blas.h"
 #include "snn/base/dist.h"
 #include "snn/base/error.h"
 #include "train_internal.h"
@@ -196,6 +197,8 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     }
     int threads_before = nc_tr_threads;
     nc_tr_threads = o.threads;
+    if (nc_tr_threads > 1) /* the products' threads are ours (tr_sgemm) */
+        nc_blas_serial_begin();
 
     nc_tr_net *net = NULL;
     nc_optim own;
@@ -299,6 +302,8 @@ done:
     batch_free(&bb);
     nc_optim_free(&own);
     nc_tr_net_free(net);
+    if (nc_tr_threads > 1)
+        nc_blas_serial_end();
     nc_tr_threads = threads_before;
     return st;
 }

@@ -9,6 +9,39 @@
 #include "kernels/neuron.h"
 #include "train_internal.h"
 
+/* tr_sgemm's blocks: at most this many, of at least this many columns or rows */
+#define GEMM_BLOCKS 16
+#define GEMM_BLOCK_MIN 64
+
+/* C = op(A)·op(B) + beta·C (row-major, alpha 1) cut into blocks of columns
+ * of C (else rows) that the threads share. The blocks depend on the sizes
+ * alone, so the result does not depend on the thread count. With more than
+ * one thread nc_train_ex runs OpenBLAS single-threaded inside them: its
+ * spinning workers and OpenMP's took turns on the cores (a third of
+ * ResNet-18's fine-tuning time went to sched_yield and spinning). */
+static void tr_sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    int by_cols = n >= 2 * GEMM_BLOCK_MIN || m < 2 * GEMM_BLOCK_MIN;
+    int64_t len = by_cols ? n : m;
+    /* up to GEMM_BLOCKS blocks of a multiple of 16, none under the minimum */
+    int64_t bl = (len + GEMM_BLOCKS - 1) / GEMM_BLOCKS;
+    bl = (bl + 15) / 16 * 16;
+    if (bl < GEMM_BLOCK_MIN)
+        bl = GEMM_BLOCK_MIN;
+    int64_t blocks = (len + bl - 1) / bl;
+    NC_OMP("omp parallel for schedule(dynamic, 1) num_threads(nc_tr_threads) if (blocks > 1 && nc_tr_threads > 1)")
+    for (int64_t i = 0; i < blocks; i++) {
+        int64_t lo = i * bl, w = len - lo < bl ? len - lo : bl;
+        if (by_cols)
+            nc_sgemm(CblasRowMajor, ta, tb, (int)m, (int)w, (int)k, 1.0f, a, (int)lda,
+                     tb == CblasNoTrans ? b + lo : b + lo * ldb, (int)ldb, beta, c + lo, (int)ldc);
+        else
+            nc_sgemm(CblasRowMajor, ta, tb, (int)w, (int)n, (int)k, 1.0f,
+                     ta == CblasNoTrans ? a + lo * lda : a + lo, (int)lda, b, (int)ldb, beta, c + lo * ldc, (int)ldc);
+    }
+}
+
 void nc_tr_geom_of(const nc_snn_layer *L, const nc_snn_layer *X, nc_tr_geom *g)
 {
     memset(g, 0, sizeof *g);
@@ -31,15 +64,13 @@ void nc_tr_affine_fwd(const float *W, const float *b, const float *x, float *y, 
 {
     for (int64_t r = 0; r < rows; r++)
         memcpy(y + r * out, b, (size_t)out * sizeof *y);
-    nc_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)out, (int)in, 1.0f, x,
-                (int)in, W, (int)in, 1.0f, y, (int)out);
+    tr_sgemm(CblasNoTrans, CblasTrans, rows, out, in, x, in, W, in, 1.0f, y, out);
 }
 
 void nc_tr_affine_bwd(const float *W, const float *x, const float *dy, float *dx, float *dW,
                       float *db, int64_t rows, int64_t in, int64_t out)
 {
-    nc_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in, (int)rows, 1.0f, dy,
-                (int)out, x, (int)in, 1.0f, dW, (int)in);
+    tr_sgemm(CblasTrans, CblasNoTrans, out, in, rows, dy, out, x, in, 1.0f, dW, in);
     for (int64_t o = 0; o < out; o++) {
         double acc = 0.0;
         for (int64_t r = 0; r < rows; r++)
@@ -47,8 +78,7 @@ void nc_tr_affine_bwd(const float *W, const float *x, const float *dy, float *dx
         db[o] += (float)acc;
     }
     if (dx)
-        nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)in, (int)out, 1.0f,
-                    dy, (int)out, W, (int)in, 1.0f, dx, (int)in);
+        tr_sgemm(CblasNoTrans, CblasNoTrans, rows, in, out, dy, out, W, in, 1.0f, dx, in);
 }
 
 /* ---- Conv2d ----
@@ -141,8 +171,7 @@ void nc_tr_conv_fwd(const nc_tr_geom *g, const float *W, const float *b, const f
         float *col = work, *tmp = work + ckk * M;
         for (int64_t grp = 0; grp < g->groups; grp++) {
             unfold(g, (float *)(x + r0 * in_row), n, grp, col, 0);
-            nc_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)M, (int)ckk, 1.0f,
-                        W + grp * kg * ckk, (int)ckk, col, (int)M, 0.0f, tmp, (int)M);
+            tr_sgemm(CblasNoTrans, CblasNoTrans, kg, M, ckk, W + grp * kg * ckk, ckk, col, M, 0.0f, tmp, M);
             NC_OMP("omp parallel for schedule(static) num_threads(nc_tr_threads) if (NC_PAR(kg * M))")
             for (int64_t k = 0; k < kg; k++) {
                 float bk = b[grp * kg + k];
@@ -181,11 +210,9 @@ void nc_tr_conv_bwd(const nc_tr_geom *g, const float *W, const float *x, const f
                 db[grp * kg + k] += (float)acc;
             }
             unfold(g, (float *)(x + r0 * in_row), n, grp, col, 0);
-            nc_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)kg, (int)ckk, (int)M, 1.0f, tmp,
-                        (int)M, col, (int)M, 1.0f, dW + grp * kg * ckk, (int)ckk);
+            tr_sgemm(CblasNoTrans, CblasTrans, kg, ckk, M, tmp, M, col, M, 1.0f, dW + grp * kg * ckk, ckk);
             if (dx) {
-                nc_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)ckk, (int)M, (int)kg, 1.0f,
-                            W + grp * kg * ckk, (int)ckk, tmp, (int)M, 0.0f, col, (int)M);
+                tr_sgemm(CblasTrans, CblasNoTrans, ckk, M, kg, W + grp * kg * ckk, ckk, tmp, M, 0.0f, col, M);
                 unfold(g, dx + r0 * in_row, n, grp, col, 1);
             }
         }

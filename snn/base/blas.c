@@ -18,6 +18,10 @@ typedef void (*sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRAN
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static sgemm_fn g_sgemm;
+static void (*g_set_threads)(int);
+static int (*g_get_threads)(void);
+static int g_serial_depth, g_threads_before;
+static pthread_mutex_t g_serial_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_capped;     /* a finite RLIMIT_AS: serialise the calls */
 static const char *g_name = "built-in";
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +88,31 @@ static void load(void)
     }
     g_sgemm = f;
     g_name = "OpenBLAS";
+    g_set_threads = (void (*)(int))dlsym(h, "openblas_set_num_threads");
+    g_get_threads = (int (*)(void))dlsym(h, "openblas_get_num_threads");
+}
+
+void nc_blas_serial_begin(void)
+{
+    pthread_once(&g_once, load);
+    if (!g_set_threads || !g_get_threads)
+        return;
+    pthread_mutex_lock(&g_serial_lock);
+    if (g_serial_depth++ == 0) {
+        g_threads_before = g_get_threads();
+        g_set_threads(1);
+    }
+    pthread_mutex_unlock(&g_serial_lock);
+}
+
+void nc_blas_serial_end(void)
+{
+    if (!g_set_threads || !g_get_threads)
+        return;
+    pthread_mutex_lock(&g_serial_lock);
+    if (--g_serial_depth == 0)
+        g_set_threads(g_threads_before);
+    pthread_mutex_unlock(&g_serial_lock);
 }
 
 const char *nc_blas_name(void)
