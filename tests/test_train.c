@@ -20,6 +20,7 @@
 
 #include "convert/train/train_internal.h"
 #include "snn/ir/snn_ir.h"
+#include "snn/base/blas_threads.h"
 #include "snn/base/tensor.h"
 
 static uint64_t g_rng = 42;
@@ -950,6 +951,15 @@ static nc_snn *small_mlp(uint64_t seed)
     return s;
 }
 
+/* OpenBLAS's thread count seen while training (from the progress callback) */
+static void blas_threads_seen(const char *what, int64_t done, int64_t total, void *user)
+{
+    (void)what, (void)done, (void)total;
+    int *most = user, now = nc_blas_threads();
+    if (now > *most)
+        *most = now;
+}
+
 static int g_progress_calls;
 static void count_progress(const char *what, int64_t done, int64_t total, void *user)
 {
@@ -1052,8 +1062,13 @@ static void test_train_qcfs_fmnist(void **state)
     nc_train_options o1 = {.mode = NC_TRAIN_QCFS, .epochs = 1, .batch = 128, .seed = 4, .threads = 1};
     nc_train_options o2 = o1;
     o2.threads = 2;
+    int blas_threads = nc_blas_threads(), blas_seen = 0;
+    o2.progress = blas_threads_seen, o2.progress_user = &blas_seen;
     NC_ASSERT_OK(nc_train(t1, x, y, &o1));
     NC_ASSERT_OK(nc_train(t2, x, y, &o2));
+    /* OpenBLAS ran single-threaded inside the two threads' products, and has its threads back */
+    assert_int_equal(blas_seen, 1);
+    assert_int_equal(nc_blas_threads(), blas_threads);
     for (int i = 1; i < t1->n_layers; i++) {
         nc_snn_layer *A = &t1->layers[i], *B = &t2->layers[i];
         if (A->weight)

@@ -115,6 +115,12 @@ void nc_blas_serial_end(void)
     pthread_mutex_unlock(&g_serial_lock);
 }
 
+int nc_blas_threads(void)
+{
+    pthread_once(&g_once, load);
+    return g_get_threads ? g_get_threads() : 1;
+}
+
 const char *nc_blas_name(void)
 {
     pthread_once(&g_once, load);

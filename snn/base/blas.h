@@ -15,15 +15,11 @@
 
 #include <cblas.h>
 
+#include "blas_threads.h"
+
 void nc_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
               float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
-/* OpenBLAS's own worker threads off from begin to end, for a caller that
- * splits its products over threads of its own (OpenMP): the two pools of
- * spinning threads otherwise compete for the cores. Calls nest and may
- * overlap across threads; the last end restores OpenBLAS's thread count. */
-void nc_blas_serial_begin(void);
-void nc_blas_serial_end(void);
 
 /* "OpenBLAS" or "built-in (…why…)": which path nc_sgemm takes. */
 const char *nc_blas_name(void);
