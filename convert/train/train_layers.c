@@ -10,8 +10,8 @@
 #include "train_internal.h"
 
 /* tr_sgemm's blocks: at most this many, of at least this many columns or rows */
-#define GEMM_BLOCKS 16
-#define GEMM_BLOCK_MIN 64
+#define GEMM_BLOCKS 8
+#define GEMM_BLOCK_MIN 128
 
 /* C = op(A)·op(B) + beta·C (row-major, alpha 1) cut into blocks of columns
  * of C (else rows) that the threads share. The blocks depend on the sizes
