@@ -276,7 +276,7 @@ def speed(args, neuroc, workdir, env, nir):
     tx, ty, n = subset(workdir, args.speed_samples)
     tuned = os.path.join(workdir, "cnn_speed.nir")
     ft = [neuroc, "finetune", nir, "--train", tx, "--labels", ty, "-T", str(T_TUNE), "--epochs", "1",
-          "--lr", str(args.lr), "--batch", str(BATCH), "-o", tuned]
+          "--lr", str(args.lr), "--batch", str(BATCH), "-j", str(args.threads), "-o", tuned]
     out, wall = run(ft, env)
     nc_s = epoch_seconds(out) or wall
     m = re.search(r"loss ([0-9.]+)\s+acc ([0-9.]+)%", out)
