@@ -571,7 +571,10 @@ NET_FN int net_nl(nc_snn *s, nc_nonlinear_fn fn, int a, int b, int axis, int tra
  * IF spikes and the conv's currents (8, 6, 6) (channel-last where a
  * backend keeps them so), read by
  *   element-wise fn: fn(spikes) + fn(currents);
- *   Mul: currents ⊙ the spikes' 6×6 mean pool (8, 1, 1), a gate, ⊙ spikes;
+ *   Mul: a second conv's currents ⊙ the spikes' 6×6 mean pool (8, 1, 1),
+ *     a gate, ⊙ spikes (currents of another conv than the spikes' own, so
+ *     that a spike meets a negative current whatever the random draws: a
+ *     constant input's own current is positive wherever its IF fires);
  *   MatMul: attention, softmax(spikes·currentsᵀ)·currents, then ·spikes
  *     read transposed;
  *   LayerNorm over the channels of the currents, Softmax along the rows
@@ -587,8 +590,8 @@ NET_FN nc_snn *net_nonlinear(nc_nonlinear_fn fn)
     int i1 = net_if(s, c1, 1, 0, NC_RESET_SUBTRACT, 0.6f), z, fl, ro;
     switch (fn) {
     case NC_NL_MUL: {
-        int g = net_pool(s, i1, 6, 6, 0);
-        z = net_nl(s, NC_NL_MUL, net_nl(s, NC_NL_MUL, c1, g, 0, 0, 0), i1, 0, 0, 0);
+        int g = net_pool(s, i1, 6, 6, 0), c2 = net_conv(s, 0, 8, 3, 1, 1, 1, 1, 0.8f);
+        z = net_nl(s, NC_NL_MUL, net_nl(s, NC_NL_MUL, c2, g, 0, 0, 0), i1, 0, 0, 0);
         break;
     }
     case NC_NL_MATMUL: {
