@@ -207,13 +207,13 @@ typedef struct data_opts {
 int cli_data_opts_check(const char *cmd, const data_opts *d);
 /* Applies --mean/--std in place; channel = dimension 1 of the model input `in`. */
 int cli_normalize(const char *cmd, const data_opts *d, const nc_value_info *in, nc_tensor *t);
-/* Loads a data file (npy, IDX, file.h5:/dataset) as float32: uint8 scaled
- * unless no_scale, integers converted, then normalised for model input `in`. */
+/* Loads a data file (npy, IDX, file.h5:/dataset) as float32 rows of model
+ * input `in`: uint8 scaled unless no_scale, integers converted, normalised,
+ * then reshaped to the input's per-sample shape where the number of values
+ * per sample agrees ([N,28,28] -> [N,1,28,28]); else a shape error naming
+ * the file. */
 int cli_load_data(const char *cmd, const char *path, const data_opts *d, const nc_value_info *in,
                   nc_tensor **out);
-/* Reshapes float32 rows (N, ...) to the model input's per-sample shape when
- * the number of values per sample agrees ([N,28,28] -> [N,1,28,28]). */
-int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t);
 /* Keeps the first n rows (no-op when there are not more). */
 int cli_take_rows(nc_tensor **t, int64_t n);
 /* Integer labels (npy or IDX); n >= 0: there must be n of them; each in

@@ -518,14 +518,12 @@ int cmd_bench(int argc, char **argv)
     memset(&in, 0, sizeof in);
     if ((rc = bench_load_model(model, is_nir, &s, &m, &in)) != CLI_OK)
         goto done;
-    if (a.data && ((rc = cli_load_data("bench", a.data, &d, &in, &x)) != CLI_OK ||
-                   (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK))
+    if (a.data && (rc = cli_load_data("bench", a.data, &d, &in, &x)) != CLI_OK)
         goto done;
     if (!is_nir) {
         const nc_tensor *cx = x;
         if (c.calib) {
-            if ((rc = cli_load_data("bench", c.calib, &d, &in, &calib)) != CLI_OK ||
-                (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+            if ((rc = cli_load_data("bench", c.calib, &d, &in, &calib)) != CLI_OK)
                 goto done;
             cx = calib;
         }

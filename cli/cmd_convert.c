@@ -298,13 +298,6 @@ static int finetune_options(const finetune_args *a, nc_convert_options *o, long 
     return CLI_OK;
 }
 
-/* Samples of a data file, as rows of the model's input. */
-static int load_rows(const char *path, const data_opts *d, const nc_value_info *in, nc_tensor **t)
-{
-    int rc = cli_load_data("convert", path, d, in, t);
-    return rc != CLI_OK ? rc : cli_fit_rows(path, in, t);
-}
-
 /* --validation, --validation-labels (the search's scoring rows) and -j. */
 static int validation_options(const char *val, const char *val_labels, const char *threads, nc_convert_options *o)
 {
@@ -411,13 +404,13 @@ int cmd_convert(int argc, char **argv)
         rc = cli_fail(st);
         goto loaded;
     }
-    if ((c.calib && (rc = load_rows(c.calib, &d, &in, &calib)) != CLI_OK) ||
-        (train_path && n_ft > 0 && (rc = load_rows(train_path, &d, &in, &train)) != CLI_OK))
+    if ((c.calib && (rc = cli_load_data("convert", c.calib, &d, &in, &calib)) != CLI_OK) ||
+        (train_path && n_ft > 0 && (rc = cli_load_data("convert", train_path, &d, &in, &train)) != CLI_OK))
         goto loaded;
     if (labels_path && (rc = cli_load_labels(labels_path, nc_tensor_shape(train ? train : calib)[0],
                                              train ? train_path : c.calib, cli_model_classes(m), &labels)) != CLI_OK)
         goto loaded;
-    if (val_path && (rc = load_rows(val_path, &d, &in, &val)) != CLI_OK)
+    if (val_path && (rc = cli_load_data("convert", val_path, &d, &in, &val)) != CLI_OK)
         goto loaded;
     if (val_labels_path && (rc = cli_load_labels(val_labels_path, nc_tensor_shape(val)[0], val_path,
                                                  cli_model_classes(m), &val_labels)) != CLI_OK)

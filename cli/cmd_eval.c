@@ -323,15 +323,13 @@ int cmd_eval(int argc, char **argv)
     }
     classes = s ? cli_snn_classes(s) : cli_model_classes(m);
     if ((rc = cli_load_data("eval", a.data, &d, &in, &x)) != CLI_OK ||
-        (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, classes, &y)) != CLI_OK)
         goto loaded;
     /* calibrate on --calib or on all of --data */
     cx = x;
     cy = y;
     if (!is_nir && c.calib) {
-        if ((rc = cli_load_data("eval", c.calib, &d, &in, &calib)) != CLI_OK ||
-            (rc = cli_fit_rows(c.calib, &in, &calib)) != CLI_OK)
+        if ((rc = cli_load_data("eval", c.calib, &d, &in, &calib)) != CLI_OK)
             goto loaded;
         cx = calib;
         cy = NULL;

@@ -364,11 +364,9 @@ int cmd_finetune(int argc, char **argv)
     }
     cli_snn_input_info(s, &in);
     if ((rc = cli_load_data("finetune", a.train, &d, &in, &x)) != CLI_OK ||
-        (rc = cli_fit_rows(a.train, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.train, cli_snn_classes(s), &y)) != CLI_OK)
         goto loaded;
     if (a.val && ((rc = cli_load_data("finetune", a.val, &d, &in, &vx)) != CLI_OK ||
-                  (rc = cli_fit_rows(a.val, &in, &vx)) != CLI_OK ||
                   (rc = cli_load_labels(a.val_labels, nc_tensor_shape(vx)[0], a.val, cli_snn_classes(s), &vy)) != CLI_OK))
         goto loaded;
 loaded:

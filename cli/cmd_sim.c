@@ -309,7 +309,7 @@ int cmd_sim(int argc, char **argv)
         goto loaded;
     }
     cli_snn_input_info(s, &in);
-    if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK || (rc = cli_fit_rows(a.data, &in, &x)) != CLI_OK ||
+    if ((rc = cli_load_data("sim", a.data, &d, &in, &x)) != CLI_OK ||
         (rc = cli_load_labels(a.labels, nc_tensor_shape(x)[0], a.data, cli_snn_classes(s), &y)) != CLI_OK ||
         (rc = cli_take_rows(&x, limit)) != CLI_OK || (rc = cli_take_rows(&y, limit)) != CLI_OK)
         goto loaded;
@@ -323,7 +323,7 @@ int cmd_sim(int argc, char **argv)
         lo.input_min = mn, lo.input_max = mx > mn ? mx : mn + 1;
     }
     if (a.calib && ((rc = cli_load_data("sim", a.calib, &d, &in, &cx)) != CLI_OK ||
-                    (rc = cli_fit_rows(a.calib, &in, &cx)) != CLI_OK || (rc = cli_take_rows(&cx, 256)) != CLI_OK))
+                    (rc = cli_take_rows(&cx, 256)) != CLI_OK))
         goto loaded;
 loaded:
     /* under mpirun: a file one rank could not read stops every rank here */

@@ -99,47 +99,9 @@ int cli_normalize(const char *cmd, const data_opts *d, const nc_value_info *in, 
     return CLI_OK;
 }
 
-int cli_load_data(const char *cmd, const char *path, const data_opts *d, const nc_value_info *in,
-                  nc_tensor **out)
-{
-    *out = NULL;
-    nc_tensor *raw = NULL, *f = NULL;
-    nc_status st = nc_data_load(path, NC_DTYPE_NATIVE, &raw);
-    if (st != NC_OK)
-        return cli_fail(st);
-    if (nc_tensor_dtype(raw) == NC_DTYPE_F32) {
-        f = raw;
-    } else {
-        st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
-        if (st != NC_OK) {
-            nc_tensor_free(raw);
-            return cli_fail(st);
-        }
-        int64_t n = nc_tensor_numel(raw);
-        float *y = nc_tensor_data(f);
-        if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
-            /* torchvision's ToTensor scales images by 1/255 */
-            const uint8_t *s = nc_tensor_data(raw);
-            float scale = d->no_scale ? 1.0f : 1.0f / 255.0f;
-            for (int64_t i = 0; i < n; i++)
-                y[i] = (float)s[i] * scale;
-        } else {
-            const int64_t *s = nc_tensor_data(raw);
-            for (int64_t i = 0; i < n; i++)
-                y[i] = (float)s[i];
-        }
-        nc_tensor_free(raw);
-    }
-    int rc = cli_normalize(cmd, d, in, f);
-    if (rc != CLI_OK) {
-        nc_tensor_free(f);
-        return rc;
-    }
-    *out = f;
-    return CLI_OK;
-}
-
-int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t)
+/* Reshapes float32 rows (N, ...) to the model input's per-sample shape when
+ * the number of values per sample agrees ([N,28,28] -> [N,1,28,28]). */
+static int fit_rows(const char *path, const nc_value_info *in, nc_tensor **t)
 {
     char ds[200], ms[200];
     int nd = nc_tensor_ndim(*t);
@@ -183,6 +145,48 @@ int cli_fit_rows(const char *path, const nc_value_info *in, nc_tensor **t)
         return cli_fail(st);
     nc_tensor_free(*t);
     *t = r;
+    return CLI_OK;
+}
+
+int cli_load_data(const char *cmd, const char *path, const data_opts *d, const nc_value_info *in,
+                  nc_tensor **out)
+{
+    *out = NULL;
+    nc_tensor *raw = NULL, *f = NULL;
+    nc_status st = nc_data_load(path, NC_DTYPE_NATIVE, &raw);
+    if (st != NC_OK)
+        return cli_fail(st);
+    if (nc_tensor_dtype(raw) == NC_DTYPE_F32) {
+        f = raw;
+    } else {
+        st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
+        if (st != NC_OK) {
+            nc_tensor_free(raw);
+            return cli_fail(st);
+        }
+        int64_t n = nc_tensor_numel(raw);
+        float *y = nc_tensor_data(f);
+        if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
+            /* torchvision's ToTensor scales images by 1/255 */
+            const uint8_t *s = nc_tensor_data(raw);
+            float scale = d->no_scale ? 1.0f : 1.0f / 255.0f;
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (float)s[i] * scale;
+        } else {
+            const int64_t *s = nc_tensor_data(raw);
+            for (int64_t i = 0; i < n; i++)
+                y[i] = (float)s[i];
+        }
+        nc_tensor_free(raw);
+    }
+    int rc = cli_normalize(cmd, d, in, f);
+    if (rc == CLI_OK)
+        rc = fit_rows(path, in, &f);
+    if (rc != CLI_OK) {
+        nc_tensor_free(f);
+        return rc;
+    }
+    *out = f;
     return CLI_OK;
 }
 

@@ -16,7 +16,7 @@ elapsed() { local s=$((SECONDS - t0)); printf '%dm%02ds' $((s / 60)) $((s % 60))
 phase() { printf '\n==== [%s] %s\n' "$(elapsed)" "$*"; }
 
 cat <<EOF
-neuroc test: the whole test suite in two passes, about 12 minutes on 2 idle cores from a fresh
+neuroc test: the whole test suite in two passes, 8 to 12 minutes on 2 idle cores from a fresh
 clone (docs/testing.md has the measurement; $jobs cores here):
   1. installs the Debian packages neuroc needs (scripts/setup.sh) and builds neuroc
      (gcc, -Werror, into build/; its output in build/build.log)

@@ -197,7 +197,8 @@ nc_status nc_train_ex(nc_snn *s, const nc_tensor *x, const nc_tensor *labels, co
     }
     int threads_before = nc_tr_threads;
     nc_tr_threads = o.threads;
-    if (nc_tr_threads > 1) /* the products' threads are ours (tr_sgemm) */
+    int blas_serial = o.threads > 1; /* the products' threads are ours (tr_sgemm) */
+    if (blas_serial)
         nc_blas_serial_begin();
 
     nc_tr_net *net = NULL;
@@ -302,7 +303,7 @@ done:
     batch_free(&bb);
     nc_optim_free(&own);
     nc_tr_net_free(net);
-    if (nc_tr_threads > 1)
+    if (blas_serial)
         nc_blas_serial_end();
     nc_tr_threads = threads_before;
     return st;

@@ -20,7 +20,6 @@
 void nc_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n, int k,
               float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
-
 /* "OpenBLAS" or "built-in (…why…)": which path nc_sgemm takes. */
 const char *nc_blas_name(void);
 
