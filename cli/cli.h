@@ -207,6 +207,9 @@ typedef struct data_opts {
 int cli_data_opts_check(const char *cmd, const data_opts *d);
 /* Applies --mean/--std in place; channel = dimension 1 of the model input `in`. */
 int cli_normalize(const char *cmd, const data_opts *d, const nc_value_info *in, nc_tensor *t);
+/* raw (uint8, int64 or float32 data; taken) as float32: uint8 scaled by
+ * 1/255 (torchvision's ToTensor) unless no_scale, integers as they are. */
+nc_status cli_to_f32(nc_tensor *raw, int no_scale, nc_tensor **out);
 /* Loads a data file (npy, IDX, file.h5:/dataset) as float32 rows of model
  * input `in`: uint8 scaled unless no_scale, integers converted, normalised,
  * then reshaped to the input's per-sample shape where the number of values

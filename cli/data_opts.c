@@ -148,6 +148,36 @@ static int fit_rows(const char *path, const nc_value_info *in, nc_tensor **t)
     return CLI_OK;
 }
 
+nc_status cli_to_f32(nc_tensor *raw, int no_scale, nc_tensor **out)
+{
+    if (nc_tensor_dtype(raw) == NC_DTYPE_F32) {
+        *out = raw;
+        return NC_OK;
+    }
+    nc_tensor *f = NULL;
+    nc_status st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
+    if (st != NC_OK) {
+        nc_tensor_free(raw);
+        return st;
+    }
+    int64_t n = nc_tensor_numel(raw);
+    float *y = nc_tensor_data(f);
+    if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
+        /* torchvision's ToTensor scales images by 1/255 */
+        const uint8_t *s = nc_tensor_data(raw);
+        float scale = no_scale ? 1.0f : 1.0f / 255.0f;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (float)s[i] * scale;
+    } else {
+        const int64_t *s = nc_tensor_data(raw);
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (float)s[i];
+    }
+    nc_tensor_free(raw);
+    *out = f;
+    return NC_OK;
+}
+
 int cli_load_data(const char *cmd, const char *path, const data_opts *d, const nc_value_info *in,
                   nc_tensor **out)
 {
@@ -156,29 +186,8 @@ int cli_load_data(const char *cmd, const char *path, const data_opts *d, const n
     nc_status st = nc_data_load(path, NC_DTYPE_NATIVE, &raw);
     if (st != NC_OK)
         return cli_fail(st);
-    if (nc_tensor_dtype(raw) == NC_DTYPE_F32) {
-        f = raw;
-    } else {
-        st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
-        if (st != NC_OK) {
-            nc_tensor_free(raw);
-            return cli_fail(st);
-        }
-        int64_t n = nc_tensor_numel(raw);
-        float *y = nc_tensor_data(f);
-        if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
-            /* torchvision's ToTensor scales images by 1/255 */
-            const uint8_t *s = nc_tensor_data(raw);
-            float scale = d->no_scale ? 1.0f : 1.0f / 255.0f;
-            for (int64_t i = 0; i < n; i++)
-                y[i] = (float)s[i] * scale;
-        } else {
-            const int64_t *s = nc_tensor_data(raw);
-            for (int64_t i = 0; i < n; i++)
-                y[i] = (float)s[i];
-        }
-        nc_tensor_free(raw);
-    }
+    if ((st = cli_to_f32(raw, d->no_scale, &f)) != NC_OK)
+        return cli_fail(st);
     int rc = cli_normalize(cmd, d, in, f);
     if (rc == CLI_OK)
         rc = fit_rows(path, in, &f);

@@ -16,31 +16,12 @@ static int load_scaled(const run_args *a, const nc_value_info *in, nc_tensor **o
     nc_status st = nc_data_load(a->input, in->dtype == NC_DTYPE_F32 ? 0 : in->dtype, &raw);
     if (st != NC_OK)
         return cli_fail(st);
-    if (in->dtype != NC_DTYPE_F32 || nc_tensor_dtype(raw) == NC_DTYPE_F32) {
+    if (in->dtype != NC_DTYPE_F32) {
         *out = raw;
         return CLI_OK;
     }
-    nc_tensor *f = NULL;
-    st = nc_tensor_create(NC_DTYPE_F32, nc_tensor_ndim(raw), nc_tensor_shape(raw), &f);
-    if (st != NC_OK) {
-        nc_tensor_free(raw);
-        return cli_fail(st);
-    }
-    int64_t n = nc_tensor_numel(raw);
-    float *d = nc_tensor_data(f);
-    if (nc_tensor_dtype(raw) == NC_DTYPE_U8) {
-        const uint8_t *s = nc_tensor_data(raw);
-        float scale = a->raw_input ? 1.0f : 1.0f / 255.0f;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = (float)s[i] * scale;
-    } else {
-        const int64_t *s = nc_tensor_data(raw);
-        for (int64_t i = 0; i < n; i++)
-            d[i] = (float)s[i];
-    }
-    nc_tensor_free(raw);
-    *out = f;
-    return CLI_OK;
+    st = cli_to_f32(raw, a->raw_input, out);
+    return st == NC_OK ? CLI_OK : cli_fail(st);
 }
 
 /* Then --mean/--std (data_opts.c), for float models. */
